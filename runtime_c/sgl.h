@@ -1,0 +1,280 @@
+/*
+ * sgl.h: the C runtime of sglc, the compiler for SGL (the Scatter-Gather
+ * Language).  Generated programs include this header and link with the
+ * runtime's .c files.  C11.
+ *
+ * The runtime has two halves:
+ *   - values (sgl_value.c, sgl_print.c, sgl_misc.c): typed vectors with
+ *     value semantics, the builtins, printing, SplitMix64, arguments, files;
+ *   - the machine tree (sgl_tree.c): nodes, frames, supersteps, and the
+ *     transports that run them (sequential, OpenMP threads, MPI processes).
+ *
+ * Build switches: SGL_USE_MPI (MPI process levels), SGL_USE_OMP (OpenMP
+ * thread levels).  Without either, every level is simulated depth-first on
+ * one thread (the `seq` target).
+ *
+ * Conventions:
+ *   - Functions that can fail take the SGL source position (line, col) of
+ *     the operation and stop the program through sgl_fail() (brief §9).
+ *   - A sgl_vec is owned by exactly one variable or temporary.  Functions
+ *     taking `const sgl_vec *` borrow; functions returning sgl_vec return
+ *     a fresh vector that the caller owns.
+ */
+#ifndef SGL_H
+#define SGL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* ------------------------------------------------------------------ */
+/* Scalars and types                                                    */
+
+typedef int64_t sgl_int;
+typedef double sgl_float;
+typedef bool sgl_bool;
+
+typedef enum { SGL_T_INT, SGL_T_FLOAT, SGL_T_BOOL, SGL_T_VEC } sgl_kind;
+
+/* A run-time type descriptor.  For SGL_T_VEC, `elem` is the element type. */
+typedef struct sgl_type {
+    sgl_kind kind;
+    const struct sgl_type *elem;
+} sgl_type;
+
+extern const sgl_type sgl_t_int;
+extern const sgl_type sgl_t_float;
+extern const sgl_type sgl_t_bool;
+
+/* A growable vector.  `data` holds `len` elements of the element type's
+ * size (8 for int and float, 1 for bool, sizeof(sgl_vec) for vectors).
+ * The zero value {NULL, 0, 0} is the empty vector. */
+typedef struct sgl_vec {
+    void *data;
+    int64_t len;
+    int64_t cap;
+} sgl_vec;
+
+/* Size in bytes of one value of type t. */
+size_t sgl_sizeof(const sgl_type *t);
+
+/* ------------------------------------------------------------------ */
+/* Errors (implemented in sgl_tree.c)                                   */
+
+/* Stop the program with "FILE:line:col: runtime error: MSG (node PATH)".
+ * Never returns. */
+_Noreturn void sgl_fail(int line, int col, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+/* Allocation that never returns NULL: out of memory is a run-time error
+ * reported at (line, col); line 0 means "no source position". */
+void *sgl_alloc(size_t size, int line, int col);
+void *sgl_realloc(void *p, size_t size, int line, int col);
+
+/* ------------------------------------------------------------------ */
+/* Generic values (deep operations; t is the value's type)              */
+
+void sgl_value_copy(const sgl_type *t, void *dst, const void *src);
+void sgl_value_free(const sgl_type *t, void *v);
+bool sgl_value_eq(const sgl_type *t, const void *a, const void *b);
+
+/* Vectors: vt is the VECTOR type (kind SGL_T_VEC). */
+sgl_vec sgl_vec_new(const sgl_type *vt, int64_t len, int line, int col); /* zeroed elements */
+sgl_vec sgl_vec_copy(const sgl_type *vt, const sgl_vec *v);
+void sgl_vec_free(const sgl_type *vt, sgl_vec *v);               /* deep; leaves {0} */
+void sgl_vec_reserve(const sgl_type *vt, sgl_vec *v, int64_t cap, int line, int col);
+/* push: appends *x, taking ownership of it (shallow move). */
+void sgl_vec_push_move(const sgl_type *vt, sgl_vec *v, const void *x, int line, int col);
+/* Checked element address: fails with "index I out of range for vector
+ * of length N" unless 0 <= i < len. */
+void *sgl_vec_at(const sgl_type *vt, const sgl_vec *v, sgl_int i, int line, int col);
+
+/* Replace *dst with *src (deep copy of src, then free the old *dst; safe
+ * when src lies inside dst). */
+void sgl_value_assign(const sgl_type *t, void *dst, const void *src);
+/* Replace *dst with *src taking ownership of src (no copy). */
+void sgl_value_assign_move(const sgl_type *t, void *dst, void *src);
+
+/* ------------------------------------------------------------------ */
+/* Builtins on vectors (brief §8).  `vt` is the type of the vector       */
+/* argument or result as named.                                         */
+
+sgl_vec sgl_fill(const sgl_type *vt, sgl_int n, const void *x, int line, int col);
+sgl_vec sgl_range(sgl_int a, sgl_int b, int line, int col);
+sgl_vec sgl_slice(const sgl_type *vt, const sgl_vec *v, sgl_int a, sgl_int b, int line, int col);
+/* vvt: type of vv ([[T]]); result is [T]. */
+sgl_vec sgl_concat(const sgl_type *vvt, const sgl_vec *vv, int line, int col);
+/* vt: type of v ([T]); result is [[T]]. */
+sgl_vec sgl_split(const sgl_type *vt, const sgl_vec *v, sgl_int k, int line, int col);
+sgl_vec sgl_sort(const sgl_type *vt, const sgl_vec *v, int line, int col);
+sgl_int sgl_sum_int(const sgl_vec *v);
+sgl_float sgl_sum_float(const sgl_vec *v);
+sgl_int sgl_min_int(const sgl_vec *v, int line, int col);
+sgl_int sgl_max_int(const sgl_vec *v, int line, int col);
+sgl_float sgl_min_float(const sgl_vec *v, int line, int col);
+sgl_float sgl_max_float(const sgl_vec *v, int line, int col);
+
+/* ------------------------------------------------------------------ */
+/* Numbers                                                              */
+
+/* int arithmetic wraps around (two's complement); / and % follow C99 and
+ * fail on a zero divisor. */
+static inline sgl_int sgl_add(sgl_int a, sgl_int b) { return (sgl_int)((uint64_t)a + (uint64_t)b); }
+static inline sgl_int sgl_sub(sgl_int a, sgl_int b) { return (sgl_int)((uint64_t)a - (uint64_t)b); }
+static inline sgl_int sgl_mul(sgl_int a, sgl_int b) { return (sgl_int)((uint64_t)a * (uint64_t)b); }
+static inline sgl_int sgl_neg(sgl_int a) { return (sgl_int)(0u - (uint64_t)a); }
+sgl_int sgl_div(sgl_int a, sgl_int b, int line, int col);
+sgl_int sgl_mod(sgl_int a, sgl_int b, int line, int col);
+static inline sgl_int sgl_div_unchecked(sgl_int a, sgl_int b) { return (b == -1) ? sgl_neg(a) : a / b; }
+static inline sgl_int sgl_mod_unchecked(sgl_int a, sgl_int b) { return (b == -1) ? 0 : a % b; }
+static inline sgl_int sgl_abs_int(sgl_int a) { return a < 0 ? sgl_neg(a) : a; }
+static inline sgl_int sgl_min2_int(sgl_int a, sgl_int b) { return a < b ? a : b; }
+static inline sgl_int sgl_max2_int(sgl_int a, sgl_int b) { return a > b ? a : b; }
+static inline sgl_float sgl_min2_float(sgl_float a, sgl_float b) { return a < b ? a : b; }
+static inline sgl_float sgl_max2_float(sgl_float a, sgl_float b) { return a > b ? a : b; }
+/* int(x): truncates toward zero; NaN, infinities and values outside the
+ * int range fail. */
+sgl_int sgl_float_to_int(sgl_float x, int line, int col);
+
+/* ------------------------------------------------------------------ */
+/* Random data (SplitMix64, brief §8)                                    */
+
+uint64_t sgl_splitmix64_next(uint64_t *state);
+sgl_vec sgl_rand_ints(sgl_int n, sgl_int lo, sgl_int hi, sgl_int seed, int line, int col);
+sgl_vec sgl_rand_floats(sgl_int n, sgl_int seed, int line, int col);
+
+/* ------------------------------------------------------------------ */
+/* Arguments, time, files                                               */
+
+/* The program's own arguments (the runtime's --sgl-* ones removed). */
+void sgl_set_args(int argc, char **argv);
+sgl_int sgl_arg_int(sgl_int i, sgl_int dflt, int line, int col);
+sgl_float sgl_arg_float(sgl_int i, sgl_float dflt, int line, int col);
+sgl_float sgl_wtime(void);
+sgl_vec sgl_read_ints(const char *path, int line, int col);
+sgl_vec sgl_read_floats(const char *path, int line, int col);
+void sgl_write_ints(const char *path, const sgl_vec *v, int line, int col);
+void sgl_write_floats(const char *path, const sgl_vec *v, int line, int col);
+
+/* ------------------------------------------------------------------ */
+/* Byte buffers, printing, serialization                                */
+
+typedef struct sgl_buf {
+    char *data;
+    size_t len;
+    size_t cap;
+} sgl_buf;
+
+void sgl_buf_put(sgl_buf *b, const void *p, size_t n);
+void sgl_buf_puts(sgl_buf *b, const char *s);
+void sgl_buf_free(sgl_buf *b);
+
+/* Formatting (brief §8): ints in decimal, floats as Python's repr(),
+ * bools as true/false, vectors as [a, b, c]. */
+void sgl_fmt_int(sgl_buf *b, sgl_int x);
+void sgl_fmt_float(sgl_buf *b, sgl_float x);
+void sgl_fmt_bool(sgl_buf *b, sgl_bool x);
+void sgl_fmt_value(sgl_buf *b, const sgl_type *t, const void *v);
+/* Writes the shortest repr of x into out (at least 32 bytes); returns length. */
+int sgl_float_repr(char *out, sgl_float x);
+
+/* Serialization of a value into a flat byte string (nested vectors are
+ * flattened: length, then elements).  sgl_deser reads one value from p
+ * into *out (allocating), and returns the position after it. */
+void sgl_ser(sgl_buf *b, const sgl_type *t, const void *v);
+const char *sgl_deser(const char *p, const sgl_type *t, void *out);
+
+/* ------------------------------------------------------------------ */
+/* The machine tree (sgl_tree.c)                                        */
+
+typedef struct sgl_node sgl_node;
+
+/* Node queries (brief §7). */
+sgl_bool sgl_q_master(const sgl_node *n);
+sgl_int sgl_q_nchildren(const sgl_node *n);
+sgl_int sgl_q_child_index(const sgl_node *n);
+sgl_int sgl_q_depth(const sgl_node *n);
+sgl_int sgl_q_nworkers(const sgl_node *n);
+
+/* The output buffer of node n: print appends here.  sgl_print_end ends a
+ * line (and lets the root flush to stdout). */
+sgl_buf *sgl_out(sgl_node *n);
+void sgl_print_end(sgl_node *n);
+
+/* An activation of a function that runs supersteps.  Children find the
+ * copies of this activation's variables by its key. */
+typedef struct sgl_key {
+    int64_t depth;
+    int64_t uid;
+} sgl_key;
+
+sgl_key sgl_enter(sgl_node *n);
+void sgl_leave(sgl_node *n, sgl_key k);
+
+/* One superstep: a sequence of operations between a master and all of
+ * its children, sent as one command.  The child-side code of each
+ * operation is a generated function running on one child with that
+ * child's frame (its copies of the function's variables). */
+typedef enum { SGL_OP_SCATTER, SGL_OP_BCAST, SGL_OP_PARDO, SGL_OP_GATHER } sgl_op_kind;
+
+/* SCATTER/BCAST: store *value (owned, moved in) into the target.         */
+typedef void (*sgl_recv_fn)(sgl_node *n, sgl_key k, void *frame, void *value);
+/* PARDO: run the block.                                                  */
+typedef void (*sgl_body_fn)(sgl_node *n, sgl_key k, void *frame);
+/* GATHER: evaluate the source into *out (an owned value).                */
+typedef void (*sgl_eval_fn)(sgl_node *n, sgl_key k, void *frame, void *out);
+
+typedef struct sgl_op {
+    sgl_op_kind kind;
+    const sgl_type *type; /* value type: element type for SCATTER and GATHER */
+    sgl_recv_fn recv;
+    sgl_body_fn body;
+    sgl_eval_fn eval;
+    int line, col;
+} sgl_op;
+
+typedef struct sgl_site {
+    const char *func; /* SGL function the superstep is in */
+    int line, col;    /* first primitive */
+    int nops;
+    const sgl_op *ops;
+    size_t frame_size;
+    void (*frame_free)(void *frame);
+    int id; /* index in the program's site table */
+} sgl_site;
+
+/* Master-side arguments, one per op:
+ *   SCATTER: src = (sgl_vec *) the vector to scatter; `owned` says the
+ *            runtime may move its elements out (it then leaves it empty).
+ *   BCAST:   src = pointer to the value.
+ *   PARDO:   unused.
+ *   GATHER:  dst = (sgl_vec *) receives a fresh vector, one element per
+ *            child in child order (the caller owns it). */
+typedef struct sgl_arg {
+    void *src;
+    bool owned;
+    void *dst;
+} sgl_arg;
+
+void sgl_superstep(sgl_node *n, sgl_key k, const sgl_site *s, sgl_arg *args);
+
+typedef struct sgl_program {
+    const char *file; /* the .sgl path, for messages */
+    int nsites;
+    const sgl_site *const *sites;
+    void (*main)(sgl_node *root);
+} sgl_program;
+
+/* Entry point of a generated program: starts MPI if built with it,
+ * discovers the tree, runs main on the root and returns the exit status. */
+int sgl_run(int argc, char **argv, const sgl_program *prog);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* SGL_H */

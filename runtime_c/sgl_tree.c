@@ -1,0 +1,924 @@
+/*
+ * sgl_tree.c: the machine tree of an SGL program and the supersteps that
+ * run on it.
+ *
+ * Every node of the tree that lives in this process has an sgl_node.  A
+ * master reaches its children through one of two transports:
+ *
+ *   LOCAL  children in this process: run one after the other (seq target)
+ *          or in an OpenMP parallel region (SGL_USE_OMP);
+ *   MPI    children are MPI processes of a sub-communicator in which the
+ *          master is rank 0; child 0 lives in the master's process and is
+ *          run locally, the others wait in worker_loop() for commands.
+ *
+ * Frames.  Each node keeps a stack of slots indexed by activation depth.
+ * A function that runs supersteps calls sgl_enter(), which gives its
+ * activation a key (depth, uid).  A command from the master carries the
+ * master's key; the child trims its stack to that depth and finds (or
+ * makes) the frame for that key: the child's copies of the master's
+ * variables, which therefore live as long as the master's activation and
+ * keep their values from one superstep to the next (brief §6.2).
+ *
+ * Output.  print appends to the node's buffer.  After a superstep the
+ * master appends its children's output, op by op and child by child, to
+ * its own; the root writes its buffer to stdout.  So the program prints
+ * what its sequential depth-first execution prints (brief §1, §8).
+ *
+ * Errors.  sgl_fail() formats the message and longjmps to the boundary of
+ * the node's current action; the master re-raises the first failure in
+ * sequential order, and the root prints it and stops every process
+ * (brief §9).
+ */
+#define _POSIX_C_SOURCE 200809L
+#include "sgl.h"
+
+#include <errno.h>
+#include <limits.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#ifdef SGL_USE_MPI
+#include <mpi.h>
+#endif
+#ifdef SGL_USE_OMP
+#include <omp.h>
+#endif
+
+#define SGL_MAX_LEVELS 32
+#define SGL_MAX_OPS 64
+
+enum { KIDS_NONE, KIDS_LOCAL, KIDS_MPI };
+
+typedef struct frame_slot {
+    int64_t master_uid; /* key uid of the master activation, -1 for own calls */
+    int64_t own_uid;    /* this node's uid for the activation */
+    void *frame;        /* this node's copies, NULL for its own calls */
+    void (*free_fn)(void *frame);
+} frame_slot;
+
+struct sgl_node {
+    int depth;
+    int child_index;
+    int nchildren;
+    int64_t nworkers;
+    bool is_root;
+    char path[8 * SGL_MAX_LEVELS];
+    sgl_buf out;
+
+    frame_slot *slots;
+    int64_t nslots;
+    int64_t cur;
+    int64_t next_uid;
+
+    int kids_kind;
+    bool kids_threaded;
+    sgl_node *kids; /* LOCAL: nchildren nodes; MPI: the local child 0 */
+#ifdef SGL_USE_MPI
+    MPI_Comm comm_down; /* to the children (this node is rank 0) */
+    MPI_Comm comm_up;   /* to the master, for a node run by worker_loop */
+#endif
+    jmp_buf *boundary;
+    char *errmsg;
+};
+
+/* What one child's run of a superstep produced. */
+typedef struct child_result {
+    int failed_op; /* -1: none */
+    char *msg;     /* the failure's message (owned) */
+    const char *out;
+    size_t seg_end[SGL_MAX_OPS]; /* end of each op's output in out */
+} child_result;
+
+static const sgl_program *g_prog;
+static _Thread_local sgl_node *g_cur;
+static int g_exit_status;
+
+/* ------------------------------------------------------------------ */
+/* Errors                                                               */
+
+static void fatal_internal(const char *what)
+{
+    fflush(stdout);
+    fprintf(stderr, "%s: runtime error: %s\n", g_prog ? g_prog->file : "sgl", what);
+#ifdef SGL_USE_MPI
+    int init = 0;
+    MPI_Initialized(&init);
+    if (init) MPI_Abort(MPI_COMM_WORLD, 1);
+#endif
+    exit(1);
+}
+
+#ifdef SGL_USE_MPI
+#define MPI_CHECK(call)                                                      \
+    do {                                                                     \
+        int rc_ = (call);                                                    \
+        if (rc_ != MPI_SUCCESS) {                                            \
+            char s_[MPI_MAX_ERROR_STRING + 64];                              \
+            int n_ = 0;                                                      \
+            MPI_Error_string(rc_, s_, &n_);                                  \
+            s_[n_] = '\0';                                                   \
+            fatal_internal(s_);                                              \
+        }                                                                    \
+    } while (0)
+#endif
+
+static char *dup_str(const char *s)
+{
+    size_t n = strlen(s) + 1;
+    char *p = malloc(n);
+    if (!p) fatal_internal("out of memory");
+    memcpy(p, s, n);
+    return p;
+}
+
+static _Noreturn void raise_msg(sgl_node *n, char *msg)
+{
+    n->errmsg = msg;
+    if (!n->boundary) fatal_internal(msg);
+    longjmp(*n->boundary, 1);
+}
+
+void sgl_fail(int line, int col, const char *fmt, ...)
+{
+    char what[1024];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(what, sizeof what, fmt, ap);
+    va_end(ap);
+    sgl_node *n = g_cur;
+    char msg[1400];
+    const char *file = g_prog ? g_prog->file : "sgl";
+    const char *path = n ? n->path : "?";
+    if (line > 0)
+        snprintf(msg, sizeof msg, "%s:%d:%d: runtime error: %s (node %s)", file, line, col, what, path);
+    else
+        snprintf(msg, sizeof msg, "%s: runtime error: %s (node %s)", file, what, path);
+    if (!n) fatal_internal(msg);
+    raise_msg(n, dup_str(msg));
+}
+
+/* ------------------------------------------------------------------ */
+/* Node queries and output                                              */
+
+sgl_bool sgl_q_master(const sgl_node *n) { return n->nchildren > 0; }
+sgl_int sgl_q_nchildren(const sgl_node *n) { return n->nchildren; }
+sgl_int sgl_q_child_index(const sgl_node *n) { return n->child_index; }
+sgl_int sgl_q_depth(const sgl_node *n) { return n->depth; }
+sgl_int sgl_q_nworkers(const sgl_node *n) { return n->nworkers; }
+
+sgl_buf *sgl_out(sgl_node *n) { return &n->out; }
+
+static void flush_root(sgl_node *n)
+{
+    if (n->is_root && n->out.len > 0) {
+        fwrite(n->out.data, 1, n->out.len, stdout);
+        n->out.len = 0;
+    }
+}
+
+void sgl_print_end(sgl_node *n)
+{
+    sgl_buf_put(&n->out, "\n", 1);
+    if (n->is_root && n->out.len >= 1 << 16) flush_root(n);
+}
+
+/* ------------------------------------------------------------------ */
+/* Frames                                                               */
+
+static frame_slot *slot_at(sgl_node *n, int64_t d)
+{
+    if (d >= n->nslots) {
+        int64_t cap = n->nslots ? n->nslots : 8;
+        while (cap <= d) cap *= 2;
+        frame_slot *s = realloc(n->slots, (size_t)cap * sizeof *s);
+        if (!s) fatal_internal("out of memory (frame stack)");
+        for (int64_t i = n->nslots; i < cap; i++)
+            s[i] = (frame_slot){-1, -1, NULL, NULL};
+        n->slots = s;
+        n->nslots = cap;
+    }
+    return &n->slots[d];
+}
+
+static void slot_clear(frame_slot *s)
+{
+    if (s->frame) {
+        s->free_fn(s->frame);
+        free(s->frame);
+    }
+    *s = (frame_slot){-1, -1, NULL, NULL};
+}
+
+/* Drop every slot above depth d: those activations have ended. */
+static void trim(sgl_node *n, int64_t d)
+{
+    for (int64_t i = d + 1; i < n->nslots; i++) {
+        slot_clear(&n->slots[i]);
+    }
+}
+
+sgl_key sgl_enter(sgl_node *n)
+{
+    n->cur++;
+    frame_slot *s = slot_at(n, n->cur);
+    slot_clear(s);
+    s->own_uid = n->next_uid++;
+    return (sgl_key){n->cur, s->own_uid};
+}
+
+void sgl_leave(sgl_node *n, sgl_key k)
+{
+    trim(n, k.depth);
+    slot_clear(slot_at(n, k.depth));
+    n->cur = k.depth - 1;
+}
+
+/* The frame of node c for the master activation mk of site s. */
+static void *frame_for(sgl_node *c, const sgl_site *s, sgl_key mk, sgl_key *ck)
+{
+    trim(c, mk.depth);
+    frame_slot *sl = slot_at(c, mk.depth);
+    if (!sl->frame || sl->master_uid != mk.uid) {
+        slot_clear(sl);
+        sl->frame = calloc(1, s->frame_size ? s->frame_size : 1);
+        if (!sl->frame) fatal_internal("out of memory (frame)");
+        sl->free_fn = s->frame_free;
+        sl->master_uid = mk.uid;
+        sl->own_uid = c->next_uid++;
+    }
+    c->cur = mk.depth;
+    *ck = (sgl_key){mk.depth, sl->own_uid};
+    return sl->frame;
+}
+
+/* ------------------------------------------------------------------ */
+/* One child's run of a superstep                                       */
+
+static const char *op_name(sgl_op_kind k)
+{
+    switch (k) {
+    case SGL_OP_SCATTER: return "scatter";
+    case SGL_OP_BCAST: return "bcast";
+    case SGL_OP_PARDO: return "pardo";
+    case SGL_OP_GATHER: return "gather";
+    }
+    return "?";
+}
+
+/* in[j]: owned input value of a SCATTER/BCAST op (moved into the child);
+ * out[j]: where a GATHER op's value goes. */
+static void child_run(sgl_node *c, const sgl_site *s, sgl_key mk, void **in, void **out,
+                      child_result *r)
+{
+    sgl_node *saved_cur = g_cur;
+    jmp_buf *saved_boundary = c->boundary;
+    jmp_buf jb;
+    volatile int j = 0;
+    g_cur = c;
+    r->failed_op = -1;
+    r->msg = NULL;
+    c->boundary = &jb;
+    if (setjmp(jb) == 0) {
+        sgl_key ck;
+        void *frame = frame_for(c, s, mk, &ck);
+        for (j = 0; j < s->nops; j++) {
+            const sgl_op *op = &s->ops[j];
+            switch (op->kind) {
+            case SGL_OP_SCATTER:
+            case SGL_OP_BCAST: op->recv(c, ck, frame, in[j]); break;
+            case SGL_OP_PARDO: op->body(c, ck, frame); break;
+            case SGL_OP_GATHER: op->eval(c, ck, frame, out[j]); break;
+            }
+            r->seg_end[j] = c->out.len;
+        }
+    } else {
+        r->failed_op = j;
+        r->msg = c->errmsg;
+        c->errmsg = NULL;
+        for (int k = j; k < s->nops; k++) r->seg_end[k] = c->out.len;
+    }
+    r->out = c->out.data;
+    c->boundary = saved_boundary;
+    g_cur = saved_cur;
+}
+
+/* Append the children's output and raise the first failure, in the
+ * order of the sequential execution: op by op, child by child. */
+static void finish(sgl_node *n, const sgl_site *s, child_result *res, int nkids)
+{
+    for (int j = 0; j < s->nops; j++) {
+        for (int i = 0; i < nkids; i++) {
+            child_result *r = &res[i];
+            size_t start = j ? r->seg_end[j - 1] : 0;
+            if (r->seg_end[j] > start) sgl_buf_put(&n->out, r->out + start, r->seg_end[j] - start);
+            if (r->failed_op == j) {
+                char *msg = r->msg;
+                r->msg = NULL;
+                for (int k = 0; k < nkids; k++) free(res[k].msg);
+                flush_root(n);
+                raise_msg(n, msg);
+            }
+        }
+    }
+    if (n->is_root) flush_root(n);
+}
+
+static void check_args(sgl_node *n, const sgl_site *s, sgl_arg *args)
+{
+    if (n->nchildren == 0)
+        sgl_fail(s->ops[0].line, s->ops[0].col, "%s on a worker (a node with no children)",
+                 op_name(s->ops[0].kind));
+    for (int j = 0; j < s->nops; j++) {
+        const sgl_op *op = &s->ops[j];
+        if (op->kind == SGL_OP_SCATTER) {
+            const sgl_vec *v = args[j].src;
+            if (v->len != n->nchildren)
+                sgl_fail(op->line, op->col,
+                         "scatter of a vector of length %lld to %d children (the lengths must be equal)",
+                         (long long)v->len, n->nchildren);
+        }
+    }
+}
+
+/* Prepare child i's inputs from the master's arguments (shared memory). */
+static void local_inputs(const sgl_site *s, sgl_arg *args, int i, void **in, void **out,
+                         sgl_vec *tmp)
+{
+    for (int j = 0; j < s->nops; j++) {
+        const sgl_op *op = &s->ops[j];
+        in[j] = out[j] = NULL;
+        if (op->kind == SGL_OP_SCATTER) {
+            sgl_vec *v = args[j].src;
+            char *elem = (char *)v->data + (size_t)i * sgl_sizeof(op->type);
+            if (args[j].owned) {
+                in[j] = elem;
+            } else {
+                sgl_value_copy(op->type, &tmp[j], elem);
+                in[j] = &tmp[j];
+            }
+        } else if (op->kind == SGL_OP_BCAST) {
+            sgl_value_copy(op->type, &tmp[j], args[j].src);
+            in[j] = &tmp[j];
+        } else if (op->kind == SGL_OP_GATHER) {
+            sgl_vec *d = args[j].dst;
+            out[j] = (char *)d->data + (size_t)i * sgl_sizeof(op->type);
+        }
+    }
+}
+
+static void alloc_gathers(sgl_node *n, const sgl_site *s, sgl_arg *args)
+{
+    for (int j = 0; j < s->nops; j++) {
+        const sgl_op *op = &s->ops[j];
+        if (op->kind == SGL_OP_GATHER) {
+            sgl_type vt = {SGL_T_VEC, op->type};
+            *(sgl_vec *)args[j].dst = sgl_vec_new(&vt, n->nchildren, op->line, op->col);
+        }
+    }
+}
+
+/* Owned scatter sources gave their elements away: free the buffers. */
+static void release_sources(const sgl_site *s, sgl_arg *args)
+{
+    for (int j = 0; j < s->nops; j++) {
+        if (s->ops[j].kind == SGL_OP_SCATTER && args[j].owned) {
+            sgl_vec *v = args[j].src;
+            free(v->data);
+            *v = (sgl_vec){0};
+        }
+    }
+}
+
+static void superstep_local(sgl_node *n, sgl_key k, const sgl_site *s, sgl_arg *args)
+{
+    int nk = n->nchildren;
+    child_result *res = sgl_alloc((size_t)nk * sizeof *res, s->line, s->col);
+#ifdef SGL_USE_OMP
+#pragma omp parallel for schedule(static, 1) num_threads(nk) if (n->kids_threaded && nk > 1)
+#endif
+    for (int i = 0; i < nk; i++) {
+        void *in[SGL_MAX_OPS], *out[SGL_MAX_OPS];
+        sgl_vec tmp[SGL_MAX_OPS];
+        local_inputs(s, args, i, in, out, tmp);
+        child_run(&n->kids[i], s, k, in, out, &res[i]);
+    }
+    release_sources(s, args);
+    /* finish() reads the children's output through res[i].out and may
+     * raise: empty the buffers first (the bytes stay allocated) */
+    for (int i = 0; i < nk; i++) {
+        res[i].out = n->kids[i].out.data;
+        n->kids[i].out.len = 0;
+    }
+    finish(n, s, res, nk);
+    free(res);
+}
+
+/* ------------------------------------------------------------------ */
+/* MPI transport                                                        */
+
+#ifdef SGL_USE_MPI
+enum { CMD_EXIT = -1 };
+
+static void mpi_send_exit(sgl_node *n);
+
+static void put_i64(sgl_buf *b, int64_t x) { sgl_buf_put(b, &x, sizeof x); }
+static int64_t get_i64(const char **p)
+{
+    int64_t x;
+    memcpy(&x, *p, sizeof x);
+    *p += sizeof x;
+    return x;
+}
+
+static int to_count(size_t n)
+{
+    if (n > INT_MAX) fatal_internal("message larger than 2 GiB");
+    return (int)n;
+}
+
+/* Children's side of the data movement before the ops run. */
+static void mpi_recv_inputs(MPI_Comm comm, const sgl_site *s, sgl_vec *tmp, void **in)
+{
+    for (int j = 0; j < s->nops; j++) {
+        const sgl_op *op = &s->ops[j];
+        in[j] = NULL;
+        if (op->kind == SGL_OP_SCATTER) {
+            int count = 0;
+            MPI_CHECK(MPI_Scatter(NULL, 1, MPI_INT, &count, 1, MPI_INT, 0, comm));
+            char *buf = sgl_alloc(count ? (size_t)count : 1, op->line, op->col);
+            MPI_CHECK(MPI_Scatterv(NULL, NULL, NULL, MPI_BYTE, buf, count, MPI_BYTE, 0, comm));
+            sgl_deser(buf, op->type, &tmp[j]);
+            free(buf);
+            in[j] = &tmp[j];
+        } else if (op->kind == SGL_OP_BCAST) {
+            int64_t count = 0;
+            MPI_CHECK(MPI_Bcast(&count, 1, MPI_INT64_T, 0, comm));
+            char *buf = sgl_alloc(count ? (size_t)count : 1, op->line, op->col);
+            MPI_CHECK(MPI_Bcast(buf, to_count((size_t)count), MPI_BYTE, 0, comm));
+            sgl_deser(buf, op->type, &tmp[j]);
+            free(buf);
+            in[j] = &tmp[j];
+        }
+    }
+}
+
+/* Master's side: send the inputs of children 1..nk-1; child 0 is local. */
+static void mpi_send_inputs(sgl_node *n, const sgl_site *s, sgl_arg *args)
+{
+    int nk = n->nchildren;
+    for (int j = 0; j < s->nops; j++) {
+        const sgl_op *op = &s->ops[j];
+        if (op->kind == SGL_OP_SCATTER) {
+            const sgl_vec *v = args[j].src;
+            size_t sz = sgl_sizeof(op->type);
+            sgl_buf b = {0};
+            int *counts = sgl_alloc((size_t)nk * sizeof(int), op->line, op->col);
+            int *displs = sgl_alloc((size_t)nk * sizeof(int), op->line, op->col);
+            counts[0] = 0;
+            displs[0] = 0;
+            for (int i = 1; i < nk; i++) {
+                size_t before = b.len;
+                sgl_ser(&b, op->type, (const char *)v->data + (size_t)i * sz);
+                displs[i] = to_count(before);
+                counts[i] = to_count(b.len - before);
+            }
+            int mine = 0;
+            MPI_CHECK(MPI_Scatter(counts, 1, MPI_INT, &mine, 1, MPI_INT, 0, n->comm_down));
+            char dummy = 0;
+            MPI_CHECK(MPI_Scatterv(b.data ? b.data : &dummy, counts, displs, MPI_BYTE, &dummy, 0,
+                                   MPI_BYTE, 0, n->comm_down));
+            sgl_buf_free(&b);
+            free(counts);
+            free(displs);
+        } else if (op->kind == SGL_OP_BCAST) {
+            sgl_buf b = {0};
+            sgl_ser(&b, op->type, args[j].src);
+            int64_t count = (int64_t)b.len;
+            MPI_CHECK(MPI_Bcast(&count, 1, MPI_INT64_T, 0, n->comm_down));
+            char dummy = 0;
+            MPI_CHECK(MPI_Bcast(b.data ? b.data : &dummy, to_count(b.len), MPI_BYTE, 0, n->comm_down));
+            sgl_buf_free(&b);
+        }
+    }
+}
+
+/* A remote child's report: failure, output segments, gathered values. */
+static void mpi_pack_result(sgl_buf *b, const sgl_site *s, const child_result *r, void **out)
+{
+    put_i64(b, r->failed_op);
+    size_t mlen = r->msg ? strlen(r->msg) : 0;
+    put_i64(b, (int64_t)mlen);
+    if (mlen) sgl_buf_put(b, r->msg, mlen);
+    for (int j = 0; j < s->nops; j++) put_i64(b, (int64_t)r->seg_end[j]);
+    size_t total = s->nops ? r->seg_end[s->nops - 1] : 0;
+    if (total) sgl_buf_put(b, r->out, total);
+    for (int j = 0; j < s->nops; j++) {
+        if (s->ops[j].kind == SGL_OP_GATHER && (r->failed_op < 0 || r->failed_op > j))
+            sgl_ser(b, s->ops[j].type, out[j]);
+    }
+}
+
+static const char *mpi_unpack_result(const char *p, const sgl_site *s, child_result *r,
+                                     sgl_arg *args, int i)
+{
+    r->failed_op = (int)get_i64(&p);
+    int64_t mlen = get_i64(&p);
+    r->msg = NULL;
+    if (mlen) {
+        r->msg = malloc((size_t)mlen + 1);
+        if (!r->msg) fatal_internal("out of memory");
+        memcpy(r->msg, p, (size_t)mlen);
+        r->msg[mlen] = '\0';
+        p += mlen;
+    }
+    for (int j = 0; j < s->nops; j++) r->seg_end[j] = (size_t)get_i64(&p);
+    r->out = p;
+    p += s->nops ? r->seg_end[s->nops - 1] : 0;
+    for (int j = 0; j < s->nops; j++) {
+        const sgl_op *op = &s->ops[j];
+        if (op->kind == SGL_OP_GATHER && (r->failed_op < 0 || r->failed_op > j)) {
+            sgl_vec *d = args[j].dst;
+            p = sgl_deser(p, op->type, (char *)d->data + (size_t)i * sgl_sizeof(op->type));
+        }
+    }
+    return p;
+}
+
+static void superstep_mpi(sgl_node *n, sgl_key k, const sgl_site *s, sgl_arg *args)
+{
+    int nk = n->nchildren;
+    int64_t cmd[3] = {s->id, k.depth, k.uid};
+    MPI_CHECK(MPI_Bcast(cmd, 3, MPI_INT64_T, 0, n->comm_down));
+    mpi_send_inputs(n, s, args);
+
+    child_result *res = sgl_alloc((size_t)nk * sizeof *res, s->line, s->col);
+    {
+        void *in[SGL_MAX_OPS], *out[SGL_MAX_OPS];
+        sgl_vec tmp[SGL_MAX_OPS];
+        local_inputs(s, args, 0, in, out, tmp);
+        child_run(n->kids, s, k, in, out, &res[0]);
+    }
+    /* gather the reports of children 1..nk-1 */
+    int zero = 0;
+    int *counts = sgl_alloc((size_t)nk * sizeof(int), s->line, s->col);
+    int *displs = sgl_alloc((size_t)nk * sizeof(int), s->line, s->col);
+    MPI_CHECK(MPI_Gather(&zero, 1, MPI_INT, counts, 1, MPI_INT, 0, n->comm_down));
+    size_t total = 0;
+    for (int i = 0; i < nk; i++) {
+        displs[i] = to_count(total);
+        total += (size_t)counts[i];
+    }
+    char *buf = sgl_alloc(total ? total : 1, s->line, s->col);
+    char dummy = 0;
+    MPI_CHECK(MPI_Gatherv(&dummy, 0, MPI_BYTE, buf, counts, displs, MPI_BYTE, 0, n->comm_down));
+    for (int i = 1; i < nk; i++) mpi_unpack_result(buf + displs[i], s, &res[i], args, i);
+    /* owned scatter sources: child 0 took element 0, the rest were sent */
+    for (int j = 0; j < s->nops; j++) {
+        const sgl_op *op = &s->ops[j];
+        if (op->kind == SGL_OP_SCATTER && args[j].owned) {
+            sgl_vec *v = args[j].src;
+            for (int i = 1; i < nk; i++)
+                sgl_value_free(op->type, (char *)v->data + (size_t)i * sgl_sizeof(op->type));
+        }
+    }
+    release_sources(s, args);
+    n->kids[0].out.len = 0;
+    free(counts);
+    free(displs);
+    finish(n, s, res, nk);
+    free(buf);
+    free(res);
+}
+
+/* A node whose master is in another process waits here for commands. */
+static void worker_loop(sgl_node *c)
+{
+    for (;;) {
+        int64_t cmd[3];
+        MPI_CHECK(MPI_Bcast(cmd, 3, MPI_INT64_T, 0, c->comm_up));
+        if (cmd[0] == CMD_EXIT) {
+            g_exit_status = (int)cmd[1];
+            mpi_send_exit(c);
+            return;
+        }
+        if (cmd[0] < 0 || cmd[0] >= g_prog->nsites) fatal_internal("bad command from the master");
+        const sgl_site *s = g_prog->sites[cmd[0]];
+        sgl_key mk = {cmd[1], cmd[2]};
+        void *in[SGL_MAX_OPS], *out[SGL_MAX_OPS];
+        sgl_vec tmp[SGL_MAX_OPS];
+        char outval[SGL_MAX_OPS][sizeof(sgl_vec)];
+        mpi_recv_inputs(c->comm_up, s, tmp, in);
+        for (int j = 0; j < s->nops; j++) {
+            memset(outval[j], 0, sizeof outval[j]);
+            out[j] = outval[j];
+        }
+        child_result r;
+        child_run(c, s, mk, in, out, &r);
+        sgl_buf b = {0};
+        mpi_pack_result(&b, s, &r, out);
+        for (int j = 0; j < s->nops; j++)
+            if (s->ops[j].kind == SGL_OP_GATHER && (r.failed_op < 0 || r.failed_op > j))
+                sgl_value_free(s->ops[j].type, out[j]);
+        free(r.msg);
+        c->out.len = 0;
+        int count = to_count(b.len);
+        char dummy = 0;
+        MPI_CHECK(MPI_Gather(&count, 1, MPI_INT, NULL, 0, MPI_INT, 0, c->comm_up));
+        MPI_CHECK(MPI_Gatherv(b.data ? b.data : &dummy, count, MPI_BYTE, NULL, NULL, NULL, MPI_BYTE, 0,
+                              c->comm_up));
+        sgl_buf_free(&b);
+    }
+}
+
+/* Tell every process below n (through n and its local child 0 chain) to stop. */
+static void mpi_send_exit(sgl_node *n)
+{
+    for (sgl_node *m = n; m && m->kids_kind == KIDS_MPI; m = m->kids) {
+        int64_t cmd[3] = {CMD_EXIT, g_exit_status, 0};
+        MPI_CHECK(MPI_Bcast(cmd, 3, MPI_INT64_T, 0, m->comm_down));
+    }
+}
+#endif
+
+void sgl_superstep(sgl_node *n, sgl_key k, const sgl_site *s, sgl_arg *args)
+{
+    check_args(n, s, args);
+    alloc_gathers(n, s, args);
+#ifdef SGL_USE_MPI
+    if (n->kids_kind == KIDS_MPI) {
+        superstep_mpi(n, k, s, args);
+        return;
+    }
+#endif
+    superstep_local(n, k, s, args);
+}
+
+/* ------------------------------------------------------------------ */
+/* Building the tree                                                    */
+
+static void node_init(sgl_node *n, const char *parent_path, int depth, int child_index,
+                      const int *shape, int nlevels)
+{
+    memset(n, 0, sizeof *n);
+    n->depth = depth;
+    n->child_index = child_index;
+    n->nchildren = depth < nlevels ? shape[depth] : 0;
+    n->nworkers = 1;
+    for (int l = depth; l < nlevels; l++) n->nworkers *= shape[l];
+    int w = parent_path ? snprintf(n->path, sizeof n->path, "%s.%d", parent_path, child_index)
+                        : snprintf(n->path, sizeof n->path, "0");
+    if (w < 0 || (size_t)w >= sizeof n->path) fatal_internal("machine tree too deep");
+    n->cur = -1;
+    n->kids_kind = KIDS_NONE;
+#ifdef SGL_USE_MPI
+    n->comm_down = MPI_COMM_NULL;
+    n->comm_up = MPI_COMM_NULL;
+#endif
+}
+
+/* Build the subtree below n entirely in this process. */
+static void build_local(sgl_node *n, const int *shape, int nlevels, bool threaded)
+{
+    if (n->nchildren == 0) return;
+    n->kids_kind = KIDS_LOCAL;
+    n->kids_threaded = threaded;
+    n->kids = calloc((size_t)n->nchildren, sizeof *n->kids);
+    if (!n->kids) fatal_internal("out of memory (tree)");
+    for (int i = 0; i < n->nchildren; i++) {
+        node_init(&n->kids[i], n->path, n->depth + 1, i, shape, nlevels);
+        build_local(&n->kids[i], shape, nlevels, threaded);
+    }
+}
+
+/* Parse "2x2x3" (or "0" for the one-node tree). Returns the number of
+ * levels, or -1 if the text is not a shape. */
+static int parse_shape(const char *text, int *shape)
+{
+    if (strcmp(text, "0") == 0) return 0;
+    int n = 0;
+    const char *p = text;
+    for (;;) {
+        if (*p < '0' || *p > '9') return -1;
+        char *end;
+        errno = 0;
+        long v = strtol(p, &end, 10);
+        if (errno || v < 1 || v > 1 << 20 || n == SGL_MAX_LEVELS) return -1;
+        shape[n++] = (int)v;
+        p = end;
+        if (*p == '\0') return n;
+        if (*p != 'x' && *p != 'X') return -1;
+        p++;
+    }
+}
+
+static void shape_error(const char *msg, const char *text)
+{
+    fflush(stdout);
+    fprintf(stderr, "%s: runtime error: bad machine shape '%s': %s\n", g_prog->file, text, msg);
+}
+
+/* ------------------------------------------------------------------ */
+/* Entry point                                                          */
+
+static int default_threads(void)
+{
+#ifdef SGL_USE_OMP
+    return omp_get_max_threads();
+#else
+    return 1;
+#endif
+}
+
+static void run_root_main(sgl_node *root)
+{
+    jmp_buf jb;
+    root->boundary = &jb;
+    g_cur = root;
+    if (setjmp(jb) == 0) {
+        g_prog->main(root);
+        flush_root(root);
+        fflush(stdout);
+        g_exit_status = 0;
+    } else {
+        flush_root(root);
+        fflush(stdout);
+        fprintf(stderr, "%s\n", root->errmsg);
+        fflush(stderr);
+        g_exit_status = 1;
+    }
+    root->boundary = NULL;
+}
+
+int sgl_run(int argc, char **argv, const sgl_program *prog)
+{
+    g_prog = prog;
+#ifdef SGL_USE_MPI
+    int provided = 0;
+    if (MPI_Init_thread(&argc, &argv, MPI_THREAD_FUNNELED, &provided) != MPI_SUCCESS)
+        fatal_internal("MPI_Init_thread failed");
+    MPI_CHECK(MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN));
+    int nprocs = 1, rank = 0;
+    MPI_CHECK(MPI_Comm_size(MPI_COMM_WORLD, &nprocs));
+    MPI_CHECK(MPI_Comm_rank(MPI_COMM_WORLD, &rank));
+#else
+    int nprocs = 1, rank = 0;
+#endif
+    /* the runtime's arguments: --sgl-shape S, --sgl-shape=S */
+    const char *shape_text = getenv("SGL_SHAPE");
+    char **args = malloc(((size_t)argc + 1) * sizeof *args);
+    if (!args) fatal_internal("out of memory");
+    int nargs = 0;
+    bool bad_flag = false;
+    const char *bad_text = NULL;
+    for (int i = 1; i < argc; i++) {
+        if (strncmp(argv[i], "--sgl-", 6) != 0) {
+            args[nargs++] = argv[i];
+        } else if (strcmp(argv[i], "--sgl-shape") == 0 && i + 1 < argc) {
+            shape_text = argv[++i];
+        } else if (strncmp(argv[i], "--sgl-shape=", 12) == 0) {
+            shape_text = argv[i] + 12;
+        } else {
+            bad_flag = true;
+            bad_text = argv[i];
+        }
+    }
+    args[nargs] = NULL;
+    sgl_set_args(nargs, args);
+    if (bad_flag) {
+        if (rank == 0) {
+            fprintf(stderr, "%s: runtime error: unknown runtime option '%s' (known: --sgl-shape S)\n",
+                    prog->file, bad_text);
+        }
+#ifdef SGL_USE_MPI
+        MPI_Finalize();
+#endif
+        return 1;
+    }
+
+    int shape[SGL_MAX_LEVELS];
+    int nlevels;
+    int threads = default_threads();
+    if (shape_text && *shape_text) {
+        nlevels = parse_shape(shape_text, shape);
+        if (nlevels < 0) {
+            if (rank == 0) shape_error("expected levels like 2x2x3, or 0", shape_text);
+#ifdef SGL_USE_MPI
+            MPI_Finalize();
+#endif
+            return 1;
+        }
+    } else {
+        nlevels = 0;
+        if (nprocs > 1) shape[nlevels++] = nprocs;
+        if (threads > 1) shape[nlevels++] = threads;
+    }
+
+    /* how many leading levels are processes */
+    int plevels = 0;
+    if (nprocs > 1) {
+        long prod = 1;
+        while (plevels < nlevels && prod < nprocs) prod *= shape[plevels++];
+        if (prod != nprocs) {
+            if (rank == 0) {
+                char msg[128];
+                snprintf(msg, sizeof msg,
+                         "no leading levels multiply to the %d MPI processes", nprocs);
+                shape_error(msg, shape_text ? shape_text : "(default)");
+            }
+#ifdef SGL_USE_MPI
+            MPI_Finalize();
+#endif
+            return 1;
+        }
+    }
+#ifdef SGL_USE_OMP
+    omp_set_dynamic(0);
+    omp_set_max_active_levels(nlevels - plevels > 0 ? nlevels - plevels : 1);
+#endif
+#ifdef SGL_USE_OMP
+    bool threaded = true;
+#else
+    bool threaded = false;
+#endif
+
+    /* rank's digits in the mixed radix of the process levels */
+    int digit[SGL_MAX_LEVELS] = {0};
+    {
+        int r = rank;
+        for (int l = plevels - 1; l >= 0; l--) {
+            digit[l] = r % shape[l];
+            r /= shape[l];
+        }
+    }
+    /* the highest node this process hosts: level j0 */
+    int j0 = 0;
+    for (int l = 0; l < plevels; l++)
+        if (digit[l] != 0) j0 = l + 1;
+
+    /* chain of process-level nodes hosted here: levels j0..plevels */
+    sgl_node *chain = calloc((size_t)(plevels + 1), sizeof *chain);
+    if (!chain) fatal_internal("out of memory (tree)");
+    {
+        char path[8 * SGL_MAX_LEVELS] = "0";
+        for (int l = 0; l <= plevels; l++) {
+            if (l > 0) {
+                size_t len = strlen(path);
+                snprintf(path + len, sizeof path - len, ".%d", digit[l - 1]);
+            }
+            if (l >= j0) {
+                sgl_node *n = &chain[l];
+                node_init(n, NULL, l, l ? digit[l - 1] : 0, shape, nlevels);
+                snprintf(n->path, sizeof n->path, "%s", path);
+            }
+        }
+    }
+#ifdef SGL_USE_MPI
+    /* one communicator per process level: a master and its children */
+    for (int l = 1; l <= plevels; l++) {
+        bool member = true;
+        for (int m = l; m < plevels; m++)
+            if (digit[m] != 0) member = false;
+        int color = MPI_UNDEFINED;
+        if (member) {
+            color = 0;
+            for (int m = 0; m < l - 1; m++) color = color * shape[m] + digit[m];
+        }
+        MPI_Comm comm = MPI_COMM_NULL;
+        MPI_CHECK(MPI_Comm_split(MPI_COMM_WORLD, color, digit[l - 1], &comm));
+        if (comm != MPI_COMM_NULL) MPI_CHECK(MPI_Comm_set_errhandler(comm, MPI_ERRORS_RETURN));
+        if (member) {
+            if (l - 1 >= j0) chain[l - 1].comm_down = comm;
+            if (l >= j0 && digit[l - 1] != 0) chain[l].comm_up = comm;
+        }
+    }
+    for (int l = j0; l < plevels; l++) {
+        chain[l].kids_kind = KIDS_MPI;
+        chain[l].kids = &chain[l + 1];
+    }
+#endif
+    build_local(&chain[plevels], shape, nlevels, threaded);
+
+    int status;
+    if (j0 == 0) {
+        chain[0].is_root = true;
+        run_root_main(&chain[0]);
+#ifdef SGL_USE_MPI
+        mpi_send_exit(&chain[0]);
+#endif
+        status = g_exit_status;
+    } else {
+#ifdef SGL_USE_MPI
+        worker_loop(&chain[j0]);
+#endif
+        status = 0;
+    }
+    fflush(stdout);
+#ifdef SGL_USE_MPI
+    MPI_Finalize();
+#endif
+    free(args);
+    return status;
+}

@@ -1,0 +1,274 @@
+"""The SGL abstract syntax tree.
+
+Every node carries a source span.  The parse stage builds the tree; the
+check stage fills the annotation fields (marked "set by check") and
+never changes the shape of the tree.  Later stages read the annotations
+and never call back into the parser or checker.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Optional, Union
+
+from .types import Type
+
+
+@dataclass(frozen=True)
+class Span:
+    """1-based line and column of the first character, and the end
+    (exclusive column) of the construct."""
+
+    line: int
+    col: int
+    end_line: int
+    end_col: int
+
+    @staticmethod
+    def point(line: int, col: int) -> "Span":
+        return Span(line, col, line, col + 1)
+
+
+# ---------------------------------------------------------------- symbols
+
+
+@dataclass(eq=False)
+class Symbol:
+    """A resolved name (set by check).
+
+    kind: "var" (a `var` declaration), "param", "loop" (a `for` variable),
+    "const" (a `const`, with `value` its folded Python value),
+    "query" (master, worker, nchildren, child_index, depth, nworkers).
+    `cname` is unique within its function (shadowed names get distinct
+    cnames) and is a valid C identifier.
+    """
+
+    name: str
+    kind: str
+    ty: Type
+    span: Span
+    cname: str
+    value: Any = None
+
+
+# ---------------------------------------------------------------- types
+
+
+@dataclass(eq=False)
+class TypeRef:
+    ty: Type
+    span: Span
+
+
+# ---------------------------------------------------------------- expressions
+
+
+@dataclass(eq=False)
+class Expr:
+    span: Span
+    # set by check:
+    ty: Optional[Type] = field(default=None, init=False, repr=False)
+    level: int = field(default=0, init=False, repr=False)
+
+
+@dataclass(eq=False)
+class IntLit(Expr):
+    value: int = 0
+
+
+@dataclass(eq=False)
+class FloatLit(Expr):
+    value: float = 0.0
+    text: str = ""
+
+
+@dataclass(eq=False)
+class BoolLit(Expr):
+    value: bool = False
+
+
+@dataclass(eq=False)
+class StrLit(Expr):
+    value: str = ""  # escapes already decoded
+
+
+@dataclass(eq=False)
+class VecLit(Expr):
+    elems: list[Expr] = field(default_factory=list)
+
+
+@dataclass(eq=False)
+class Name(Expr):
+    id: str = ""
+    sym: Optional[Symbol] = field(default=None, init=False, repr=False)  # set by check
+
+
+@dataclass(eq=False)
+class Index(Expr):
+    base: Expr = None  # type: ignore[assignment]
+    index: Expr = None  # type: ignore[assignment]
+
+
+@dataclass(eq=False)
+class Call(Expr):
+    func: str = ""
+    args: list[Expr] = field(default_factory=list)
+    name_span: Optional[Span] = None
+    # set by check: exactly one of these
+    target: Optional["FuncDecl"] = field(default=None, init=False, repr=False)
+    builtin: Optional[str] = field(default=None, init=False, repr=False)
+
+
+@dataclass(eq=False)
+class Unary(Expr):
+    op: str = ""  # "-" or "!"
+    operand: Expr = None  # type: ignore[assignment]
+
+
+@dataclass(eq=False)
+class Binary(Expr):
+    op: str = ""  # || && == != < <= > >= + - * / %
+    left: Expr = None  # type: ignore[assignment]
+    right: Expr = None  # type: ignore[assignment]
+
+
+# ---------------------------------------------------------------- statements
+
+
+@dataclass(eq=False)
+class Stmt:
+    span: Span
+    level: int = field(default=0, init=False, repr=False)  # set by check
+
+
+@dataclass(eq=False)
+class Block(Stmt):
+    stmts: list[Stmt] = field(default_factory=list)
+
+
+@dataclass(eq=False)
+class VarDecl(Stmt):
+    name: str = ""
+    name_span: Optional[Span] = None
+    type: Optional[TypeRef] = None
+    init: Optional[Expr] = None
+    sym: Optional[Symbol] = field(default=None, init=False, repr=False)  # set by check
+
+
+@dataclass(eq=False)
+class Assign(Stmt):
+    target: Expr = None  # type: ignore[assignment]  # Name or Index
+    op: str = "="  # = += -= *= /= %=
+    value: Expr = None  # type: ignore[assignment]
+
+
+@dataclass(eq=False)
+class If(Stmt):
+    cond: Expr = None  # type: ignore[assignment]
+    then: Block = None  # type: ignore[assignment]
+    orelse: Optional[Union[Block, "If"]] = None
+
+
+@dataclass(eq=False)
+class While(Stmt):
+    cond: Expr = None  # type: ignore[assignment]
+    body: Block = None  # type: ignore[assignment]
+
+
+@dataclass(eq=False)
+class For(Stmt):
+    var: str = ""
+    var_span: Optional[Span] = None
+    start: Expr = None  # type: ignore[assignment]
+    stop: Expr = None  # type: ignore[assignment]
+    body: Block = None  # type: ignore[assignment]
+    sym: Optional[Symbol] = field(default=None, init=False, repr=False)  # set by check
+
+
+@dataclass(eq=False)
+class Break(Stmt):
+    pass
+
+
+@dataclass(eq=False)
+class Continue(Stmt):
+    pass
+
+
+@dataclass(eq=False)
+class Return(Stmt):
+    value: Optional[Expr] = None
+
+
+@dataclass(eq=False)
+class ExprStmt(Stmt):
+    expr: Expr = None  # type: ignore[assignment]  # a Call
+
+
+@dataclass(eq=False)
+class Scatter(Stmt):
+    """scatter src -> target: src at this level, target one below."""
+
+    src: Expr = None  # type: ignore[assignment]
+    target: Expr = None  # type: ignore[assignment]
+
+
+@dataclass(eq=False)
+class Bcast(Stmt):
+    """bcast src -> target: src at this level, target one below."""
+
+    src: Expr = None  # type: ignore[assignment]
+    target: Expr = None  # type: ignore[assignment]
+
+
+@dataclass(eq=False)
+class Gather(Stmt):
+    """gather src -> target: src one level below, target at this level."""
+
+    src: Expr = None  # type: ignore[assignment]
+    target: Expr = None  # type: ignore[assignment]
+
+
+@dataclass(eq=False)
+class Pardo(Stmt):
+    body: Block = None  # type: ignore[assignment]
+
+
+# ---------------------------------------------------------------- declarations
+
+
+@dataclass(eq=False)
+class Param:
+    name: str
+    type: TypeRef
+    span: Span
+    sym: Optional[Symbol] = field(default=None, init=False, repr=False)  # set by check
+
+
+@dataclass(eq=False)
+class FuncDecl:
+    name: str
+    params: list[Param]
+    ret: Optional[TypeRef]
+    body: Block
+    span: Span
+    name_span: Span
+    # set by check: every Symbol declared in the function (params, vars,
+    # loop variables), in declaration order; their cnames are distinct.
+    symbols: list[Symbol] = field(default_factory=list, init=False, repr=False)
+
+
+@dataclass(eq=False)
+class ConstDecl:
+    name: str
+    value: Expr
+    span: Span
+    name_span: Span
+    sym: Optional[Symbol] = field(default=None, init=False, repr=False)  # set by check
+
+
+@dataclass(eq=False)
+class Program:
+    consts: list[ConstDecl]
+    funcs: list[FuncDecl]
+    span: Span

@@ -1,0 +1,144 @@
+"""Build: C text to an executable, with the C runtime in runtime_c/.
+
+The toolchain is data (`Toolchain`): which compiler, which flags, for
+which target.  It honours CC, MPICC, CFLAGS and LDFLAGS.  The runtime is
+compiled once per toolchain into a static library kept in a cache folder
+($SGLC_CACHE, else $XDG_CACHE_HOME/sglc, else ~/.cache/sglc).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import shlex
+import shutil
+import subprocess
+import sys
+import tempfile
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from .paths import runtime_dir
+
+TARGETS = ("mpi", "omp", "seq")
+RUNTIME_SOURCES = ("sgl_value.c", "sgl_print.c", "sgl_misc.c", "sgl_tree.c")
+
+
+class BuildError(Exception):
+    """The C toolchain failed (an internal error of sglc: exit status 3)."""
+
+    def __init__(self, message: str, stderr: str = ""):
+        super().__init__(message)
+        self.stderr = stderr
+
+
+@dataclass
+class Toolchain:
+    target: str
+    cc: list[str]
+    cflags: list[str] = field(default_factory=list)
+    ldflags: list[str] = field(default_factory=list)
+    defines: list[str] = field(default_factory=list)
+    libs: list[str] = field(default_factory=lambda: ["-lm"])
+
+    def key(self) -> str:
+        h = hashlib.sha256()
+        for part in (self.target, *self.cc, *self.cflags, *self.defines):
+            h.update(part.encode() + b"\0")
+        for name in (*RUNTIME_SOURCES, "sgl.h"):
+            h.update((runtime_dir() / name).read_bytes())
+        return h.hexdigest()[:16]
+
+
+def find_mpicc() -> str | None:
+    env = os.environ.get("MPICC")
+    if env:
+        return env
+    return shutil.which("mpicc")
+
+
+def default_target() -> str:
+    return "mpi" if find_mpicc() else "omp"
+
+
+def toolchain(target: str, opt: int = 2, *, debug_info: bool = False,
+              sanitize: bool = False) -> Toolchain:
+    if target not in TARGETS:
+        raise ValueError(f"unknown target {target!r}")
+    if target == "mpi":
+        mpicc = find_mpicc()
+        if mpicc is None:
+            raise BuildError("the mpi target needs an MPI compiler: install Open MPI "
+                             "(apt-get install openmpi-bin libopenmpi-dev) or set MPICC, "
+                             "or use --target omp")
+        cc = shlex.split(mpicc)
+    else:
+        cc = shlex.split(os.environ.get("CC") or "cc")
+    cflags = ["-std=c11", f"-O{opt}"]
+    if debug_info:
+        cflags.append("-g")
+    if sanitize:
+        cflags += ["-fsanitize=address,undefined", "-fno-omit-frame-pointer", "-g"]
+    cflags += shlex.split(os.environ.get("CFLAGS", ""))
+    defines: list[str] = []
+    ldflags = shlex.split(os.environ.get("LDFLAGS", ""))
+    if target in ("mpi", "omp"):
+        defines.append("-DSGL_USE_OMP")
+        cflags.append("-fopenmp")
+        ldflags.append("-fopenmp")
+    if target == "mpi":
+        defines.append("-DSGL_USE_MPI")
+    if sanitize:
+        ldflags.append("-fsanitize=address,undefined")
+    return Toolchain(target, cc, cflags, ldflags, defines)
+
+
+def cache_dir() -> Path:
+    env = os.environ.get("SGLC_CACHE")
+    if env:
+        return Path(env)
+    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+    return Path(base) / "sglc"
+
+
+def _run(cmd: list[str], verbose: bool, cwd: Path | None = None) -> None:
+    if verbose:
+        print(shlex.join(cmd), file=sys.stderr, flush=True)
+    try:
+        proc = subprocess.run(cmd, cwd=cwd, capture_output=True, text=True)
+    except FileNotFoundError as e:
+        raise BuildError(f"cannot run the C compiler '{cmd[0]}': {e.strerror}") from None
+    if proc.returncode != 0:
+        raise BuildError(f"the C compiler failed (exit {proc.returncode}): {shlex.join(cmd)}",
+                         proc.stderr)
+    if verbose and proc.stderr:
+        sys.stderr.write(proc.stderr)
+
+
+def runtime_library(tc: Toolchain, verbose: bool = False) -> Path:
+    """The runtime compiled for tc, as a static library (cached)."""
+    lib_dir = cache_dir() / f"rt-{tc.target}-{tc.key()}"
+    lib = lib_dir / "libsglrt.a"
+    if lib.exists():
+        return lib
+    lib_dir.parent.mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory(dir=lib_dir.parent, prefix=".rt-") as tmp:
+        tmpd = Path(tmp)
+        objs = []
+        for name in RUNTIME_SOURCES:
+            obj = tmpd / (name[:-2] + ".o")
+            _run([*tc.cc, *tc.cflags, *tc.defines, "-Wall", "-Wextra", "-I", str(runtime_dir()),
+                  "-c", str(runtime_dir() / name), "-o", str(obj)], verbose)
+            objs.append(str(obj))
+        ar = shutil.which("ar") or "ar"
+        _run([ar, "rcs", str(tmpd / "libsglrt.a"), *objs], verbose)
+        lib_dir.mkdir(parents=True, exist_ok=True)
+        os.replace(tmpd / "libsglrt.a", lib)
+    return lib
+
+
+def compile_c(c_path: Path, out: Path, tc: Toolchain, verbose: bool = False) -> None:
+    """Compile a generated C file and link it with the runtime."""
+    lib = runtime_library(tc, verbose)
+    _run([*tc.cc, *tc.cflags, *tc.defines, "-Wall", "-Wextra", "-I", str(runtime_dir()),
+          "-o", str(out), str(c_path), str(lib), *tc.ldflags, *tc.libs], verbose)

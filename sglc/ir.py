@@ -1,0 +1,238 @@
+"""The intermediate representation between check and emit.
+
+Typed and structured (no gotos).  Compared with the AST:
+
+- names are resolved: a variable is a frame slot (`Var`), a constant is a
+  literal, a node query is a `Query`;
+- every expression carries its type and its level (relative to the node
+  running the enclosing function, brief §6.2) and the source position of
+  the operation, for run-time error messages;
+- the SGL primitives are explicit: consecutive `scatter`/`bcast`, `pardo`
+  and `gather` statements at one level become one `Superstep` whose `Op`s
+  are sent as one command (a fused superstep), and the child-side code of
+  each op is an `Action`, a function run on one child with that child's
+  frame;
+- every function names its frame: the variables of which every node of
+  the subtree holds a copy (the child frame is the same layout).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Optional, Union
+
+from .types import Type
+
+# ---------------------------------------------------------------- expressions
+
+
+@dataclass(eq=False)
+class Var:
+    """A variable of a function: one field of its frame."""
+
+    name: str
+    cname: str
+    ty: Type
+    is_param: bool = False
+
+
+@dataclass(eq=False)
+class Expr:
+    ty: Type
+    level: int
+    line: int
+    col: int
+
+
+@dataclass(eq=False)
+class Lit(Expr):
+    value: Union[int, float, bool] = 0
+
+
+@dataclass(eq=False)
+class Str(Expr):
+    value: str = ""
+
+
+@dataclass(eq=False)
+class VarRef(Expr):
+    var: Var = None  # type: ignore[assignment]
+
+
+@dataclass(eq=False)
+class Query(Expr):
+    name: str = ""  # master worker nchildren child_index depth nworkers
+
+
+@dataclass(eq=False)
+class Index(Expr):
+    base: Expr = None  # type: ignore[assignment]
+    index: Expr = None  # type: ignore[assignment]
+
+
+@dataclass(eq=False)
+class Call(Expr):
+    """A call of a user function (runs on the node that makes it)."""
+
+    func: str = ""  # the callee's cname
+    args: list[Expr] = field(default_factory=list)
+
+
+@dataclass(eq=False)
+class Builtin(Expr):
+    name: str = ""
+    args: list[Expr] = field(default_factory=list)
+
+
+@dataclass(eq=False)
+class Unary(Expr):
+    op: str = ""
+    operand: Expr = None  # type: ignore[assignment]
+
+
+@dataclass(eq=False)
+class Binary(Expr):
+    op: str = ""
+    left: Expr = None  # type: ignore[assignment]
+    right: Expr = None  # type: ignore[assignment]
+
+
+@dataclass(eq=False)
+class VecLit(Expr):
+    elems: list[Expr] = field(default_factory=list)
+
+
+LValue = Union[VarRef, Index]
+
+# ---------------------------------------------------------------- statements
+
+
+@dataclass(eq=False)
+class Stmt:
+    line: int
+    col: int
+    level: int
+
+
+@dataclass(eq=False)
+class Assign(Stmt):
+    target: LValue = None  # type: ignore[assignment]
+    op: str = "="  # = += -= *= /= %=
+    value: Expr = None  # type: ignore[assignment]
+
+
+@dataclass(eq=False)
+class ExprStmt(Stmt):
+    expr: Expr = None  # type: ignore[assignment]  # Call or Builtin
+
+
+@dataclass(eq=False)
+class Block(Stmt):
+    body: list[Stmt] = field(default_factory=list)
+
+
+@dataclass(eq=False)
+class If(Stmt):
+    cond: Expr = None  # type: ignore[assignment]
+    then: list[Stmt] = field(default_factory=list)
+    orelse: list[Stmt] = field(default_factory=list)
+
+
+@dataclass(eq=False)
+class While(Stmt):
+    cond: Expr = None  # type: ignore[assignment]
+    body: list[Stmt] = field(default_factory=list)
+
+
+@dataclass(eq=False)
+class For(Stmt):
+    var: Var = None  # type: ignore[assignment]
+    start: Expr = None  # type: ignore[assignment]
+    stop: Expr = None  # type: ignore[assignment]
+    body: list[Stmt] = field(default_factory=list)
+
+
+@dataclass(eq=False)
+class Break(Stmt):
+    pass
+
+
+@dataclass(eq=False)
+class Continue(Stmt):
+    pass
+
+
+@dataclass(eq=False)
+class Return(Stmt):
+    value: Optional[Expr] = None
+
+
+# ---------------------------------------------------------------- primitives
+
+SCATTER, BCAST, PARDO, GATHER = "scatter", "bcast", "pardo", "gather"
+
+
+@dataclass(eq=False)
+class Action:
+    """Child-side code of one op, run on one child with its frame.
+
+    kind "recv" (scatter/bcast: store the received value into `target`),
+    "body" (pardo: run `body`), "eval" (gather: evaluate `expr`)."""
+
+    cname: str
+    kind: str
+    level: int  # the level of the child, relative to the function
+    target: Optional[LValue] = None
+    body: list[Stmt] = field(default_factory=list)
+    expr: Optional[Expr] = None
+
+
+@dataclass(eq=False)
+class Op:
+    kind: str  # SCATTER BCAST PARDO GATHER
+    line: int
+    col: int
+    ty: Optional[Type]  # the value moved per child (None for pardo)
+    action: Action
+    src: Optional[Expr] = None  # scatter/bcast: master side
+    target: Optional[LValue] = None  # gather: master side
+
+
+@dataclass(eq=False)
+class Site:
+    """A superstep site: the table entry a command names."""
+
+    id: int
+    cname: str
+    func: str
+    line: int
+    col: int
+    ops: list[Op]
+
+
+@dataclass(eq=False)
+class Superstep(Stmt):
+    site: Site = None  # type: ignore[assignment]
+
+
+# ---------------------------------------------------------------- program
+
+
+@dataclass(eq=False)
+class Function:
+    name: str
+    cname: str
+    params: list[Var]
+    ret: Optional[Type]
+    frame: list[Var]  # every variable, params first: the (child) frame layout
+    body: list[Stmt]
+    actions: list[Action]
+    runs_supersteps: bool  # has a superstep at its own level (needs a key)
+    line: int
+
+
+@dataclass(eq=False)
+class Program:
+    file: str
+    functions: list[Function]
+    sites: list[Site]

@@ -1,0 +1,245 @@
+"""Lower: the checked AST to the IR (sglc.ir).
+
+Resolves names to frame variables, folds constants into literals, lifts
+the child-side code of every primitive into an Action, and fuses runs of
+consecutive primitives at one level into Supersteps.
+
+Fusion keeps the sequential meaning (brief §1).  A superstep is sent as one
+command, so the master evaluates every scatter/bcast source before any
+child runs; an op may join the current superstep when that cannot be
+observed:
+  - scatter/bcast: no gather before it in the superstep, and its source
+    cannot print or fail (no user calls, indexing, division, ...);
+  - pardo, gather: always, unless the previous op is a gather into an
+    indexed target (whose assignment on the master may fail).
+"""
+
+from __future__ import annotations
+
+from . import ast
+from . import ir
+from .types import FLOAT, VOID, Type
+
+# Builtins whose evaluation on the master neither prints nor (on a master,
+# with sane arguments) fails; see the module docstring.
+_SAFE_BUILTINS = {
+    "len", "concat", "sort", "sum", "range", "float", "abs", "sqrt", "exp", "log",
+    "sin", "cos", "floor", "ceil", "pow", "fill", "split",
+}
+
+MAX_OPS = 64  # runtime_c/sgl_tree.c: SGL_MAX_OPS
+
+
+class _FuncLowering:
+    def __init__(self, prog: "_ProgLowering", fd: ast.FuncDecl):
+        self.prog = prog
+        self.fd = fd
+        self.cname = "f_" + fd.name
+        self.vars: dict[int, ir.Var] = {}
+        self.frame: list[ir.Var] = []
+        params = {id(p.sym) for p in fd.params if p.sym is not None}
+        for sym in fd.symbols:
+            v = ir.Var(sym.name, "v_" + sym.cname, sym.ty, is_param=id(sym) in params)
+            self.vars[id(sym)] = v
+            self.frame.append(v)
+        self.frame.sort(key=lambda v: not v.is_param)
+        self.actions: list[ir.Action] = []
+        self.runs_supersteps = False
+
+    def lower(self) -> ir.Function:
+        body = self.block(self.fd.body.stmts)
+        params = [self.vars[id(p.sym)] for p in self.fd.params]
+        return ir.Function(
+            name=self.fd.name,
+            cname=self.cname,
+            params=params,
+            ret=self.fd.ret.ty if self.fd.ret else None,
+            frame=self.frame,
+            body=body,
+            actions=self.actions,
+            runs_supersteps=self.runs_supersteps,
+            line=self.fd.span.line,
+        )
+
+    # ------------------------------------------------------------ statements
+
+    def block(self, stmts: list[ast.Stmt]) -> list[ir.Stmt]:
+        out: list[ir.Stmt] = []
+        i = 0
+        while i < len(stmts):
+            s = stmts[i]
+            if _is_primitive(s):
+                group = [s]
+                j = i + 1
+                while j < len(stmts) and _is_primitive(stmts[j]) and self._joins(group, stmts[j]):
+                    group.append(stmts[j])
+                    j += 1
+                out.append(self.superstep(group))
+                i = j
+                continue
+            lowered = self.stmt(s)
+            if lowered is not None:
+                out.append(lowered)
+            i += 1
+        return out
+
+    def _joins(self, group: list[ast.Stmt], t: ast.Stmt) -> bool:
+        if len(group) >= MAX_OPS or t.level != group[0].level:
+            return False
+        last = group[-1]
+        if isinstance(last, ast.Gather) and not isinstance(last.target, ast.Name):
+            return False
+        if isinstance(t, (ast.Scatter, ast.Bcast)):
+            if any(isinstance(g, ast.Gather) for g in group):
+                return False
+            return _safe(t.src)
+        return True
+
+    def superstep(self, group: list[ast.Stmt]) -> ir.Superstep:
+        level = group[0].level
+        if level == 0:
+            self.runs_supersteps = True
+        ops: list[ir.Op] = []
+        site_id = len(self.prog.sites)
+        for k, s in enumerate(group):
+            line, col = s.span.line, s.span.col
+            base = f"{self.cname}__s{site_id}_{k}"
+            if isinstance(s, (ast.Scatter, ast.Bcast)):
+                kind = ir.SCATTER if isinstance(s, ast.Scatter) else ir.BCAST
+                target = self.lvalue(s.target)
+                act = ir.Action(base + "_recv", "recv", level + 1, target=target)
+                ops.append(ir.Op(kind, line, col, target.ty, act, src=self.expr(s.src)))
+            elif isinstance(s, ast.Pardo):
+                act = ir.Action(base + "_pardo", "body", level + 1, body=self.block(s.body.stmts))
+                ops.append(ir.Op(ir.PARDO, line, col, None, act))
+            else:
+                assert isinstance(s, ast.Gather)
+                src = self.expr(s.src)
+                act = ir.Action(base + "_eval", "eval", level + 1, expr=src)
+                ops.append(ir.Op(ir.GATHER, line, col, src.ty, act, target=self.lvalue(s.target)))
+            self.actions.append(ops[-1].action)
+        site = ir.Site(site_id, f"site_{site_id}", self.fd.name, group[0].span.line,
+                       group[0].span.col, ops)
+        self.prog.sites.append(site)
+        s0 = group[0]
+        return ir.Superstep(s0.span.line, s0.span.col, level, site=site)
+
+    def stmt(self, s: ast.Stmt) -> ir.Stmt | None:
+        line, col, lvl = s.span.line, s.span.col, s.level
+        if isinstance(s, ast.Block):
+            return ir.Block(line, col, lvl, body=self.block(s.stmts))
+        if isinstance(s, ast.VarDecl):
+            if s.init is None:
+                return None
+            assert s.sym is not None
+            v = self.vars[id(s.sym)]
+            target = ir.VarRef(v.ty, lvl, line, col, var=v)
+            return ir.Assign(line, col, lvl, target=target, op="=", value=self.expr(s.init))
+        if isinstance(s, ast.Assign):
+            return ir.Assign(line, col, lvl, target=self.lvalue(s.target), op=s.op,
+                             value=self.expr(s.value))
+        if isinstance(s, ast.If):
+            orelse: list[ir.Stmt] = []
+            if isinstance(s.orelse, ast.Block):
+                orelse = self.block(s.orelse.stmts)
+            elif isinstance(s.orelse, ast.If):
+                nested = self.stmt(s.orelse)
+                assert nested is not None
+                orelse = [nested]
+            return ir.If(line, col, lvl, cond=self.expr(s.cond), then=self.block(s.then.stmts),
+                         orelse=orelse)
+        if isinstance(s, ast.While):
+            return ir.While(line, col, lvl, cond=self.expr(s.cond), body=self.block(s.body.stmts))
+        if isinstance(s, ast.For):
+            assert s.sym is not None
+            return ir.For(line, col, lvl, var=self.vars[id(s.sym)], start=self.expr(s.start),
+                          stop=self.expr(s.stop), body=self.block(s.body.stmts))
+        if isinstance(s, ast.Break):
+            return ir.Break(line, col, lvl)
+        if isinstance(s, ast.Continue):
+            return ir.Continue(line, col, lvl)
+        if isinstance(s, ast.Return):
+            return ir.Return(line, col, lvl, value=self.expr(s.value) if s.value else None)
+        if isinstance(s, ast.ExprStmt):
+            return ir.ExprStmt(line, col, lvl, expr=self.expr(s.expr))
+        raise AssertionError(f"lower: unexpected statement {type(s).__name__}")
+
+    # ------------------------------------------------------------ expressions
+
+    def lvalue(self, e: ast.Expr) -> ir.LValue:
+        lowered = self.expr(e)
+        assert isinstance(lowered, (ir.VarRef, ir.Index)), "assignable target expected"
+        return lowered
+
+    def expr(self, e: ast.Expr) -> ir.Expr:
+        ty: Type = e.ty if e.ty is not None else VOID
+        lvl, line, col = e.level, e.span.line, e.span.col
+        if isinstance(e, ast.IntLit):
+            value: int | float = float(e.value) if ty == FLOAT else e.value
+            return ir.Lit(ty, lvl, line, col, value=value)
+        if isinstance(e, ast.FloatLit):
+            return ir.Lit(ty, lvl, line, col, value=e.value)
+        if isinstance(e, ast.BoolLit):
+            return ir.Lit(ty, lvl, line, col, value=e.value)
+        if isinstance(e, ast.StrLit):
+            return ir.Str(ty, lvl, line, col, value=e.value)
+        if isinstance(e, ast.VecLit):
+            return ir.VecLit(ty, lvl, line, col, elems=[self.expr(x) for x in e.elems])
+        if isinstance(e, ast.Name):
+            sym = e.sym
+            assert sym is not None, f"unresolved name {e.id}"
+            if sym.kind == "const":
+                value = sym.value
+                if ty == FLOAT:
+                    value = float(value)
+                return ir.Lit(ty, lvl, line, col, value=value)
+            if sym.kind == "query":
+                return ir.Query(ty, lvl, line, col, name=sym.name)
+            return ir.VarRef(ty, lvl, line, col, var=self.vars[id(sym)])
+        if isinstance(e, ast.Index):
+            return ir.Index(ty, lvl, line, col, base=self.expr(e.base), index=self.expr(e.index))
+        if isinstance(e, ast.Call):
+            args = [self.expr(a) for a in e.args]
+            if e.builtin is not None:
+                return ir.Builtin(ty, lvl, line, col, name=e.builtin, args=args)
+            assert e.target is not None
+            return ir.Call(ty, lvl, line, col, func="f_" + e.target.name, args=args)
+        if isinstance(e, ast.Unary):
+            return ir.Unary(ty, lvl, line, col, op=e.op, operand=self.expr(e.operand))
+        if isinstance(e, ast.Binary):
+            return ir.Binary(ty, lvl, line, col, op=e.op, left=self.expr(e.left),
+                             right=self.expr(e.right))
+        raise AssertionError(f"lower: unexpected expression {type(e).__name__}")
+
+
+class _ProgLowering:
+    def __init__(self) -> None:
+        self.sites: list[ir.Site] = []
+
+
+def _is_primitive(s: ast.Stmt) -> bool:
+    return isinstance(s, (ast.Scatter, ast.Bcast, ast.Gather, ast.Pardo))
+
+
+def _safe(e: ast.Expr) -> bool:
+    """Evaluating e on the master cannot print or (normally) fail."""
+    if isinstance(e, (ast.IntLit, ast.FloatLit, ast.BoolLit, ast.Name)):
+        return True
+    if isinstance(e, ast.VecLit):
+        return all(_safe(x) for x in e.elems)
+    if isinstance(e, ast.Unary):
+        return _safe(e.operand)
+    if isinstance(e, ast.Binary):
+        return e.op not in ("/", "%") and _safe(e.left) and _safe(e.right)
+    if isinstance(e, ast.Call):
+        if e.builtin in _SAFE_BUILTINS or (e.builtin in ("min", "max") and len(e.args) == 2):
+            return all(_safe(a) for a in e.args)
+        return False
+    return False
+
+
+def lower_program(prog: ast.Program, path: str) -> ir.Program:
+    """The IR of a checked program."""
+    pl = _ProgLowering()
+    funcs = [_FuncLowering(pl, fd).lower() for fd in prog.funcs]
+    return ir.Program(file=path, functions=funcs, sites=pl.sites)
