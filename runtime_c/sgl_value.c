@@ -1,0 +1,593 @@
+/*
+ * sgl_value.c: values of the SGL runtime.
+ *
+ * Type descriptors, checked allocation, deep copy/free/equality of values,
+ * growable vectors with value semantics, the vector builtins of brief §8
+ * (fill, range, slice, concat, split, sort, sum, min, max), integer
+ * division and int(x), byte buffers, and the flat serialization used to
+ * send values between nodes.
+ *
+ * Element storage: int and float take 8 bytes, bool 1 byte (sgl_bool),
+ * a vector element is a sgl_vec struct owning its own storage.
+ */
+#include "sgl.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+const sgl_type sgl_t_int = {SGL_T_INT, NULL};
+const sgl_type sgl_t_float = {SGL_T_FLOAT, NULL};
+const sgl_type sgl_t_bool = {SGL_T_BOOL, NULL};
+
+size_t sgl_sizeof(const sgl_type *t)
+{
+    switch (t->kind) {
+    case SGL_T_INT:
+        return sizeof(sgl_int);
+    case SGL_T_FLOAT:
+        return sizeof(sgl_float);
+    case SGL_T_BOOL:
+        return sizeof(sgl_bool);
+    case SGL_T_VEC:
+        return sizeof(sgl_vec);
+    }
+    return 0;
+}
+
+/* True when values of type t own no memory (a flat byte copy is a copy). */
+static bool is_flat(const sgl_type *t)
+{
+    return t->kind != SGL_T_VEC;
+}
+
+/* ------------------------------------------------------------------ */
+/* Allocation                                                          */
+
+void *sgl_alloc(size_t size, int line, int col)
+{
+    void *p = malloc(size ? size : 1);
+    if (!p)
+        sgl_fail(line, col, "out of memory allocating %zu bytes", size);
+    return p;
+}
+
+void *sgl_realloc(void *p, size_t size, int line, int col)
+{
+    void *q = realloc(p, size ? size : 1);
+    if (!q)
+        sgl_fail(line, col, "out of memory allocating %zu bytes", size);
+    return q;
+}
+
+/* Bytes taken by n elements of size esz; fails when that overflows. */
+static size_t elems_bytes(int64_t n, size_t esz, int line, int col)
+{
+    if (n < 0 || (uint64_t)n > SIZE_MAX / esz)
+        sgl_fail(line, col, "out of memory allocating %lld elements of %zu bytes",
+                 (long long)n, esz);
+    return (size_t)n * esz;
+}
+
+/* Address of element i (unchecked). */
+static inline char *elem_ptr(const sgl_vec *v, size_t esz, int64_t i)
+{
+    return (char *)v->data + (size_t)i * esz;
+}
+
+/* ------------------------------------------------------------------ */
+/* Generic values                                                      */
+
+void sgl_value_copy(const sgl_type *t, void *dst, const void *src)
+{
+    if (is_flat(t))
+        memcpy(dst, src, sgl_sizeof(t));
+    else
+        *(sgl_vec *)dst = sgl_vec_copy(t, (const sgl_vec *)src);
+}
+
+void sgl_value_free(const sgl_type *t, void *v)
+{
+    if (!is_flat(t))
+        sgl_vec_free(t, (sgl_vec *)v);
+}
+
+bool sgl_value_eq(const sgl_type *t, const void *a, const void *b)
+{
+    switch (t->kind) {
+    case SGL_T_INT:
+        return *(const sgl_int *)a == *(const sgl_int *)b;
+    case SGL_T_FLOAT:
+        return *(const sgl_float *)a == *(const sgl_float *)b;
+    case SGL_T_BOOL:
+        return *(const sgl_bool *)a == *(const sgl_bool *)b;
+    case SGL_T_VEC: {
+        const sgl_vec *x = a, *y = b;
+        if (x->len != y->len)
+            return false;
+        const sgl_type *et = t->elem;
+        size_t esz = sgl_sizeof(et);
+        for (int64_t i = 0; i < x->len; i++)
+            if (!sgl_value_eq(et, elem_ptr(x, esz, i), elem_ptr(y, esz, i)))
+                return false;
+        return true;
+    }
+    }
+    return false;
+}
+
+void sgl_value_assign(const sgl_type *t, void *dst, const void *src)
+{
+    if (dst == src)
+        return;
+    if (is_flat(t)) {
+        memmove(dst, src, sgl_sizeof(t));
+        return;
+    }
+    /* Copy first: src may live inside *dst. */
+    sgl_vec tmp = sgl_vec_copy(t, (const sgl_vec *)src);
+    sgl_vec_free(t, (sgl_vec *)dst);
+    *(sgl_vec *)dst = tmp;
+}
+
+void sgl_value_assign_move(const sgl_type *t, void *dst, void *src)
+{
+    if (dst == src)
+        return;
+    if (is_flat(t)) {
+        memmove(dst, src, sgl_sizeof(t));
+        return;
+    }
+    sgl_vec tmp = *(sgl_vec *)src;
+    *(sgl_vec *)src = (sgl_vec){NULL, 0, 0}; /* src gave its storage away */
+    sgl_vec_free(t, (sgl_vec *)dst);
+    *(sgl_vec *)dst = tmp;
+}
+
+/* ------------------------------------------------------------------ */
+/* Vectors                                                             */
+
+sgl_vec sgl_vec_new(const sgl_type *vt, int64_t len, int line, int col)
+{
+    sgl_vec v = {NULL, 0, 0};
+    if (len <= 0)
+        return v;
+    size_t bytes = elems_bytes(len, sgl_sizeof(vt->elem), line, col);
+    v.data = calloc(1, bytes);
+    if (!v.data)
+        sgl_fail(line, col, "out of memory allocating %zu bytes", bytes);
+    v.len = v.cap = len;
+    return v;
+}
+
+/* A fresh vector holding deep copies of the n elements at src. */
+static sgl_vec copy_elems(const sgl_type *et, const void *src, int64_t n, int line, int col)
+{
+    sgl_vec r = {NULL, 0, 0};
+    if (n <= 0)
+        return r;
+    size_t esz = sgl_sizeof(et);
+    size_t bytes = elems_bytes(n, esz, line, col);
+    r.data = sgl_alloc(bytes, line, col);
+    if (is_flat(et)) {
+        memcpy(r.data, src, bytes);
+    } else {
+        const sgl_vec *s = src;
+        sgl_vec *d = r.data;
+        for (int64_t i = 0; i < n; i++)
+            d[i] = sgl_vec_copy(et, &s[i]);
+    }
+    r.len = r.cap = n;
+    return r;
+}
+
+sgl_vec sgl_vec_copy(const sgl_type *vt, const sgl_vec *v)
+{
+    return copy_elems(vt->elem, v->data, v->len, 0, 0);
+}
+
+void sgl_vec_free(const sgl_type *vt, sgl_vec *v)
+{
+    const sgl_type *et = vt->elem;
+    if (v->data && !is_flat(et)) {
+        sgl_vec *e = v->data;
+        for (int64_t i = 0; i < v->len; i++)
+            sgl_vec_free(et, &e[i]);
+    }
+    free(v->data);
+    v->data = NULL;
+    v->len = v->cap = 0;
+}
+
+void sgl_vec_reserve(const sgl_type *vt, sgl_vec *v, int64_t cap, int line, int col)
+{
+    if (cap <= v->cap)
+        return;
+    size_t bytes = elems_bytes(cap, sgl_sizeof(vt->elem), line, col);
+    v->data = sgl_realloc(v->data, bytes, line, col);
+    v->cap = cap;
+}
+
+void sgl_vec_push_move(const sgl_type *vt, sgl_vec *v, const void *x, int line, int col)
+{
+    size_t esz = sgl_sizeof(vt->elem);
+    /* x may point into v's own storage, which growing would move. */
+    unsigned char item[sizeof(sgl_vec)];
+    memcpy(item, x, esz);
+    if (v->len == v->cap) {
+        int64_t cap = v->cap < 4 ? 4 : v->cap;
+        cap = cap > INT64_MAX / 2 ? INT64_MAX : cap * 2;
+        sgl_vec_reserve(vt, v, cap, line, col);
+    }
+    memcpy(elem_ptr(v, esz, v->len), item, esz);
+    v->len++;
+}
+
+void *sgl_vec_at(const sgl_type *vt, const sgl_vec *v, sgl_int i, int line, int col)
+{
+    if (i < 0 || i >= v->len)
+        sgl_fail(line, col, "index %lld out of range for vector of length %lld", (long long)i,
+                 (long long)v->len);
+    return elem_ptr(v, sgl_sizeof(vt->elem), i);
+}
+
+/* ------------------------------------------------------------------ */
+/* Vector builtins                                                     */
+
+sgl_vec sgl_fill(const sgl_type *vt, sgl_int n, const void *x, int line, int col)
+{
+    if (n < 0)
+        sgl_fail(line, col, "fill with a negative count %lld", (long long)n);
+    const sgl_type *et = vt->elem;
+    size_t esz = sgl_sizeof(et);
+    sgl_vec r = sgl_vec_new(vt, n, line, col);
+    for (int64_t i = 0; i < n; i++)
+        sgl_value_copy(et, elem_ptr(&r, esz, i), x);
+    return r;
+}
+
+sgl_vec sgl_range(sgl_int a, sgl_int b, int line, int col)
+{
+    sgl_vec r = {NULL, 0, 0};
+    if (b <= a)
+        return r;
+    uint64_t n = (uint64_t)b - (uint64_t)a;
+    if (n > (uint64_t)INT64_MAX)
+        sgl_fail(line, col, "out of memory allocating %llu elements of %zu bytes",
+                 (unsigned long long)n, sizeof(sgl_int));
+    r.data = sgl_alloc(elems_bytes((int64_t)n, sizeof(sgl_int), line, col), line, col);
+    sgl_int *d = r.data;
+    for (uint64_t i = 0; i < n; i++)
+        d[i] = sgl_add(a, (sgl_int)i);
+    r.len = r.cap = (int64_t)n;
+    return r;
+}
+
+sgl_vec sgl_slice(const sgl_type *vt, const sgl_vec *v, sgl_int a, sgl_int b, int line, int col)
+{
+    if (a < 0 || a > b || b > v->len)
+        sgl_fail(line, col, "slice %lld..%lld out of range for vector of length %lld",
+                 (long long)a, (long long)b, (long long)v->len);
+    const sgl_type *et = vt->elem;
+    return copy_elems(et, elem_ptr(v, sgl_sizeof(et), a), b - a, line, col);
+}
+
+sgl_vec sgl_concat(const sgl_type *vvt, const sgl_vec *vv, int line, int col)
+{
+    const sgl_type *vt = vvt->elem; /* [T] */
+    const sgl_type *et = vt->elem;  /* T */
+    size_t esz = sgl_sizeof(et);
+    const sgl_vec *parts = vv->data;
+    int64_t total = 0;
+    for (int64_t i = 0; i < vv->len; i++) {
+        if (parts[i].len > INT64_MAX - total)
+            sgl_fail(line, col, "out of memory: concat of more than %lld elements",
+                     (long long)INT64_MAX);
+        total += parts[i].len;
+    }
+    sgl_vec r = {NULL, 0, 0};
+    if (total == 0)
+        return r;
+    r.data = sgl_alloc(elems_bytes(total, esz, line, col), line, col);
+    r.cap = total;
+    for (int64_t i = 0; i < vv->len; i++) {
+        const sgl_vec *p = &parts[i];
+        if (is_flat(et)) {
+            if (p->len > 0)
+                memcpy(elem_ptr(&r, esz, r.len), p->data, (size_t)p->len * esz);
+        } else {
+            const sgl_vec *s = p->data;
+            sgl_vec *d = (sgl_vec *)elem_ptr(&r, esz, r.len);
+            for (int64_t j = 0; j < p->len; j++)
+                d[j] = sgl_vec_copy(et, &s[j]);
+        }
+        r.len += p->len;
+    }
+    return r;
+}
+
+sgl_vec sgl_split(const sgl_type *vt, const sgl_vec *v, sgl_int k, int line, int col)
+{
+    if (k < 1)
+        sgl_fail(line, col, "split into %lld blocks (must be at least 1)", (long long)k);
+    const sgl_type *et = vt->elem;
+    size_t esz = sgl_sizeof(et);
+    sgl_vec r = {NULL, 0, 0};
+    r.data = sgl_alloc(elems_bytes(k, sizeof(sgl_vec), line, col), line, col);
+    r.len = r.cap = k;
+    sgl_vec *blocks = r.data;
+    int64_t base = v->len / k, extra = v->len % k, pos = 0;
+    for (int64_t i = 0; i < k; i++) {
+        int64_t n = base + (i < extra ? 1 : 0);
+        blocks[i] = n > 0 ? copy_elems(et, elem_ptr(v, esz, pos), n, line, col)
+                          : (sgl_vec){NULL, 0, 0};
+        pos += n;
+    }
+    return r;
+}
+
+/* Sorting: a stable merge sort, so the result does not depend on the C
+ * library.  Floats: ascending, -0.0 before 0.0, NaNs last (in their
+ * original order). */
+static bool less_int(const void *a, const void *b)
+{
+    return *(const sgl_int *)a < *(const sgl_int *)b;
+}
+
+static bool less_float(const void *a, const void *b)
+{
+    sgl_float x = *(const sgl_float *)a, y = *(const sgl_float *)b;
+    if (isnan(x))
+        return false;
+    if (isnan(y))
+        return true;
+    if (x == y)
+        return signbit(x) && !signbit(y);
+    return x < y;
+}
+
+/* Sorts the n 8-byte elements of a using tmp (room for n elements). */
+static void merge_sort(uint64_t *a, uint64_t *tmp, int64_t n, bool (*less)(const void *, const void *))
+{
+    if (n < 2)
+        return;
+    if (n <= 16) { /* insertion sort */
+        for (int64_t i = 1; i < n; i++) {
+            uint64_t x = a[i];
+            int64_t j = i;
+            while (j > 0 && less(&x, &a[j - 1])) {
+                a[j] = a[j - 1];
+                j--;
+            }
+            a[j] = x;
+        }
+        return;
+    }
+    int64_t h = n / 2;
+    merge_sort(a, tmp, h, less);
+    merge_sort(a + h, tmp, n - h, less);
+    if (!less(&a[h], &a[h - 1]))
+        return; /* already in order */
+    memcpy(tmp, a, (size_t)h * sizeof *a);
+    int64_t i = 0, j = h, o = 0;
+    while (i < h && j < n)
+        a[o++] = less(&a[j], &tmp[i]) ? a[j++] : tmp[i++];
+    while (i < h)
+        a[o++] = tmp[i++];
+}
+
+/* Only [int] and [float] reach here (the type checker sees to it). */
+sgl_vec sgl_sort(const sgl_type *vt, const sgl_vec *v, int line, int col)
+{
+    sgl_vec r = copy_elems(vt->elem, v->data, v->len, line, col);
+    if (r.len < 2)
+        return r;
+    bool (*less)(const void *, const void *) = vt->elem->kind == SGL_T_FLOAT ? less_float : less_int;
+    uint64_t *tmp = sgl_alloc(elems_bytes(r.len / 2 + 1, sizeof(uint64_t), line, col), line, col);
+    merge_sort(r.data, tmp, r.len, less);
+    free(tmp);
+    return r;
+}
+
+sgl_int sgl_sum_int(const sgl_vec *v)
+{
+    const sgl_int *d = v->data;
+    sgl_int s = 0;
+    for (int64_t i = 0; i < v->len; i++)
+        s = sgl_add(s, d[i]);
+    return s;
+}
+
+sgl_float sgl_sum_float(const sgl_vec *v)
+{
+    const sgl_float *d = v->data;
+    sgl_float s = 0.0;
+    for (int64_t i = 0; i < v->len; i++)
+        s += d[i];
+    return s;
+}
+
+/* min/max keep the first element unless a later one is strictly smaller
+ * (larger), as Python's min and max do. */
+sgl_int sgl_min_int(const sgl_vec *v, int line, int col)
+{
+    if (v->len == 0)
+        sgl_fail(line, col, "min of an empty vector");
+    const sgl_int *d = v->data;
+    sgl_int m = d[0];
+    for (int64_t i = 1; i < v->len; i++)
+        if (d[i] < m)
+            m = d[i];
+    return m;
+}
+
+sgl_int sgl_max_int(const sgl_vec *v, int line, int col)
+{
+    if (v->len == 0)
+        sgl_fail(line, col, "max of an empty vector");
+    const sgl_int *d = v->data;
+    sgl_int m = d[0];
+    for (int64_t i = 1; i < v->len; i++)
+        if (d[i] > m)
+            m = d[i];
+    return m;
+}
+
+sgl_float sgl_min_float(const sgl_vec *v, int line, int col)
+{
+    if (v->len == 0)
+        sgl_fail(line, col, "min of an empty vector");
+    const sgl_float *d = v->data;
+    sgl_float m = d[0];
+    for (int64_t i = 1; i < v->len; i++)
+        if (d[i] < m)
+            m = d[i];
+    return m;
+}
+
+sgl_float sgl_max_float(const sgl_vec *v, int line, int col)
+{
+    if (v->len == 0)
+        sgl_fail(line, col, "max of an empty vector");
+    const sgl_float *d = v->data;
+    sgl_float m = d[0];
+    for (int64_t i = 1; i < v->len; i++)
+        if (d[i] > m)
+            m = d[i];
+    return m;
+}
+
+/* ------------------------------------------------------------------ */
+/* Numbers                                                             */
+
+sgl_int sgl_div(sgl_int a, sgl_int b, int line, int col)
+{
+    if (b == 0)
+        sgl_fail(line, col, "division by zero");
+    return sgl_div_unchecked(a, b);
+}
+
+sgl_int sgl_mod(sgl_int a, sgl_int b, int line, int col)
+{
+    if (b == 0)
+        sgl_fail(line, col, "modulo by zero");
+    return sgl_mod_unchecked(a, b);
+}
+
+sgl_int sgl_float_to_int(sgl_float x, int line, int col)
+{
+    if (isnan(x))
+        sgl_fail(line, col, "int() of nan");
+    if (isinf(x))
+        sgl_fail(line, col, "int() of %s", x > 0 ? "inf" : "-inf");
+    /* -2^63 and 2^63 are exact doubles; the int range is [-2^63, 2^63). */
+    if (x < -9223372036854775808.0 || x >= 9223372036854775808.0) {
+        char repr[32];
+        sgl_float_repr(repr, x);
+        sgl_fail(line, col, "int() of %s: out of the int range", repr);
+    }
+    return (sgl_int)x;
+}
+
+/* ------------------------------------------------------------------ */
+/* Byte buffers                                                        */
+
+void sgl_buf_put(sgl_buf *b, const void *p, size_t n)
+{
+    if (n == 0)
+        return;
+    if (n > b->cap - b->len) {
+        if (n > SIZE_MAX / 2 - b->len)
+            sgl_fail(0, 0, "out of memory allocating %zu bytes", SIZE_MAX);
+        size_t cap = b->cap < 64 ? 64 : b->cap;
+        while (cap < b->len + n)
+            cap *= 2;
+        b->data = sgl_realloc(b->data, cap, 0, 0);
+        b->cap = cap;
+    }
+    memcpy(b->data + b->len, p, n);
+    b->len += n;
+}
+
+void sgl_buf_puts(sgl_buf *b, const char *s)
+{
+    sgl_buf_put(b, s, strlen(s));
+}
+
+void sgl_buf_free(sgl_buf *b)
+{
+    free(b->data);
+    b->data = NULL;
+    b->len = b->cap = 0;
+}
+
+/* ------------------------------------------------------------------ */
+/* Serialization: int and float as 8 bytes, bool as 1 byte, a vector as */
+/* its int64 length followed by its elements (in host byte order).     */
+
+void sgl_ser(sgl_buf *b, const sgl_type *t, const void *v)
+{
+    if (is_flat(t)) {
+        if (t->kind == SGL_T_BOOL) {
+            unsigned char c = *(const sgl_bool *)v ? 1 : 0;
+            sgl_buf_put(b, &c, 1);
+        } else {
+            sgl_buf_put(b, v, 8);
+        }
+        return;
+    }
+    const sgl_vec *x = v;
+    int64_t len = x->len;
+    sgl_buf_put(b, &len, sizeof len);
+    const sgl_type *et = t->elem;
+    if (len == 0)
+        return;
+    if (is_flat(et)) {
+        /* sgl_bool holds exactly 0 or 1, so its bytes are already the wire form. */
+        sgl_buf_put(b, x->data, (size_t)len * sgl_sizeof(et));
+    } else {
+        const sgl_vec *e = x->data;
+        for (int64_t i = 0; i < len; i++)
+            sgl_ser(b, et, &e[i]);
+    }
+}
+
+const char *sgl_deser(const char *p, const sgl_type *t, void *out)
+{
+    switch (t->kind) {
+    case SGL_T_BOOL:
+        *(sgl_bool *)out = *(const unsigned char *)p != 0;
+        return p + 1;
+    case SGL_T_INT:
+    case SGL_T_FLOAT:
+        memcpy(out, p, 8);
+        return p + 8;
+    case SGL_T_VEC:
+        break;
+    }
+    int64_t len;
+    memcpy(&len, p, sizeof len);
+    p += sizeof len;
+    const sgl_type *et = t->elem;
+    sgl_vec r = {NULL, 0, 0};
+    if (len > 0) {
+        size_t esz = sgl_sizeof(et);
+        r.data = sgl_alloc(elems_bytes(len, esz, 0, 0), 0, 0);
+        r.len = r.cap = len;
+        if (et->kind == SGL_T_BOOL) {
+            sgl_bool *d = r.data;
+            for (int64_t i = 0; i < len; i++)
+                d[i] = p[i] != 0;
+            p += len;
+        } else if (is_flat(et)) {
+            memcpy(r.data, p, (size_t)len * esz);
+            p += (size_t)len * esz;
+        } else {
+            sgl_vec *d = r.data;
+            for (int64_t i = 0; i < len; i++)
+                p = sgl_deser(p, et, &d[i]);
+        }
+    }
+    *(sgl_vec *)out = r;
+    return p;
+}

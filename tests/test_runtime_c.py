@@ -1,0 +1,139 @@
+"""Tests of the value half of the C runtime (runtime_c/sgl_value.c,
+sgl_print.c, sgl_misc.c).
+
+Builds the C unit tests (runtime_c/tests/test_values.c, linked with the
+stand-in runtime_c/tests/stub_tree.c) with ${CC:-cc}, warnings as errors
+and, where the compiler can link them, AddressSanitizer and UBSan; runs
+them; and compares the runtime's float printing with Python's repr() on
+about 20,000 doubles.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import random
+import shlex
+import struct
+import subprocess
+from pathlib import Path
+
+import pytest
+
+RUNTIME = Path(__file__).resolve().parent.parent / "runtime_c"
+SOURCES = [RUNTIME / name for name in ("sgl_value.c", "sgl_print.c", "sgl_misc.c")]
+STUB = RUNTIME / "tests" / "stub_tree.c"
+BASE_FLAGS = ["-std=c11", "-Wall", "-Wextra", "-Werror", "-O1"]
+SANITIZE = ["-fsanitize=address,undefined", "-fno-sanitize-recover=undefined"]
+# Leak checking stays on (the tests free what they allocate); ptrace-based
+# environments that cannot run LeakSanitizer fall back to no sanitizers.
+SAN_ENV = {"ASAN_OPTIONS": "abort_on_error=0", "UBSAN_OPTIONS": "print_stacktrace=1"}
+
+
+def _cc() -> list[str]:
+    return shlex.split(os.environ.get("CC") or "cc")
+
+
+def _compile(out: Path, main: Path, flags: list[str]) -> subprocess.CompletedProcess:
+    cmd = [*_cc(), *flags, "-o", str(out), str(main), str(STUB), *map(str, SOURCES), "-lm"]
+    return subprocess.run(cmd, capture_output=True, text=True)
+
+
+@pytest.fixture(scope="module")
+def build(tmp_path_factory):
+    """Compiles a C program of runtime_c/tests and returns its path."""
+    tmp = tmp_path_factory.mktemp("runtime_c")
+    # Can this compiler build and run a sanitized program?
+    probe_c = tmp / "probe.c"
+    probe_c.write_text("int main(void) { return 0; }\n")
+    probe = tmp / "probe"
+    res = subprocess.run(
+        [*_cc(), *SANITIZE, "-o", str(probe), str(probe_c)], capture_output=True, text=True
+    )
+    use_san = (
+        res.returncode == 0
+        and subprocess.run([str(probe)], env={**os.environ, **SAN_ENV}).returncode == 0
+    )
+    flags = BASE_FLAGS + (SANITIZE if use_san else [])
+
+    def compile_one(name: str) -> Path:
+        exe = tmp / name
+        res = _compile(exe, RUNTIME / "tests" / f"{name}.c", flags)
+        assert res.returncode == 0, f"compiling {name}.c failed:\n{res.stdout}{res.stderr}"
+        return exe
+
+    return compile_one
+
+
+def test_c_unit_tests(build):
+    exe = build("test_values")
+    res = subprocess.run(
+        [str(exe)], capture_output=True, text=True, env={**os.environ, **SAN_ENV}, timeout=300
+    )
+    assert res.returncode == 0, res.stdout + res.stderr
+    last = res.stdout.strip().splitlines()[-1]
+    assert last.endswith(" passed, 0 failed"), res.stdout
+    assert int(last.split()[0]) > 200
+
+
+def _bits(x: float) -> int:
+    return struct.unpack("<Q", struct.pack("<d", x))[0]
+
+
+def _from_bits(b: int) -> float:
+    return struct.unpack("<d", struct.pack("<Q", b))[0]
+
+
+def _repr_cases() -> list[float]:
+    """About 20,000 doubles that exercise every branch of repr()."""
+    rng = random.Random(1)
+    xs: list[float] = [
+        0.0, -0.0, math.inf, -math.inf, math.nan, 1.0, -1.0, 0.1, 0.5, 2.0, 1 / 3,
+        5e-324, 1e-323, 2.2250738585072014e-308, 2.225073858507201e-308,
+        1.7976931348623157e308, 9007199254740992.0, 9007199254740993.0,
+        0.30000000000000004, 123.456, 1e-05, 0.0001, 1e16, 1e15, 9999999999999998.0,
+        0.00009999999999999999, 1e23, 1.5e300,
+    ]  # fmt: skip
+    # Powers of ten and their neighbours, around the 1e-5 / 1e16 switch points
+    # and across the whole range.
+    for k in range(-324, 309):
+        p = float(f"1e{k}")
+        xs += [p, math.nextafter(p, 0), math.nextafter(p, math.inf)]
+        xs += [float(f"{m}e{k}") for m in (2, 5, 9.5, 1.25)]
+    for k in range(-7, 19):
+        for m in range(1, 30):
+            xs.append(m * 10.0**k)
+            xs.append(float(f"{m}e{k}"))
+    # Powers of two and their neighbours (the asymmetric rounding intervals).
+    for k in range(-1074, 1024):
+        p = math.ldexp(1.0, k)
+        xs += [p, math.nextafter(p, 0), math.nextafter(p, math.inf)]
+    # Subnormals.
+    xs += [_from_bits(rng.getrandbits(52)) for _ in range(1000)]
+    xs += [_from_bits(rng.getrandbits(k)) for k in range(1, 53) for _ in range(5)]
+    # Random bit patterns (NaN payloads included).
+    xs += [_from_bits(rng.getrandbits(64)) for _ in range(5000)]
+    # "Nice" decimals at many scales.
+    for _ in range(3000):
+        v = round(rng.random(), rng.randint(1, 17)) * 10.0 ** rng.randint(-8, 20)
+        xs.append(v if rng.random() < 0.8 else -v)
+    # Integers as floats, up to 1e22.
+    xs += [float(rng.randint(0, 10 ** rng.randint(1, 22))) for _ in range(2000)]
+    xs += [float(10**k + d) for k in range(1, 23) for d in (-1, 0, 1)]
+    return xs
+
+
+def test_float_repr_matches_python(build):
+    exe = build("float_repr_main")
+    xs = _repr_cases()
+    assert len(xs) >= 20000
+    stdin = "".join(f"{_bits(x):016x}\n" for x in xs)
+    res = subprocess.run(
+        [str(exe)], input=stdin, capture_output=True, text=True,
+        env={**os.environ, **SAN_ENV}, timeout=300,
+    )  # fmt: skip
+    assert res.returncode == 0, res.stderr
+    got = res.stdout.splitlines()
+    assert len(got) == len(xs)
+    bad = [(x.hex(), repr(x), g) for x, g in zip(xs, got) if repr(x) != g]
+    assert not bad, f"{len(bad)} of {len(xs)} differ, e.g. (hex, python, sgl): {bad[:10]}"
