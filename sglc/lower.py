@@ -101,6 +101,9 @@ class _FuncLowering:
             self.runs_supersteps = True
         ops: list[ir.Op] = []
         site_id = len(self.prog.sites)
+        site = ir.Site(site_id, f"site_{site_id}", self.fd.name, group[0].span.line,
+                       group[0].span.col, ops)
+        self.prog.sites.append(site)  # before the pardo bodies add theirs
         for k, s in enumerate(group):
             line, col = s.span.line, s.span.col
             base = f"{self.cname}__s{site_id}_{k}"
@@ -118,9 +121,6 @@ class _FuncLowering:
                 act = ir.Action(base + "_eval", "eval", level + 1, expr=src)
                 ops.append(ir.Op(ir.GATHER, line, col, src.ty, act, target=self.lvalue(s.target)))
             self.actions.append(ops[-1].action)
-        site = ir.Site(site_id, f"site_{site_id}", self.fd.name, group[0].span.line,
-                       group[0].span.col, ops)
-        self.prog.sites.append(site)
         s0 = group[0]
         return ir.Superstep(s0.span.line, s0.span.col, level, site=site)
 
