@@ -25,6 +25,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdatomic.h>
 #include <stdint.h>
 
 #ifdef __cplusplus
@@ -50,13 +51,24 @@ extern const sgl_type sgl_t_int;
 extern const sgl_type sgl_t_float;
 extern const sgl_type sgl_t_bool;
 
-/* A growable vector.  `data` holds `len` elements of the element type's
- * size (8 for int and float, 1 for bool, sizeof(sgl_vec) for vectors).
- * The zero value {NULL, 0, 0} is the empty vector. */
+/* A vector is a view of `len` elements at `data` inside a reference-counted
+ * buffer (`buf`); the buffer owns its elements.  Copying a vector shares
+ * the buffer (value semantics by copy-on-write): a vector is written in
+ * place only while its buffer has one reference, else it is copied first
+ * (sgl_vec_make_unique, called by sgl_at_mut).  Elements take 8 bytes for
+ * int and float, 1 for bool, sizeof(sgl_vec) for vectors.  The zero value
+ * {NULL, 0, NULL} is the empty vector. */
+typedef struct sgl_vbuf {
+    _Atomic int64_t refs;
+    int64_t used; /* elements constructed, from the start of the buffer */
+    int64_t cap;  /* elements allocated */
+    int64_t pad_; /* keeps the elements 16-byte aligned */
+} sgl_vbuf;
+
 typedef struct sgl_vec {
     void *data;
     int64_t len;
-    int64_t cap;
+    sgl_vbuf *buf;
 } sgl_vec;
 
 /* Size in bytes of one value of type t. */
@@ -85,13 +97,41 @@ bool sgl_value_eq(const sgl_type *t, const void *a, const void *b);
 /* Vectors: vt is the VECTOR type (kind SGL_T_VEC). */
 sgl_vec sgl_vec_new(const sgl_type *vt, int64_t len, int line, int col); /* zeroed elements */
 sgl_vec sgl_vec_copy(const sgl_type *vt, const sgl_vec *v);
-void sgl_vec_free(const sgl_type *vt, sgl_vec *v);               /* deep; leaves {0} */
+void sgl_vec_free(const sgl_type *vt, sgl_vec *v);               /* drops a reference; leaves {0} */
 void sgl_vec_reserve(const sgl_type *vt, sgl_vec *v, int64_t cap, int line, int col);
 /* push: appends *x, taking ownership of it (shallow move). */
 void sgl_vec_push_move(const sgl_type *vt, sgl_vec *v, const void *x, int line, int col);
 /* Checked element address: fails with "index I out of range for vector
  * of length N" unless 0 <= i < len. */
 void *sgl_vec_at(const sgl_type *vt, const sgl_vec *v, sgl_int i, int line, int col);
+/* Before writing into v: give v a buffer of its own (copying if shared). */
+void sgl_vec_make_unique(const sgl_type *vt, sgl_vec *v, int line, int col);
+/* True when v holds the only reference to its buffer (or is empty). */
+static inline bool sgl_vec_unique(const sgl_vec *v)
+{
+    return !v->buf || atomic_load_explicit(&v->buf->refs, memory_order_acquire) == 1;
+}
+_Noreturn void sgl_index_fail(sgl_int i, int64_t len, int line, int col);
+
+/* The element accessors used by generated code (esz: the element size). */
+static inline void *sgl_at(const sgl_vec *v, sgl_int i, size_t esz, int line, int col)
+{
+    if (__builtin_expect((uint64_t)i >= (uint64_t)v->len, 0)) sgl_index_fail(i, v->len, line, col);
+    return (char *)v->data + (size_t)i * esz;
+}
+static inline void *sgl_at_mut(const sgl_type *vt, sgl_vec *v, sgl_int i, size_t esz, int line,
+                               int col)
+{
+    if (__builtin_expect((uint64_t)i >= (uint64_t)v->len, 0)) sgl_index_fail(i, v->len, line, col);
+    if (!sgl_vec_unique(v)) sgl_vec_make_unique(vt, v, line, col);
+    return (char *)v->data + (size_t)i * esz;
+}
+/* Unchecked variant of sgl_at_mut (no bounds check). */
+static inline void *sgl_data_mut(const sgl_type *vt, sgl_vec *v)
+{
+    if (!sgl_vec_unique(v)) sgl_vec_make_unique(vt, v, 0, 0);
+    return v->data;
+}
 
 /* Replace *dst with *src (deep copy of src, then free the old *dst; safe
  * when src lies inside dst). */

@@ -380,14 +380,14 @@ static void alloc_gathers(sgl_node *n, const sgl_site *s, sgl_arg *args)
     }
 }
 
-/* Owned scatter sources gave their elements away: free the buffers. */
+/* Owned scatter sources gave (some of) their elements away, leaving
+ * empty vectors behind: release what is left. */
 static void release_sources(const sgl_site *s, sgl_arg *args)
 {
     for (int j = 0; j < s->nops; j++) {
         if (s->ops[j].kind == SGL_OP_SCATTER && args[j].owned) {
-            sgl_vec *v = args[j].src;
-            free(v->data);
-            *v = (sgl_vec){0};
+            sgl_type vt = {SGL_T_VEC, s->ops[j].type};
+            sgl_vec_free(&vt, args[j].src);
         }
     }
 }
@@ -575,15 +575,6 @@ static void superstep_mpi(sgl_node *n, sgl_key k, const sgl_site *s, sgl_arg *ar
     char dummy = 0;
     MPI_CHECK(MPI_Gatherv(&dummy, 0, MPI_BYTE, buf, counts, displs, MPI_BYTE, 0, n->comm_down));
     for (int i = 1; i < nk; i++) mpi_unpack_result(buf + displs[i], s, &res[i], args, i);
-    /* owned scatter sources: child 0 took element 0, the rest were sent */
-    for (int j = 0; j < s->nops; j++) {
-        const sgl_op *op = &s->ops[j];
-        if (op->kind == SGL_OP_SCATTER && args[j].owned) {
-            sgl_vec *v = args[j].src;
-            for (int i = 1; i < nk; i++)
-                sgl_value_free(op->type, (char *)v->data + (size_t)i * sgl_sizeof(op->type));
-        }
-    }
     release_sources(s, args);
     n->kids[0].out.len = 0;
     free(counts);
@@ -646,6 +637,11 @@ static void mpi_send_exit(sgl_node *n)
 void sgl_superstep(sgl_node *n, sgl_key k, const sgl_site *s, sgl_arg *args)
 {
     check_args(n, s, args);
+    /* a temporary's elements may be moved to the children only if nobody
+     * else shares its buffer */
+    for (int j = 0; j < s->nops; j++)
+        if (s->ops[j].kind == SGL_OP_SCATTER && args[j].owned)
+            args[j].owned = sgl_vec_unique(args[j].src);
     alloc_gathers(n, s, args);
 #ifdef SGL_USE_MPI
     if (n->kids_kind == KIDS_MPI) {

@@ -147,65 +147,146 @@ void sgl_value_assign_move(const sgl_type *t, void *dst, void *src)
 /* ------------------------------------------------------------------ */
 /* Vectors                                                             */
 
-sgl_vec sgl_vec_new(const sgl_type *vt, int64_t len, int line, int col)
+/* The elements of buffer b. */
+static inline char *vbuf_data(sgl_vbuf *b)
 {
-    sgl_vec v = {NULL, 0, 0};
+    return (char *)(b + 1);
+}
+
+/* A fresh buffer with room for cap elements of size esz, one reference. */
+static sgl_vbuf *vbuf_alloc(size_t esz, int64_t cap, bool zero, int line, int col)
+{
+    size_t bytes = elems_bytes(cap, esz, line, col);
+    if (bytes > SIZE_MAX - sizeof(sgl_vbuf))
+        sgl_fail(line, col, "out of memory allocating %lld elements of %zu bytes", (long long)cap,
+                 esz);
+    sgl_vbuf *b = zero ? calloc(1, sizeof(sgl_vbuf) + bytes) : malloc(sizeof(sgl_vbuf) + bytes);
+    if (!b)
+        sgl_fail(line, col, "out of memory allocating %lld elements of %zu bytes", (long long)cap,
+                 esz);
+    atomic_init(&b->refs, 1);
+    b->used = 0;
+    b->cap = cap;
+    return b;
+}
+
+static void vbuf_retain(sgl_vbuf *b)
+{
+    atomic_fetch_add_explicit(&b->refs, 1, memory_order_relaxed);
+}
+
+/* Drops a reference; the last one frees the elements and the buffer. */
+static void vbuf_release(const sgl_type *et, sgl_vbuf *b)
+{
+    if (atomic_fetch_sub_explicit(&b->refs, 1, memory_order_acq_rel) != 1)
+        return;
+    if (!is_flat(et)) {
+        sgl_vec *e = (sgl_vec *)vbuf_data(b);
+        for (int64_t i = 0; i < b->used; i++)
+            sgl_vec_free(et, &e[i]);
+    }
+    free(b);
+}
+
+/* A vector of len elements of type et in a buffer of its own (elements
+ * uninitialized unless zero). */
+static sgl_vec vec_alloc(const sgl_type *et, int64_t len, bool zero, int line, int col)
+{
+    sgl_vec v = {NULL, 0, NULL};
     if (len <= 0)
         return v;
-    size_t bytes = elems_bytes(len, sgl_sizeof(vt->elem), line, col);
-    v.data = calloc(1, bytes);
-    if (!v.data)
-        sgl_fail(line, col, "out of memory allocating %zu bytes", bytes);
-    v.len = v.cap = len;
+    v.buf = vbuf_alloc(sgl_sizeof(et), len, zero, line, col);
+    v.buf->used = len;
+    v.data = vbuf_data(v.buf);
+    v.len = len;
     return v;
 }
 
-/* A fresh vector holding deep copies of the n elements at src. */
-static sgl_vec copy_elems(const sgl_type *et, const void *src, int64_t n, int line, int col)
+sgl_vec sgl_vec_new(const sgl_type *vt, int64_t len, int line, int col)
 {
-    sgl_vec r = {NULL, 0, 0};
+    return vec_alloc(vt->elem, len, true, line, col);
+}
+
+/* Copies n elements from src to dst: bytes, or shared vectors. */
+static void copy_into(const sgl_type *et, void *dst, const void *src, int64_t n)
+{
     if (n <= 0)
-        return r;
-    size_t esz = sgl_sizeof(et);
-    size_t bytes = elems_bytes(n, esz, line, col);
-    r.data = sgl_alloc(bytes, line, col);
+        return;
     if (is_flat(et)) {
-        memcpy(r.data, src, bytes);
+        memcpy(dst, src, (size_t)n * sgl_sizeof(et));
     } else {
         const sgl_vec *s = src;
-        sgl_vec *d = r.data;
+        sgl_vec *d = dst;
         for (int64_t i = 0; i < n; i++)
             d[i] = sgl_vec_copy(et, &s[i]);
     }
-    r.len = r.cap = n;
+}
+
+/* A fresh vector (a buffer of its own) holding copies of n elements. */
+static sgl_vec copy_elems(const sgl_type *et, const void *src, int64_t n, int line, int col)
+{
+    sgl_vec r = vec_alloc(et, n, false, line, col);
+    copy_into(et, r.data, src, n);
     return r;
 }
 
 sgl_vec sgl_vec_copy(const sgl_type *vt, const sgl_vec *v)
 {
-    return copy_elems(vt->elem, v->data, v->len, 0, 0);
+    (void)vt;
+    if (v->buf)
+        vbuf_retain(v->buf);
+    return *v;
 }
 
 void sgl_vec_free(const sgl_type *vt, sgl_vec *v)
 {
-    const sgl_type *et = vt->elem;
-    if (v->data && !is_flat(et)) {
-        sgl_vec *e = v->data;
-        for (int64_t i = 0; i < v->len; i++)
-            sgl_vec_free(et, &e[i]);
-    }
-    free(v->data);
+    if (v->buf)
+        vbuf_release(vt->elem, v->buf);
     v->data = NULL;
-    v->len = v->cap = 0;
+    v->len = 0;
+    v->buf = NULL;
 }
 
+void sgl_vec_make_unique(const sgl_type *vt, sgl_vec *v, int line, int col)
+{
+    if (sgl_vec_unique(v))
+        return;
+    sgl_vec r = copy_elems(vt->elem, v->data, v->len, line, col);
+    sgl_vec_free(vt, v);
+    *v = r;
+}
+
+/* Makes v the sole owner of a buffer that ends where v ends, with room
+ * for at least cap elements, so that it can grow in place. */
 void sgl_vec_reserve(const sgl_type *vt, sgl_vec *v, int64_t cap, int line, int col)
 {
-    if (cap <= v->cap)
+    const sgl_type *et = vt->elem;
+    size_t esz = sgl_sizeof(et);
+    sgl_vbuf *b = v->buf;
+    bool in_place = b && sgl_vec_unique(v) && v->data == vbuf_data(b) && v->len == b->used;
+    if (in_place && cap <= b->cap)
         return;
-    size_t bytes = elems_bytes(cap, sgl_sizeof(vt->elem), line, col);
-    v->data = sgl_realloc(v->data, bytes, line, col);
-    v->cap = cap;
+    if (cap < v->len)
+        cap = v->len;
+    if (in_place) {
+        size_t bytes = elems_bytes(cap, esz, line, col);
+        if (bytes > SIZE_MAX - sizeof(sgl_vbuf))
+            sgl_fail(line, col, "out of memory allocating %lld elements of %zu bytes",
+                     (long long)cap, esz);
+        b = sgl_realloc(b, sizeof(sgl_vbuf) + bytes, line, col);
+        b->cap = cap;
+        v->buf = b;
+        v->data = vbuf_data(b);
+        return;
+    }
+    sgl_vbuf *nb = vbuf_alloc(esz, cap < 1 ? 1 : cap, false, line, col);
+    copy_into(et, vbuf_data(nb), v->data, v->len);
+    nb->used = v->len;
+    int64_t len = v->len;
+    sgl_vec_free(vt, v);
+    v->buf = nb;
+    v->data = vbuf_data(nb);
+    v->len = len;
 }
 
 void sgl_vec_push_move(const sgl_type *vt, sgl_vec *v, const void *x, int line, int col)
@@ -214,20 +295,27 @@ void sgl_vec_push_move(const sgl_type *vt, sgl_vec *v, const void *x, int line, 
     /* x may point into v's own storage, which growing would move. */
     unsigned char item[sizeof(sgl_vec)];
     memcpy(item, x, esz);
-    if (v->len == v->cap) {
-        int64_t cap = v->cap < 4 ? 4 : v->cap;
-        cap = cap > INT64_MAX / 2 ? INT64_MAX : cap * 2;
+    sgl_vbuf *b = v->buf;
+    if (!(b && v->len < b->cap && sgl_vec_unique(v) && v->data == vbuf_data(b) &&
+          v->len == b->used)) {
+        int64_t cap = v->len < 2 ? 4 : (v->len > INT64_MAX / 2 ? INT64_MAX : v->len * 2);
         sgl_vec_reserve(vt, v, cap, line, col);
     }
     memcpy(elem_ptr(v, esz, v->len), item, esz);
     v->len++;
+    v->buf->used++;
+}
+
+_Noreturn void sgl_index_fail(sgl_int i, int64_t len, int line, int col)
+{
+    sgl_fail(line, col, "index %lld out of range for vector of length %lld", (long long)i,
+             (long long)len);
 }
 
 void *sgl_vec_at(const sgl_type *vt, const sgl_vec *v, sgl_int i, int line, int col)
 {
     if (i < 0 || i >= v->len)
-        sgl_fail(line, col, "index %lld out of range for vector of length %lld", (long long)i,
-                 (long long)v->len);
+        sgl_index_fail(i, v->len, line, col);
     return elem_ptr(v, sgl_sizeof(vt->elem), i);
 }
 
@@ -255,11 +343,10 @@ sgl_vec sgl_range(sgl_int a, sgl_int b, int line, int col)
     if (n > (uint64_t)INT64_MAX)
         sgl_fail(line, col, "out of memory allocating %llu elements of %zu bytes",
                  (unsigned long long)n, sizeof(sgl_int));
-    r.data = sgl_alloc(elems_bytes((int64_t)n, sizeof(sgl_int), line, col), line, col);
+    r = vec_alloc(&sgl_t_int, (int64_t)n, false, line, col);
     sgl_int *d = r.data;
     for (uint64_t i = 0; i < n; i++)
         d[i] = sgl_add(a, (sgl_int)i);
-    r.len = r.cap = (int64_t)n;
     return r;
 }
 
@@ -268,8 +355,14 @@ sgl_vec sgl_slice(const sgl_type *vt, const sgl_vec *v, sgl_int a, sgl_int b, in
     if (a < 0 || a > b || b > v->len)
         sgl_fail(line, col, "slice %lld..%lld out of range for vector of length %lld",
                  (long long)a, (long long)b, (long long)v->len);
-    const sgl_type *et = vt->elem;
-    return copy_elems(et, elem_ptr(v, sgl_sizeof(et), a), b - a, line, col);
+    sgl_vec r = {NULL, 0, NULL};
+    if (b == a)
+        return r;
+    /* a view of the same buffer: no copy until someone writes */
+    r = sgl_vec_copy(vt, v);
+    r.data = elem_ptr(v, sgl_sizeof(vt->elem), a);
+    r.len = b - a;
+    return r;
 }
 
 sgl_vec sgl_concat(const sgl_type *vvt, const sgl_vec *vv, int line, int col)
@@ -288,20 +381,20 @@ sgl_vec sgl_concat(const sgl_type *vvt, const sgl_vec *vv, int line, int col)
     sgl_vec r = {NULL, 0, 0};
     if (total == 0)
         return r;
-    r.data = sgl_alloc(elems_bytes(total, esz, line, col), line, col);
-    r.cap = total;
-    for (int64_t i = 0; i < vv->len; i++) {
-        const sgl_vec *p = &parts[i];
-        if (is_flat(et)) {
-            if (p->len > 0)
-                memcpy(elem_ptr(&r, esz, r.len), p->data, (size_t)p->len * esz);
-        } else {
-            const sgl_vec *s = p->data;
-            sgl_vec *d = (sgl_vec *)elem_ptr(&r, esz, r.len);
-            for (int64_t j = 0; j < p->len; j++)
-                d[j] = sgl_vec_copy(et, &s[j]);
+    /* one non-empty part: share it */
+    int64_t nonempty = 0, last = 0;
+    for (int64_t i = 0; i < vv->len; i++)
+        if (parts[i].len > 0) {
+            nonempty++;
+            last = i;
         }
-        r.len += p->len;
+    if (nonempty == 1)
+        return sgl_vec_copy(vt, &parts[last]);
+    r = vec_alloc(et, total, false, line, col);
+    int64_t at = 0;
+    for (int64_t i = 0; i < vv->len; i++) {
+        copy_into(et, elem_ptr(&r, esz, at), parts[i].data, parts[i].len);
+        at += parts[i].len;
     }
     return r;
 }
@@ -312,15 +405,17 @@ sgl_vec sgl_split(const sgl_type *vt, const sgl_vec *v, sgl_int k, int line, int
         sgl_fail(line, col, "split into %lld blocks (must be at least 1)", (long long)k);
     const sgl_type *et = vt->elem;
     size_t esz = sgl_sizeof(et);
-    sgl_vec r = {NULL, 0, 0};
-    r.data = sgl_alloc(elems_bytes(k, sizeof(sgl_vec), line, col), line, col);
-    r.len = r.cap = k;
+    sgl_vec r = vec_alloc(vt, k, true, line, col);
     sgl_vec *blocks = r.data;
     int64_t base = v->len / k, extra = v->len % k, pos = 0;
+    /* the blocks are views of v's buffer: no copy until someone writes */
     for (int64_t i = 0; i < k; i++) {
         int64_t n = base + (i < extra ? 1 : 0);
-        blocks[i] = n > 0 ? copy_elems(et, elem_ptr(v, esz, pos), n, line, col)
-                          : (sgl_vec){NULL, 0, 0};
+        if (n > 0) {
+            blocks[i] = sgl_vec_copy(vt, v);
+            blocks[i].data = elem_ptr(v, esz, pos);
+            blocks[i].len = n;
+        }
         pos += n;
     }
     return r;
@@ -572,8 +667,7 @@ const char *sgl_deser(const char *p, const sgl_type *t, void *out)
     sgl_vec r = {NULL, 0, 0};
     if (len > 0) {
         size_t esz = sgl_sizeof(et);
-        r.data = sgl_alloc(elems_bytes(len, esz, 0, 0), 0, 0);
-        r.len = r.cap = len;
+        r = vec_alloc(et, len, false, 0, 0);
         if (et->kind == SGL_T_BOOL) {
             sgl_bool *d = r.data;
             for (int64_t i = 0; i < len; i++)

@@ -25,7 +25,7 @@ class Span:
     end_col: int
 
     @staticmethod
-    def point(line: int, col: int) -> "Span":
+    def point(line: int, col: int) -> Span:
         return Span(line, col, line, col + 1)
 
 
@@ -115,7 +115,7 @@ class Call(Expr):
     args: list[Expr] = field(default_factory=list)
     name_span: Optional[Span] = None
     # set by check: exactly one of these
-    target: Optional["FuncDecl"] = field(default=None, init=False, repr=False)
+    target: Optional[FuncDecl] = field(default=None, init=False, repr=False)
     builtin: Optional[str] = field(default=None, init=False, repr=False)
 
 
@@ -166,7 +166,7 @@ class Assign(Stmt):
 class If(Stmt):
     cond: Expr = None  # type: ignore[assignment]
     then: Block = None  # type: ignore[assignment]
-    orelse: Optional[Union[Block, "If"]] = None
+    orelse: Optional[Union[Block, If]] = None
 
 
 @dataclass(eq=False)

@@ -112,7 +112,7 @@ class _Types:
 class _Body:
     """Writes the C statements of one function or action."""
 
-    def __init__(self, em: "Emitter", func: ir.Function, in_function: bool):
+    def __init__(self, em: Emitter, func: ir.Function, in_function: bool):
         self.em = em
         self.T = em.types
         self.func = func
@@ -215,8 +215,19 @@ class _Body:
         idx = self.scalar(e.index)
         ct = ctype(e.ty)
         if self.em.checked:
-            return Val(f"(*({ct} *)sgl_vec_at({self.T.ref(e.base.ty)}, &{base.code}, {idx}, {self.loc(e)}))")
+            return Val(f"(*({ct} *)sgl_at(&{base.code}, {idx}, sizeof({ct}), {self.loc(e)}))")
         return Val(f"((({ct} *)({base.code}).data)[{idx}])")
+
+    def place_Index(self, e: ir.Index) -> str:
+        """An element as an assignment target: its vector is made unique
+        first (copy-on-write), at every level of a nested target."""
+        base = self.place(e.base)
+        idx = self.scalar(e.index)
+        ct = ctype(e.ty)
+        vt = self.T.ref(e.base.ty)
+        if self.em.checked:
+            return f"(*({ct} *)sgl_at_mut({vt}, &{base}, {idx}, sizeof({ct}), {self.loc(e)}))"
+        return f"((({ct} *)sgl_data_mut({vt}, &{base}))[{idx}])"
 
     def ex_Call(self, e: ir.Call) -> Val:
         args = [self.ex(a).code for a in e.args]
@@ -351,7 +362,7 @@ class _Body:
         """An lvalue expression for an assignment target."""
         if isinstance(e, ir.VarRef):
             return f"F->{e.var.cname}"
-        return self.ex_Index(e).code
+        return self.place_Index(e)
 
     def assign_into(self, place: str, t: Type, v: Val) -> str:
         if not isinstance(t, Vec):
@@ -646,6 +657,7 @@ class Emitter:
         b.out(f"{f.cname}_frame *F = frame_;")
         b.out("(void)N;")
         b.out("(void)K;")
+        b.out("(void)F;")
         if a.kind == "recv":
             assert a.target is not None
             t = a.target.ty

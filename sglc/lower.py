@@ -16,8 +16,7 @@ observed:
 
 from __future__ import annotations
 
-from . import ast
-from . import ir
+from . import ast, ir
 from .types import FLOAT, VOID, Type
 
 # Builtins whose evaluation on the master neither prints nor (on a master,
@@ -31,7 +30,7 @@ MAX_OPS = 64  # runtime_c/sgl_tree.c: SGL_MAX_OPS
 
 
 class _FuncLowering:
-    def __init__(self, prog: "_ProgLowering", fd: ast.FuncDecl):
+    def __init__(self, prog: _ProgLowering, fd: ast.FuncDecl):
         self.prog = prog
         self.fd = fd
         self.cname = "f_" + fd.name

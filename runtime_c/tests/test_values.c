@@ -83,6 +83,9 @@ static sgl_vec fvec(int n, const sgl_float *xs)
 }
 
 #define IVEC(...) ivec(sizeof((sgl_int[]){__VA_ARGS__}) / sizeof(sgl_int), (sgl_int[]){__VA_ARGS__})
+/* writable element access, as generated code does it (copy-on-write) */
+#define MUT_V(vv, i) ((sgl_vec *)sgl_at_mut(&T_IVV, (vv), (i), sizeof(sgl_vec), 1, 1))
+#define MUT_II(vv, i, j) (*(sgl_int *)sgl_at_mut(&T_IV, MUT_V(vv, i), (j), sizeof(sgl_int), 1, 1))
 #define FVEC(...) fvec(sizeof((sgl_float[]){__VA_ARGS__}) / sizeof(sgl_float), (sgl_float[]){__VA_ARGS__})
 
 /* [[1, 2], [], [3]]: pushes move, so the inner vectors need no freeing. */
@@ -127,7 +130,7 @@ static void test_types(void)
 static void test_vectors(void)
 {
     sgl_vec v = sgl_vec_new(&T_IV, 5, 1, 1);
-    CHECK(v.len == 5 && v.cap >= 5);
+    CHECK(v.len == 5 && v.buf->cap >= 5);
     CHECK(sgl_sum_int(&v) == 0);
     for (sgl_int i = 0; i < 100; i++)
         sgl_vec_push_move(&T_IV, &v, &i, 1, 1);
@@ -139,15 +142,15 @@ static void test_vectors(void)
     CHECK(sgl_test_line == 3 && sgl_test_col == 7);
     CHECK_FAILS(sgl_vec_at(&T_IV, &v, -1, 1, 1), "index -1 out of range for vector of length 105");
     sgl_vec_reserve(&T_IV, &v, 1000, 1, 1);
-    CHECK(v.cap >= 1000 && v.len == 105 && ((sgl_int *)v.data)[104] == 99);
+    CHECK(v.buf->cap >= 1000 && v.len == 105 && ((sgl_int *)v.data)[104] == 99);
     /* pushing one of the vector's own elements while it grows */
     sgl_vec small = IVEC(1, 2, 3, 4, 5, 6, 7, 8);
-    CHECK(small.len == small.cap);
+    CHECK(small.len == small.buf->cap);
     sgl_vec_push_move(&T_IV, &small, sgl_vec_at(&T_IV, &small, 1, 1, 1), 1, 1);
     CHECK_STR(show(&T_IV, &small), "[1, 2, 3, 4, 5, 6, 7, 8, 2]");
     sgl_vec_free(&T_IV, &small);
     sgl_vec_free(&T_IV, &v);
-    CHECK(v.data == NULL && v.len == 0 && v.cap == 0);
+    CHECK(v.data == NULL && v.len == 0 && v.buf == NULL);
 
     sgl_vec e = {NULL, 0, 0};
     CHECK_FAILS(sgl_vec_at(&T_IV, &e, 0, 1, 1), "index 0 out of range for vector of length 0");
@@ -175,10 +178,11 @@ static void test_copy_eq_assign(void)
     sgl_vec cp = sgl_vec_copy(&T_IVV, &vv);
     CHECK(sgl_value_eq(&T_IVV, &vv, &cp));
     /* deep: changing the copy's inner vector leaves the original alone */
-    sgl_vec *inner = sgl_vec_at(&T_IVV, &cp, 0, 1, 1);
-    ((sgl_int *)inner->data)[0] = 100;
+    /* copies share storage until written (copy-on-write) */
+    CHECK(((sgl_vec *)vv.data)[0].data == ((sgl_vec *)cp.data)[0].data);
+    MUT_II(&cp, 0, 0) = 100;
     sgl_int seven = 7;
-    sgl_vec_push_move(&T_IV, sgl_vec_at(&T_IVV, &cp, 1, 1, 1), &seven, 1, 1);
+    sgl_vec_push_move(&T_IV, MUT_V(&cp, 1), &seven, 1, 1);
     CHECK_STR(show(&T_IVV, &vv), "[[1, 2], [], [3]]");
     CHECK_STR(show(&T_IVV, &cp), "[[100, 2], [7], [3]]");
     CHECK(!sgl_value_eq(&T_IVV, &vv, &cp));
@@ -195,9 +199,9 @@ static void test_copy_eq_assign(void)
     sgl_value_assign(&T_IVV, &cp, &vv);
     CHECK(sgl_value_eq(&T_IVV, &cp, &vv));
     /* an element assigned from a sibling, and from itself */
-    sgl_value_assign(&T_IV, sgl_vec_at(&T_IVV, &cp, 1, 1, 1), sgl_vec_at(&T_IVV, &cp, 0, 1, 1));
+    sgl_value_assign(&T_IV, MUT_V(&cp, 1), sgl_vec_at(&T_IVV, &cp, 0, 1, 1));
     CHECK_STR(show(&T_IVV, &cp), "[[1, 2], [1, 2], [3]]");
-    sgl_value_assign(&T_IV, sgl_vec_at(&T_IVV, &cp, 0, 1, 1), sgl_vec_at(&T_IVV, &cp, 0, 1, 1));
+    sgl_value_assign(&T_IV, MUT_V(&cp, 0), sgl_vec_at(&T_IVV, &cp, 0, 1, 1));
     CHECK_STR(show(&T_IVV, &cp), "[[1, 2], [1, 2], [3]]");
     sgl_vec_free(&T_IVV, &cp);
 
@@ -251,7 +255,7 @@ static void test_fill_range_slice(void)
     /* fill with a vector: every copy is independent */
     sgl_vec inner = IVEC(1, 2);
     sgl_vec vv = sgl_fill(&T_IVV, 2, &inner, 1, 1);
-    ((sgl_int *)((sgl_vec *)vv.data)[0].data)[0] = 5;
+    MUT_II(&vv, 0, 0) = 5;
     CHECK_STR(show(&T_IVV, &vv), "[[5, 2], [1, 2]]");
     CHECK_STR(show(&T_IV, &inner), "[1, 2]");
     sgl_vec_free(&T_IVV, &vv);
@@ -278,7 +282,10 @@ static void test_fill_range_slice(void)
     v = sgl_slice(&T_IV, &r, 5, 5, 1, 1);
     CHECK(v.len == 0);
     v = sgl_slice(&T_IV, &r, 0, 5, 1, 1);
-    CHECK(sgl_value_eq(&T_IV, &v, &r) && v.data != r.data);
+    CHECK(sgl_value_eq(&T_IV, &v, &r));
+    *(sgl_int *)sgl_at_mut(&T_IV, &v, 0, sizeof(sgl_int), 1, 1) = -5; /* copy on write */
+    CHECK_STR(show(&T_IV, &v), "[-5, 11, 12, 13, 14]");
+    CHECK_STR(show(&T_IV, &r), "[10, 11, 12, 13, 14]");
     sgl_vec_free(&T_IV, &v);
     CHECK_FAILS(sgl_slice(&T_IV, &r, -1, 2, 1, 1), "slice -1..2 out of range for vector of length 5");
     CHECK_FAILS(sgl_slice(&T_IV, &r, 3, 2, 1, 1), "slice 3..2 out of range for vector of length 5");
@@ -288,7 +295,7 @@ static void test_fill_range_slice(void)
     /* slicing nested vectors copies deeply */
     vv = sample_ivv();
     v = sgl_slice(&T_IVV, &vv, 0, 2, 1, 1);
-    ((sgl_int *)((sgl_vec *)v.data)[0].data)[1] = 99;
+    MUT_II(&v, 0, 1) = 99;
     CHECK_STR(show(&T_IVV, &v), "[[1, 99], []]");
     CHECK_STR(show(&T_IVV, &vv), "[[1, 2], [], [3]]");
     sgl_vec_free(&T_IVV, &v);
@@ -314,7 +321,7 @@ static void test_concat_split(void)
     sgl_vec_push_move(&T_IVVV, &vvv, &b, 1, 1);
     c = sgl_concat(&T_IVVV, &vvv, 1, 1);
     CHECK_STR(show(&T_IVV, &c), "[[1, 2], [], [3], [1, 2], [], [3]]");
-    ((sgl_int *)((sgl_vec *)c.data)[0].data)[0] = -1;
+    MUT_II(&c, 0, 0) = -1;
     CHECK_STR(show(&T_IVVV, &vvv), "[[[1, 2], [], [3]], [], [[1, 2], [], [3]]]");
     sgl_vec_free(&T_IVV, &c);
     sgl_vec_free(&T_IVVV, &vvv);
