@@ -227,6 +227,8 @@ int sgl_float_repr(char *out, sgl_float x);
  * into *out (allocating), and returns the position after it. */
 void sgl_ser(sgl_buf *b, const sgl_type *t, const void *v);
 const char *sgl_deser(const char *p, const sgl_type *t, void *out);
+/* The number of bytes sgl_ser would write for *v. */
+size_t sgl_ser_size(const sgl_type *t, const void *v);
 
 /* ------------------------------------------------------------------ */
 /* The machine tree (sgl_tree.c)                                        */

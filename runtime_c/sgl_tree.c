@@ -31,6 +31,7 @@
  */
 #define _POSIX_C_SOURCE 200809L
 #include "sgl.h"
+#include "sgl_instr.h"
 
 #include <errno.h>
 #include <limits.h>
@@ -82,12 +83,14 @@ struct sgl_node {
 #endif
     jmp_buf *boundary;
     char *errmsg;
+    sgl_track *track; /* timeline, with --sgl-trace */
 };
 
 /* What one child's run of a superstep produced. */
 typedef struct child_result {
     int failed_op; /* -1: none */
     char *msg;     /* the failure's message (owned) */
+    double compute; /* seconds spent running the ops */
     const char *out;
     size_t seg_end[SGL_MAX_OPS]; /* end of each op's output in out */
 } child_result;
@@ -281,6 +284,7 @@ static void child_run(sgl_node *c, const sgl_site *s, sgl_key mk, void **in, voi
     r->failed_op = -1;
     r->msg = NULL;
     c->boundary = &jb;
+    double t0 = sgl_instr ? sgl_wtime() : 0;
     if (setjmp(jb) == 0) {
         sgl_key ck;
         void *frame = frame_for(c, s, mk, &ck);
@@ -301,6 +305,12 @@ static void child_run(sgl_node *c, const sgl_site *s, sgl_key mk, void **in, voi
         for (int k = j; k < s->nops; k++) r->seg_end[k] = c->out.len;
     }
     r->out = c->out.data;
+    r->compute = 0;
+    if (sgl_instr) {
+        double t1 = sgl_wtime();
+        r->compute = t1 - t0;
+        sgl_trace_span(c->track, "compute", s, t0, t1);
+    }
     c->boundary = saved_boundary;
     g_cur = saved_cur;
 }
@@ -392,7 +402,61 @@ static void release_sources(const sgl_site *s, sgl_arg *args)
     }
 }
 
-static void superstep_local(sgl_node *n, sgl_key k, const sgl_site *s, sgl_arg *args)
+/* ------------------------------------------------------------------ */
+/* Instrumentation (sgl_instr.c): bytes moved, compute times, spans      */
+
+static void step_begin(sgl_node *n, const sgl_site *s, sgl_arg *args, sgl_step_rec *rec)
+{
+    memset(rec, 0, sizeof *rec);
+    rec->site = s;
+    rec->level = n->depth;
+    rec->nkids = n->nchildren;
+    rec->t0 = sgl_wtime();
+    for (int j = 0; j < s->nops; j++) {
+        const sgl_op *op = &s->ops[j];
+        if (op->kind == SGL_OP_SCATTER) {
+            const sgl_vec *v = args[j].src;
+            size_t sz = sgl_sizeof(op->type);
+            for (int64_t i = 0; i < v->len; i++) {
+                double b = (double)sgl_ser_size(op->type, (const char *)v->data + (size_t)i * sz);
+                rec->bytes[0] += b;
+                if (b > rec->h[0]) rec->h[0] = b;
+            }
+        } else if (op->kind == SGL_OP_BCAST) {
+            double b = (double)sgl_ser_size(op->type, args[j].src);
+            rec->bytes[1] += b * n->nchildren;
+            rec->h[1] += b;
+        }
+    }
+}
+
+static void step_end(sgl_node *n, const sgl_site *s, sgl_arg *args, const child_result *res,
+                     int nk, sgl_step_rec *rec)
+{
+    rec->t1 = sgl_wtime();
+    for (int i = 0; i < nk; i++) {
+        rec->csum += res[i].compute;
+        if (res[i].compute > rec->cmax) rec->cmax = res[i].compute;
+    }
+    for (int j = 0; j < s->nops; j++) {
+        const sgl_op *op = &s->ops[j];
+        if (op->kind != SGL_OP_GATHER) continue;
+        const sgl_vec *v = args[j].dst;
+        size_t sz = sgl_sizeof(op->type);
+        double hmax = 0;
+        for (int64_t i = 0; i < v->len; i++) {
+            double b = (double)sgl_ser_size(op->type, (const char *)v->data + (size_t)i * sz);
+            rec->bytes[2] += b;
+            if (b > hmax) hmax = b;
+        }
+        rec->h[2] += hmax;
+    }
+    sgl_instr_step(rec);
+    sgl_trace_span(n->track, "superstep", s, rec->t0, rec->t1);
+}
+
+static void superstep_local(sgl_node *n, sgl_key k, const sgl_site *s, sgl_arg *args,
+                            sgl_step_rec *rec)
 {
     int nk = n->nchildren;
     child_result *res = sgl_alloc((size_t)nk * sizeof *res, s->line, s->col);
@@ -412,6 +476,7 @@ static void superstep_local(sgl_node *n, sgl_key k, const sgl_site *s, sgl_arg *
         res[i].out = n->kids[i].out.data;
         n->kids[i].out.len = 0;
     }
+    if (rec) step_end(n, s, args, res, nk, rec);
     finish(n, s, res, nk);
     free(res);
 }
@@ -509,6 +574,7 @@ static void mpi_send_inputs(sgl_node *n, const sgl_site *s, sgl_arg *args)
 static void mpi_pack_result(sgl_buf *b, const sgl_site *s, const child_result *r, void **out)
 {
     put_i64(b, r->failed_op);
+    sgl_buf_put(b, &r->compute, sizeof r->compute);
     size_t mlen = r->msg ? strlen(r->msg) : 0;
     put_i64(b, (int64_t)mlen);
     if (mlen) sgl_buf_put(b, r->msg, mlen);
@@ -525,6 +591,8 @@ static const char *mpi_unpack_result(const char *p, const sgl_site *s, child_res
                                      sgl_arg *args, int i)
 {
     r->failed_op = (int)get_i64(&p);
+    memcpy(&r->compute, p, sizeof r->compute);
+    p += sizeof r->compute;
     int64_t mlen = get_i64(&p);
     r->msg = NULL;
     if (mlen) {
@@ -547,12 +615,14 @@ static const char *mpi_unpack_result(const char *p, const sgl_site *s, child_res
     return p;
 }
 
-static void superstep_mpi(sgl_node *n, sgl_key k, const sgl_site *s, sgl_arg *args)
+static void superstep_mpi(sgl_node *n, sgl_key k, const sgl_site *s, sgl_arg *args,
+                          sgl_step_rec *rec)
 {
     int nk = n->nchildren;
     int64_t cmd[3] = {s->id, k.depth, k.uid};
     MPI_CHECK(MPI_Bcast(cmd, 3, MPI_INT64_T, 0, n->comm_down));
     mpi_send_inputs(n, s, args);
+    if (rec) sgl_trace_span(n->track, "send", s, rec->t0, sgl_wtime());
 
     child_result *res = sgl_alloc((size_t)nk * sizeof *res, s->line, s->col);
     {
@@ -562,6 +632,7 @@ static void superstep_mpi(sgl_node *n, sgl_key k, const sgl_site *s, sgl_arg *ar
         child_run(n->kids, s, k, in, out, &res[0]);
     }
     /* gather the reports of children 1..nk-1 */
+    double t_wait = rec ? sgl_wtime() : 0;
     int zero = 0;
     int *counts = sgl_alloc((size_t)nk * sizeof(int), s->line, s->col);
     int *displs = sgl_alloc((size_t)nk * sizeof(int), s->line, s->col);
@@ -574,9 +645,11 @@ static void superstep_mpi(sgl_node *n, sgl_key k, const sgl_site *s, sgl_arg *ar
     char *buf = sgl_alloc(total ? total : 1, s->line, s->col);
     char dummy = 0;
     MPI_CHECK(MPI_Gatherv(&dummy, 0, MPI_BYTE, buf, counts, displs, MPI_BYTE, 0, n->comm_down));
+    if (rec) sgl_trace_span(n->track, "wait", s, t_wait, sgl_wtime());
     for (int i = 1; i < nk; i++) mpi_unpack_result(buf + displs[i], s, &res[i], args, i);
     release_sources(s, args);
     n->kids[0].out.len = 0;
+    if (rec) step_end(n, s, args, res, nk, rec);
     free(counts);
     free(displs);
     finish(n, s, res, nk);
@@ -642,14 +715,19 @@ void sgl_superstep(sgl_node *n, sgl_key k, const sgl_site *s, sgl_arg *args)
     for (int j = 0; j < s->nops; j++)
         if (s->ops[j].kind == SGL_OP_SCATTER && args[j].owned)
             args[j].owned = sgl_vec_unique(args[j].src);
+    sgl_step_rec rec_storage, *rec = NULL;
+    if (sgl_instr) {
+        rec = &rec_storage;
+        step_begin(n, s, args, rec);
+    }
     alloc_gathers(n, s, args);
 #ifdef SGL_USE_MPI
     if (n->kids_kind == KIDS_MPI) {
-        superstep_mpi(n, k, s, args);
+        superstep_mpi(n, k, s, args, rec);
         return;
     }
 #endif
-    superstep_local(n, k, s, args);
+    superstep_local(n, k, s, args, rec);
 }
 
 /* ------------------------------------------------------------------ */
@@ -687,6 +765,14 @@ static void build_local(sgl_node *n, const int *shape, int nlevels, bool threade
         node_init(&n->kids[i], n->path, n->depth + 1, i, shape, nlevels);
         build_local(&n->kids[i], shape, nlevels, threaded);
     }
+}
+
+/* Timeline tracks for n and, if local is set, its whole local subtree. */
+static void make_tracks(sgl_node *n, bool local)
+{
+    n->track = sgl_trace_track(n->path);
+    if (local && n->kids_kind == KIDS_LOCAL)
+        for (int i = 0; i < n->nchildren; i++) make_tracks(&n->kids[i], true);
 }
 
 /* Parse "2x2x3" (or "0" for the one-node tree). Returns the number of
@@ -776,7 +862,7 @@ int sgl_run(int argc, char **argv, const sgl_program *prog)
             shape_text = argv[++i];
         } else if (strncmp(argv[i], "--sgl-shape=", 12) == 0) {
             shape_text = argv[i] + 12;
-        } else {
+        } else if (sgl_instr_option(argv[i]) <= 0) {
             bad_flag = true;
             bad_text = argv[i];
         }
@@ -785,7 +871,8 @@ int sgl_run(int argc, char **argv, const sgl_program *prog)
     sgl_set_args(nargs, args);
     if (bad_flag) {
         if (rank == 0) {
-            fprintf(stderr, "%s: runtime error: unknown runtime option '%s' (known: --sgl-shape S)\n",
+            fprintf(stderr, "%s: runtime error: unknown or malformed runtime option '%s' (known: --sgl-shape S, "
+                    "--sgl-stats[=FILE.json], --sgl-trace=FILE.json, --sgl-predict=MACHINE.json)\n",
                     prog->file, bad_text);
         }
 #ifdef SGL_USE_MPI
@@ -896,6 +983,13 @@ int sgl_run(int argc, char **argv, const sgl_program *prog)
     }
 #endif
     build_local(&chain[plevels], shape, nlevels, threaded);
+    if (sgl_instr) {
+        for (int l = j0; l <= plevels; l++) make_tracks(&chain[l], l == plevels);
+#ifdef SGL_USE_MPI
+        MPI_CHECK(MPI_Barrier(MPI_COMM_WORLD));
+#endif
+    }
+    sgl_instr_start(prog, plevels, nlevels, shape_text, nprocs, rank);
 
     int status;
     if (j0 == 0) {
@@ -912,6 +1006,7 @@ int sgl_run(int argc, char **argv, const sgl_program *prog)
         status = 0;
     }
     fflush(stdout);
+    sgl_instr_finish();
 #ifdef SGL_USE_MPI
     MPI_Finalize();
 #endif

@@ -647,6 +647,21 @@ void sgl_ser(sgl_buf *b, const sgl_type *t, const void *v)
     }
 }
 
+size_t sgl_ser_size(const sgl_type *t, const void *v)
+{
+    if (is_flat(t))
+        return t->kind == SGL_T_BOOL ? 1 : 8;
+    const sgl_vec *x = v;
+    const sgl_type *et = t->elem;
+    if (is_flat(et))
+        return 8 + (size_t)x->len * sgl_sizeof(et);
+    size_t n = 8;
+    const sgl_vec *e = x->data;
+    for (int64_t i = 0; i < x->len; i++)
+        n += sgl_ser_size(et, &e[i]);
+    return n;
+}
+
 const char *sgl_deser(const char *p, const sgl_type *t, void *out)
 {
     switch (t->kind) {

@@ -21,7 +21,7 @@ from pathlib import Path
 from .paths import runtime_dir
 
 TARGETS = ("mpi", "omp", "seq")
-RUNTIME_SOURCES = ("sgl_value.c", "sgl_print.c", "sgl_misc.c", "sgl_tree.c")
+RUNTIME_SOURCES = ("sgl_value.c", "sgl_print.c", "sgl_misc.c", "sgl_tree.c", "sgl_instr.c")
 
 
 class BuildError(Exception):
@@ -45,7 +45,7 @@ class Toolchain:
         h = hashlib.sha256()
         for part in (self.target, *self.cc, *self.cflags, *self.defines):
             h.update(part.encode() + b"\0")
-        for name in (*RUNTIME_SOURCES, "sgl.h"):
+        for name in (*RUNTIME_SOURCES, "sgl.h", "sgl_instr.h"):
             h.update((runtime_dir() / name).read_bytes())
         return h.hexdigest()[:16]
 

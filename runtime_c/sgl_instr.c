@@ -1,0 +1,461 @@
+/*
+ * sgl_instr.c: run statistics (--sgl-stats), Chrome trace-event timelines
+ * (--sgl-trace) and predicted-against-measured superstep costs
+ * (--sgl-predict) for SGL programs.
+ *
+ * Statistics are kept per superstep site and per level (the depth of the
+ * master in the tree) and summed over every master of that level, in
+ * every process.  The prediction of one superstep is the BSP cost
+ *     max child compute + g_scatter*h_s + g_bcast*h_b + g_gather*h_g + l
+ * with g and l of the master's level read from a machine file written by
+ * `sglc probe`, the compute times measured, and h the largest number of
+ * bytes one child receives or sends.
+ */
+#define _POSIX_C_SOURCE 200809L
+#include "sgl_instr.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#ifdef SGL_USE_MPI
+#include <mpi.h>
+#endif
+
+#define MAX_LEVELS 32
+
+int sgl_instr;
+
+static char *stats_path;   /* NULL: summary on stderr */
+static char *trace_path;
+static char *predict_path;
+
+typedef struct acc {
+    double count, wall, cmax, cmean;
+    double hsum[3], bytes[3];
+    double hmax[3];
+} acc;
+
+static acc *accs; /* [nsites][MAX_LEVELS] */
+static int n_sites, p_levels, n_levels, n_procs, my_rank;
+static const sgl_site *const *site_table;
+static char shape_str[128];
+static double t_start;
+
+typedef struct machine_level {
+    bool known;
+    double l, g[3];
+} machine_level;
+static machine_level machine[MAX_LEVELS];
+
+static char *dup_str(const char *s)
+{
+    size_t n = strlen(s) + 1;
+    char *p = malloc(n);
+    if (!p) {
+        fprintf(stderr, "sgl: out of memory\n");
+        exit(1);
+    }
+    memcpy(p, s, n);
+    return p;
+}
+
+int sgl_instr_option(const char *arg)
+{
+    if (strcmp(arg, "--sgl-stats") == 0) {
+        sgl_instr |= SGL_INSTR_STATS;
+        return 1;
+    }
+    if (strncmp(arg, "--sgl-stats=", 12) == 0) {
+        sgl_instr |= SGL_INSTR_STATS;
+        stats_path = dup_str(arg + 12);
+        return *stats_path ? 1 : -1;
+    }
+    if (strncmp(arg, "--sgl-trace=", 12) == 0) {
+        sgl_instr |= SGL_INSTR_TRACE;
+        trace_path = dup_str(arg + 12);
+        return *trace_path ? 1 : -1;
+    }
+    if (strncmp(arg, "--sgl-predict=", 14) == 0) {
+        sgl_instr |= SGL_INSTR_PREDICT;
+        predict_path = dup_str(arg + 14);
+        return *predict_path ? 1 : -1;
+    }
+    return 0;
+}
+
+/* ------------------------------------------------------------------ */
+/* The machine file: a JSON object with "levels": [{"level": k, "l": ...,
+ * "g_scatter": ..., "g_bcast": ..., "g_gather": ...}, ...].  Only those
+ * keys are read. */
+
+static bool json_number(const char *obj, const char *end, const char *key, double *out)
+{
+    char pat[64];
+    snprintf(pat, sizeof pat, "\"%s\"", key);
+    size_t n = strlen(pat);
+    for (const char *p = obj; p && p < end; p++) {
+        p = strstr(p, pat);
+        if (!p || p >= end) return false;
+        const char *q = p + n;
+        while (*q == ' ' || *q == '\t' || *q == '\n' || *q == '\r') q++;
+        if (*q != ':') continue;
+        char *stop;
+        double v = strtod(q + 1, &stop);
+        if (stop == q + 1) return false;
+        *out = v;
+        return true;
+    }
+    return false;
+}
+
+static bool load_machine(const char *path)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f) return false;
+    size_t cap = 1 << 16, len = 0;
+    char *text = malloc(cap);
+    if (!text) {
+        fclose(f);
+        return false;
+    }
+    size_t got;
+    while ((got = fread(text + len, 1, cap - 1 - len, f)) > 0) {
+        len += got;
+        if (len == cap - 1) {
+            char *t = realloc(text, cap *= 2);
+            if (!t) break;
+            text = t;
+        }
+    }
+    text[len] = '\0';
+    fclose(f);
+    const char *lv = strstr(text, "\"levels\"");
+    bool any = false;
+    if (lv) {
+        const char *p = strchr(lv, '[');
+        while (p && (p = strchr(p, '{')) != NULL) {
+            /* the object's end: levels hold flat objects and a "fit" object */
+            int depth = 0;
+            const char *e = p;
+            for (; *e; e++) {
+                if (*e == '{') depth++;
+                if (*e == '}' && --depth == 0) break;
+            }
+            double level = -1, l = 0, gs = 0, gb = 0, gg = 0;
+            if (json_number(p, e, "level", &level) && level >= 0 && level < MAX_LEVELS) {
+                json_number(p, e, "l", &l);
+                json_number(p, e, "g_scatter", &gs);
+                json_number(p, e, "g_bcast", &gb);
+                json_number(p, e, "g_gather", &gg);
+                machine[(int)level] = (machine_level){true, l, {gs, gb, gg}};
+                any = true;
+            }
+            if (!*e) break;
+            p = e + 1;
+            const char *close = strchr(p, ']');
+            const char *next = strchr(p, '{');
+            if (close && (!next || close < next)) break;
+        }
+    }
+    free(text);
+    return any;
+}
+
+/* ------------------------------------------------------------------ */
+/* Statistics                                                           */
+
+void sgl_instr_start(const sgl_program *prog, int plevels, int nlevels, const char *shape_text,
+                     int nprocs, int rank)
+{
+    int nsites = prog->nsites;
+    site_table = prog->sites;
+    n_sites = nsites;
+    p_levels = plevels;
+    n_levels = nlevels;
+    n_procs = nprocs;
+    my_rank = rank;
+    snprintf(shape_str, sizeof shape_str, "%s", shape_text ? shape_text : "");
+    t_start = sgl_wtime();
+    if (!sgl_instr) return;
+    accs = calloc((size_t)(nsites ? nsites : 1) * MAX_LEVELS, sizeof *accs);
+    if (!accs) {
+        fprintf(stderr, "sgl: out of memory (statistics)\n");
+        exit(1);
+    }
+    if ((sgl_instr & SGL_INSTR_PREDICT) && rank == 0 && !load_machine(predict_path))
+        fprintf(stderr, "sgl-predict: cannot read machine parameters from '%s'\n", predict_path);
+}
+
+void sgl_instr_step(const sgl_step_rec *r)
+{
+    if (!accs || r->level < 0 || r->level >= MAX_LEVELS) return;
+    acc *a = &accs[r->site->id * MAX_LEVELS + r->level];
+#ifdef SGL_USE_OMP
+#pragma omp critical(sgl_instr)
+#endif
+    {
+        a->count += 1;
+        a->wall += r->t1 - r->t0;
+        a->cmax += r->cmax;
+        a->cmean += r->nkids ? r->csum / r->nkids : 0;
+        for (int k = 0; k < 3; k++) {
+            a->hsum[k] += r->h[k];
+            a->bytes[k] += r->bytes[k];
+            if (r->h[k] > a->hmax[k]) a->hmax[k] = r->h[k];
+        }
+    }
+}
+
+static const char *transport(int level)
+{
+    if (level < p_levels) return "mpi";
+#ifdef SGL_USE_OMP
+    return "omp";
+#else
+    return "seq";
+#endif
+}
+
+/* Sums and maxima over every process, onto rank 0. */
+static void reduce_accs(void)
+{
+#ifdef SGL_USE_MPI
+    size_t n = (size_t)(n_sites ? n_sites : 1) * MAX_LEVELS;
+    size_t per = sizeof(acc) / sizeof(double);
+    double *sums = malloc(n * per * sizeof(double));
+    double *maxs = malloc(n * per * sizeof(double));
+    if (!sums || !maxs) return;
+    MPI_Reduce(accs, sums, (int)(n * per), MPI_DOUBLE, MPI_SUM, 0, MPI_COMM_WORLD);
+    MPI_Reduce(accs, maxs, (int)(n * per), MPI_DOUBLE, MPI_MAX, 0, MPI_COMM_WORLD);
+    if (my_rank == 0) {
+        memcpy(accs, sums, n * per * sizeof(double));
+        for (size_t i = 0; i < n; i++)
+            for (int k = 0; k < 3; k++) accs[i].hmax[k] = ((acc *)maxs)[i].hmax[k];
+    }
+    free(sums);
+    free(maxs);
+#endif
+}
+
+static acc level_total(int level)
+{
+    acc t = {0};
+    for (int s = 0; s < n_sites; s++) {
+        acc *a = &accs[s * MAX_LEVELS + level];
+        t.count += a->count;
+        t.wall += a->wall;
+        t.cmax += a->cmax;
+        t.cmean += a->cmean;
+        for (int k = 0; k < 3; k++) {
+            t.hsum[k] += a->hsum[k];
+            t.bytes[k] += a->bytes[k];
+            if (a->hmax[k] > t.hmax[k]) t.hmax[k] = a->hmax[k];
+        }
+    }
+    return t;
+}
+
+static void write_stats(double total)
+{
+    FILE *f = stats_path ? fopen(stats_path, "w") : NULL;
+    if (stats_path && !f) {
+        fprintf(stderr, "sgl-stats: cannot write '%s'\n", stats_path);
+        return;
+    }
+    if (!f) {
+        fprintf(stderr, "sgl-stats: shape %s, %d process%s, total %.6f s\n", shape_str, n_procs,
+                n_procs == 1 ? "" : "es", total);
+        fprintf(stderr, "sgl-stats: %5s %-9s %10s %12s %12s %12s %12s %12s %12s %12s %9s\n",
+                "level", "transport", "supersteps", "scatter B", "bcast B", "gather B", "h max B",
+                "comm+wait s", "compute max", "compute mean", "imbalance");
+    } else {
+        fprintf(f, "{\n  \"sglc_stats\": 1,\n  \"shape\": \"%s\",\n  \"nprocs\": %d,\n"
+                   "  \"total_time\": %.9g,\n  \"levels\": [",
+                shape_str, n_procs, total);
+    }
+    bool first = true;
+    for (int l = 0; l < n_levels && l < MAX_LEVELS; l++) {
+        acc t = level_total(l);
+        if (t.count == 0) continue;
+        double hmax = t.hmax[0] + t.hmax[1] + t.hmax[2];
+        double imb = t.cmean > 0 ? t.cmax / t.cmean : 1.0;
+        double comm = t.wall - t.cmax;
+        if (!f) {
+            fprintf(stderr, "sgl-stats: %5d %-9s %10.0f %12.0f %12.0f %12.0f %12.0f %12.6f %12.6f %12.6f %9.3f\n",
+                    l, transport(l), t.count, t.bytes[0], t.bytes[1], t.bytes[2], hmax, comm,
+                    t.cmax, t.cmean, imb);
+            continue;
+        }
+        fprintf(f,
+                "%s\n    {\"level\": %d, \"transport\": \"%s\", \"supersteps\": %.0f,\n"
+                "     \"bytes\": {\"scatter\": %.0f, \"bcast\": %.0f, \"gather\": %.0f},\n"
+                "     \"h_max\": {\"scatter\": %.0f, \"bcast\": %.0f, \"gather\": %.0f},\n"
+                "     \"h_sum\": {\"scatter\": %.0f, \"bcast\": %.0f, \"gather\": %.0f},\n"
+                "     \"time\": {\"total\": %.9g, \"comm_wait\": %.9g, \"compute_max\": %.9g, "
+                "\"compute_mean\": %.9g},\n     \"imbalance\": %.6g}",
+                first ? "" : ",", l, transport(l), t.count, t.bytes[0], t.bytes[1], t.bytes[2],
+                t.hmax[0], t.hmax[1], t.hmax[2], t.hsum[0], t.hsum[1], t.hsum[2], t.wall, comm,
+                t.cmax, t.cmean, imb);
+        first = false;
+    }
+    if (f) {
+        fprintf(f, "\n  ]\n}\n");
+        fclose(f);
+    }
+}
+
+static void write_predict(void)
+{
+    fprintf(stderr, "sgl-predict: %-24s %5s %10s %14s %14s %9s\n", "site", "level", "supersteps",
+            "predicted s", "measured s", "error");
+    double ptot = 0, mtot = 0;
+    for (int s = 0; s < n_sites; s++) {
+        for (int l = 0; l < MAX_LEVELS; l++) {
+            acc *a = &accs[s * MAX_LEVELS + l];
+            if (a->count == 0) continue;
+            machine_level *m = &machine[l];
+            double pred = a->cmax + a->count * m->l;
+            for (int k = 0; k < 3; k++) pred += m->g[k] * a->hsum[k];
+            char name[96];
+            snprintf(name, sizeof name, "%s:%d", site_table[s]->func, site_table[s]->line);
+            fprintf(stderr, "sgl-predict: %-24s %5d %10.0f %14.6f %14.6f %8.1f%%%s\n",
+                    name, l, a->count, pred, a->wall,
+                    a->wall > 0 ? 100.0 * (pred - a->wall) / a->wall : 0.0,
+                    m->known ? "" : " (no parameters for this level)");
+            ptot += pred;
+            mtot += a->wall;
+        }
+    }
+    fprintf(stderr, "sgl-predict: %-24s %5s %10s %14.6f %14.6f %8.1f%%\n", "total", "", "", ptot,
+            mtot, mtot > 0 ? 100.0 * (ptot - mtot) / mtot : 0.0);
+}
+
+/* ------------------------------------------------------------------ */
+/* Timeline                                                             */
+
+typedef struct span {
+    const char *what;
+    const sgl_site *site;
+    double t0, t1;
+} span;
+
+struct sgl_track {
+    char path[256];
+    int id;
+    span *spans;
+    size_t n, cap;
+    sgl_track *next;
+};
+
+static sgl_track *tracks;
+static int ntracks;
+
+sgl_track *sgl_trace_track(const char *path)
+{
+    if (!(sgl_instr & SGL_INSTR_TRACE)) return NULL;
+    sgl_track *t = calloc(1, sizeof *t);
+    if (!t) return NULL;
+    snprintf(t->path, sizeof t->path, "%s", path);
+    t->id = ntracks++;
+    t->next = tracks;
+    tracks = t;
+    return t;
+}
+
+void sgl_trace_span(sgl_track *t, const char *what, const sgl_site *s, double t0, double t1)
+{
+    if (!t) return;
+    if (t->n == t->cap) {
+        size_t cap = t->cap ? 2 * t->cap : 256;
+        span *p = realloc(t->spans, cap * sizeof *p);
+        if (!p) return;
+        t->spans = p;
+        t->cap = cap;
+    }
+    t->spans[t->n++] = (span){what, s, t0, t1};
+}
+
+static void trace_events(sgl_buf *b)
+{
+    char line[512];
+    for (sgl_track *t = tracks; t; t = t->next) {
+        snprintf(line, sizeof line,
+                 "{\"name\":\"thread_name\",\"ph\":\"M\",\"pid\":%d,\"tid\":%d,"
+                 "\"args\":{\"name\":\"node %s\"}},\n",
+                 my_rank, t->id, t->path);
+        sgl_buf_puts(b, line);
+        for (size_t i = 0; i < t->n; i++) {
+            span *sp = &t->spans[i];
+            snprintf(line, sizeof line,
+                     "{\"name\":\"%s %s:%d\",\"cat\":\"%s\",\"ph\":\"X\",\"pid\":%d,\"tid\":%d,"
+                     "\"ts\":%.3f,\"dur\":%.3f},\n",
+                     sp->what, sp->site ? sp->site->func : "main", sp->site ? sp->site->line : 0,
+                     sp->what, my_rank, t->id, (sp->t0 - t_start) * 1e6, (sp->t1 - sp->t0) * 1e6);
+            sgl_buf_puts(b, line);
+        }
+    }
+}
+
+static void write_trace(void)
+{
+    sgl_buf mine = {0};
+    trace_events(&mine);
+    char *all = mine.data;
+    size_t total = mine.len;
+#ifdef SGL_USE_MPI
+    int len = (int)mine.len;
+    int *lens = NULL, *displs = NULL;
+    if (my_rank == 0) {
+        lens = calloc((size_t)n_procs, sizeof *lens);
+        displs = calloc((size_t)n_procs, sizeof *displs);
+    }
+    MPI_Gather(&len, 1, MPI_INT, lens, 1, MPI_INT, 0, MPI_COMM_WORLD);
+    all = NULL;
+    if (my_rank == 0) {
+        total = 0;
+        for (int i = 0; i < n_procs; i++) {
+            displs[i] = (int)total;
+            total += (size_t)lens[i];
+        }
+        all = malloc(total + 1);
+    }
+    char dummy = 0;
+    MPI_Gatherv(mine.data ? mine.data : &dummy, len, MPI_CHAR, all, lens, displs, MPI_CHAR, 0,
+                MPI_COMM_WORLD);
+    free(lens);
+    free(displs);
+#endif
+    if (my_rank == 0) {
+        FILE *f = fopen(trace_path, "w");
+        if (!f) {
+            fprintf(stderr, "sgl-trace: cannot write '%s'\n", trace_path);
+        } else {
+            fprintf(f, "{\"displayTimeUnit\":\"ms\",\"traceEvents\":[\n");
+            fprintf(f, "{\"name\":\"process_name\",\"ph\":\"M\",\"pid\":0,\"args\":{\"name\":\"sgl\"}}");
+            if (total > 0) {
+                fputs(",\n", f);
+                /* drop the last ",\n" */
+                fwrite(all, 1, total - 2, f);
+            }
+            fprintf(f, "\n]}\n");
+            fclose(f);
+        }
+    }
+#ifdef SGL_USE_MPI
+    free(all);
+#endif
+    sgl_buf_free(&mine);
+}
+
+void sgl_instr_finish(void)
+{
+    if (!sgl_instr) return;
+    double total = sgl_wtime() - t_start;
+    if (sgl_instr & SGL_INSTR_TRACE) write_trace();
+    if (!(sgl_instr & (SGL_INSTR_STATS | SGL_INSTR_PREDICT))) return;
+    reduce_accs();
+    if (my_rank != 0) return;
+    if (sgl_instr & SGL_INSTR_STATS) write_stats(total);
+    if (sgl_instr & SGL_INSTR_PREDICT) write_predict();
+}

@@ -1,0 +1,47 @@
+/*
+ * sgl_instr.h: run statistics, timelines and cost prediction (internal to
+ * the runtime; generated code never includes it).
+ *
+ * The runtime options --sgl-stats[=FILE.json], --sgl-trace=FILE.json and
+ * --sgl-predict=machine.json switch them on; with none of them, the only
+ * cost is one test of sgl_instr per superstep.  docs/cost-model.md
+ * documents the JSON files.
+ */
+#ifndef SGL_INSTR_H
+#define SGL_INSTR_H
+
+#include "sgl.h"
+
+enum { SGL_INSTR_STATS = 1, SGL_INSTR_TRACE = 2, SGL_INSTR_PREDICT = 4 };
+extern int sgl_instr;
+
+/* What the master saw of one superstep. */
+typedef struct sgl_step_rec {
+    const sgl_site *site;
+    int level;        /* depth of the master in the tree */
+    double t0, t1;    /* the master's wall time of the superstep */
+    double cmax;      /* slowest child's compute time (its ops) */
+    double csum;      /* sum over the children */
+    int nkids;
+    double h[3];      /* largest bytes to/from one child: scatter, bcast, gather */
+    double bytes[3];  /* total bytes: scatter, bcast, gather */
+} sgl_step_rec;
+
+/* Consumes a runtime option; returns 0 if it is not one of ours, -1 if it
+ * is malformed. */
+int sgl_instr_option(const char *arg);
+/* After the tree is known: the program, the number of levels mapped to
+ * processes, the number of levels. */
+void sgl_instr_start(const sgl_program *prog, int plevels, int nlevels, const char *shape_text,
+                     int nprocs, int rank);
+void sgl_instr_step(const sgl_step_rec *r);
+
+/* Timeline: one track per node. */
+typedef struct sgl_track sgl_track;
+sgl_track *sgl_trace_track(const char *path);
+void sgl_trace_span(sgl_track *t, const char *what, const sgl_site *s, double t0, double t1);
+
+/* At the end of the run, on every process (collective under MPI). */
+void sgl_instr_finish(void);
+
+#endif
