@@ -624,7 +624,7 @@ class Emitter:
         self.c_file = c_string(prog.file)
 
     def epilogue(self, f: ir.Function) -> list[str]:
-        lines = [f"{f.cname}__free_locals(F);"]
+        lines = [f"{f.free_locals_fn}(F);"]
         if f.runs_supersteps:
             lines.append("sgl_leave(N, K);")
         return lines
@@ -636,9 +636,9 @@ class Emitter:
 
     def function_body(self, f: ir.Function) -> list[str]:
         b = _Body(self, f, in_function=True)
-        b.out(f"{f.cname}_frame F_;")
+        b.out(f"{f.frame_type} F_;")
         b.out("memset(&F_, 0, sizeof F_);")
-        b.out(f"{f.cname}_frame *F = &F_;")
+        b.out(f"{f.frame_type} *F = &F_;")
         b.out("(void)N;")
         for p in f.params:
             b.out(f"F->{p.cname} = {p.cname};")
@@ -654,7 +654,7 @@ class Emitter:
 
     def action_body(self, f: ir.Function, a: ir.Action) -> list[str]:
         b = _Body(self, f, in_function=False)
-        b.out(f"{f.cname}_frame *F = frame_;")
+        b.out(f"{f.frame_type} *F = frame_;")
         b.out("(void)N;")
         b.out("(void)K;")
         b.out("(void)F;")
@@ -705,9 +705,7 @@ class Emitter:
                     "line": op.line,
                     "col": op.col,
                 })
-            func_cname = "f_" + s.func
-            sites.append({"s": s, "ops": ops, "frame": func_cname + "_frame",
-                          "free": func_cname + "__free"})
+            sites.append({"s": s, "ops": ops})
         env = jinja2.Environment(
             loader=jinja2.FileSystemLoader(str(templates_dir())),
             undefined=jinja2.StrictUndefined,

@@ -208,6 +208,8 @@ class Site:
     line: int
     col: int
     ops: list[Op]
+    frame_type: str  # the C frame type of the function (children's copies)
+    free_fn: str  # the C function freeing such a frame
 
 
 @dataclass(eq=False)
@@ -229,6 +231,9 @@ class Function:
     actions: list[Action]
     runs_supersteps: bool  # has a superstep at its own level (needs a key)
     line: int
+    frame_type: str  # C names: the frame struct, and the functions freeing
+    free_fn: str  # a child's frame (everything) and the function's own
+    free_locals_fn: str  # frame (all but the borrowed parameters)
 
 
 @dataclass(eq=False)

@@ -34,6 +34,8 @@ class _FuncLowering:
         self.prog = prog
         self.fd = fd
         self.cname = "f_" + fd.name
+        self.frame_type = "fr_" + fd.name
+        self.free_fn = "frfree_" + fd.name
         self.vars: dict[int, ir.Var] = {}
         self.frame: list[ir.Var] = []
         params = {id(p.sym) for p in fd.params if p.sym is not None}
@@ -58,6 +60,9 @@ class _FuncLowering:
             actions=self.actions,
             runs_supersteps=self.runs_supersteps,
             line=self.fd.span.line,
+            frame_type=self.frame_type,
+            free_fn=self.free_fn,
+            free_locals_fn="frfreel_" + self.fd.name,
         )
 
     # ------------------------------------------------------------ statements
@@ -101,11 +106,11 @@ class _FuncLowering:
         ops: list[ir.Op] = []
         site_id = len(self.prog.sites)
         site = ir.Site(site_id, f"site_{site_id}", self.fd.name, group[0].span.line,
-                       group[0].span.col, ops)
+                       group[0].span.col, ops, self.frame_type, self.free_fn)
         self.prog.sites.append(site)  # before the pardo bodies add theirs
         for k, s in enumerate(group):
             line, col = s.span.line, s.span.col
-            base = f"{self.cname}__s{site_id}_{k}"
+            base = f"act{site_id}_{k}"
             if isinstance(s, (ast.Scatter, ast.Bcast)):
                 kind = ir.SCATTER if isinstance(s, ast.Scatter) else ir.BCAST
                 target = self.lvalue(s.target)
