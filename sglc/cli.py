@@ -259,7 +259,10 @@ def launch_command(exe: str, nprocs: int, threads: int | None, shape: str | None
 
 
 def _stem(path: str) -> str:
-    return path[:-4] if path.endswith(".sgl") else path + ".out"
+    """The default output name: the file's base name without .sgl (in the
+    current directory)."""
+    name = Path(path).name
+    return name[:-4] if name.endswith(".sgl") and len(name) > 4 else name + ".out"
 
 
 def _guard(fn, debug: bool) -> None:
