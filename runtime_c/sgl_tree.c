@@ -504,68 +504,91 @@ static int to_count(size_t n)
     return (int)n;
 }
 
-/* Children's side of the data movement before the ops run. */
-static void mpi_recv_inputs(MPI_Comm comm, const sgl_site *s, sgl_vec *tmp, void **in)
+/* The command for child i of a superstep, one point-to-point message:
+ * site, depth, uid, then per op in order: a scatter's element for child i;
+ * a bcast's value, or (for a large value sent to many children) its size,
+ * the value following in an MPI_Bcast.  Children learn message sizes with
+ * MPI_Probe, so no round of sizes is needed. */
+enum { TAG_CMD = 11, TAG_REPORT = 12 };
+#define BCAST_INLINE_LIMIT ((size_t)1 << 20)
+
+static void mpi_send_commands(sgl_node *n, const sgl_site *s, sgl_key k, sgl_arg *args)
+{
+    int nk = n->nchildren;
+    sgl_buf bc[SGL_MAX_OPS];
+    bool separate[SGL_MAX_OPS];
+    for (int j = 0; j < s->nops; j++) {
+        bc[j] = (sgl_buf){0};
+        separate[j] = false;
+        if (s->ops[j].kind == SGL_OP_BCAST) {
+            sgl_ser(&bc[j], s->ops[j].type, args[j].src);
+            separate[j] = nk > 2 && bc[j].len * (size_t)(nk - 1) > BCAST_INLINE_LIMIT;
+        }
+    }
+    sgl_buf *msgs = sgl_alloc((size_t)nk * sizeof *msgs, s->line, s->col);
+    MPI_Request *reqs = sgl_alloc((size_t)nk * sizeof *reqs, s->line, s->col);
+    for (int i = 1; i < nk; i++) {
+        sgl_buf *b = &msgs[i];
+        *b = (sgl_buf){0};
+        put_i64(b, s->id);
+        put_i64(b, k.depth);
+        put_i64(b, k.uid);
+        for (int j = 0; j < s->nops; j++) {
+            const sgl_op *op = &s->ops[j];
+            if (op->kind == SGL_OP_SCATTER) {
+                const sgl_vec *v = args[j].src;
+                sgl_ser(b, op->type, (const char *)v->data + (size_t)i * sgl_sizeof(op->type));
+            } else if (op->kind == SGL_OP_BCAST) {
+                put_i64(b, separate[j] ? (int64_t)bc[j].len : -1);
+                if (!separate[j]) sgl_buf_put(b, bc[j].data, bc[j].len);
+            }
+        }
+        MPI_CHECK(MPI_Isend(b->data, to_count(b->len), MPI_BYTE, i, TAG_CMD, n->comm_down,
+                            &reqs[i - 1]));
+    }
+    for (int j = 0; j < s->nops; j++)
+        if (separate[j])
+            MPI_CHECK(MPI_Bcast(bc[j].data, to_count(bc[j].len), MPI_BYTE, 0, n->comm_down));
+    if (nk > 1) MPI_CHECK(MPI_Waitall(nk - 1, reqs, MPI_STATUSES_IGNORE));
+    for (int i = 1; i < nk; i++) sgl_buf_free(&msgs[i]);
+    for (int j = 0; j < s->nops; j++) sgl_buf_free(&bc[j]);
+    free(msgs);
+    free(reqs);
+}
+
+/* Receive one message from `source` with `tag`, whatever its size. */
+static char *mpi_recv_any(MPI_Comm comm, int source, int tag, int *count)
+{
+    MPI_Status st;
+    MPI_CHECK(MPI_Probe(source, tag, comm, &st));
+    MPI_CHECK(MPI_Get_count(&st, MPI_BYTE, count));
+    char *buf = malloc(*count ? (size_t)*count : 1);
+    if (!buf) fatal_internal("out of memory (message)");
+    MPI_CHECK(MPI_Recv(buf, *count, MPI_BYTE, source, tag, comm, MPI_STATUS_IGNORE));
+    return buf;
+}
+
+/* A child's side: decode the inputs of the ops from its command. */
+static void mpi_decode_inputs(MPI_Comm comm, const sgl_site *s, const char *p, sgl_vec *tmp,
+                              void **in)
 {
     for (int j = 0; j < s->nops; j++) {
         const sgl_op *op = &s->ops[j];
         in[j] = NULL;
         if (op->kind == SGL_OP_SCATTER) {
-            int count = 0;
-            MPI_CHECK(MPI_Scatter(NULL, 1, MPI_INT, &count, 1, MPI_INT, 0, comm));
-            char *buf = sgl_alloc(count ? (size_t)count : 1, op->line, op->col);
-            MPI_CHECK(MPI_Scatterv(NULL, NULL, NULL, MPI_BYTE, buf, count, MPI_BYTE, 0, comm));
-            sgl_deser(buf, op->type, &tmp[j]);
-            free(buf);
+            p = sgl_deser(p, op->type, &tmp[j]);
             in[j] = &tmp[j];
         } else if (op->kind == SGL_OP_BCAST) {
-            int64_t count = 0;
-            MPI_CHECK(MPI_Bcast(&count, 1, MPI_INT64_T, 0, comm));
-            char *buf = sgl_alloc(count ? (size_t)count : 1, op->line, op->col);
-            MPI_CHECK(MPI_Bcast(buf, to_count((size_t)count), MPI_BYTE, 0, comm));
-            sgl_deser(buf, op->type, &tmp[j]);
-            free(buf);
-            in[j] = &tmp[j];
-        }
-    }
-}
-
-/* Master's side: send the inputs of children 1..nk-1; child 0 is local. */
-static void mpi_send_inputs(sgl_node *n, const sgl_site *s, sgl_arg *args)
-{
-    int nk = n->nchildren;
-    for (int j = 0; j < s->nops; j++) {
-        const sgl_op *op = &s->ops[j];
-        if (op->kind == SGL_OP_SCATTER) {
-            const sgl_vec *v = args[j].src;
-            size_t sz = sgl_sizeof(op->type);
-            sgl_buf b = {0};
-            int *counts = sgl_alloc((size_t)nk * sizeof(int), op->line, op->col);
-            int *displs = sgl_alloc((size_t)nk * sizeof(int), op->line, op->col);
-            counts[0] = 0;
-            displs[0] = 0;
-            for (int i = 1; i < nk; i++) {
-                size_t before = b.len;
-                sgl_ser(&b, op->type, (const char *)v->data + (size_t)i * sz);
-                displs[i] = to_count(before);
-                counts[i] = to_count(b.len - before);
+            int64_t size = get_i64(&p);
+            if (size < 0) {
+                p = sgl_deser(p, op->type, &tmp[j]);
+            } else {
+                char *buf = sgl_alloc(size ? (size_t)size : 1, op->line, op->col);
+                MPI_CHECK(MPI_Bcast(buf, to_count((size_t)size), MPI_BYTE, 0, comm));
+                sgl_deser(buf, op->type, &tmp[j]);
+                free(buf);
             }
-            int mine = 0;
-            MPI_CHECK(MPI_Scatter(counts, 1, MPI_INT, &mine, 1, MPI_INT, 0, n->comm_down));
-            char dummy = 0;
-            MPI_CHECK(MPI_Scatterv(b.data ? b.data : &dummy, counts, displs, MPI_BYTE, &dummy, 0,
-                                   MPI_BYTE, 0, n->comm_down));
-            sgl_buf_free(&b);
-            free(counts);
-            free(displs);
-        } else if (op->kind == SGL_OP_BCAST) {
-            sgl_buf b = {0};
-            sgl_ser(&b, op->type, args[j].src);
-            int64_t count = (int64_t)b.len;
-            MPI_CHECK(MPI_Bcast(&count, 1, MPI_INT64_T, 0, n->comm_down));
-            char dummy = 0;
-            MPI_CHECK(MPI_Bcast(b.data ? b.data : &dummy, to_count(b.len), MPI_BYTE, 0, n->comm_down));
-            sgl_buf_free(&b);
+            in[j] = &tmp[j];
         }
     }
 }
@@ -619,9 +642,7 @@ static void superstep_mpi(sgl_node *n, sgl_key k, const sgl_site *s, sgl_arg *ar
                           sgl_step_rec *rec)
 {
     int nk = n->nchildren;
-    int64_t cmd[3] = {s->id, k.depth, k.uid};
-    MPI_CHECK(MPI_Bcast(cmd, 3, MPI_INT64_T, 0, n->comm_down));
-    mpi_send_inputs(n, s, args);
+    mpi_send_commands(n, s, k, args);
     if (rec) sgl_trace_span(n->track, "send", s, rec->t0, sgl_wtime());
 
     child_result *res = sgl_alloc((size_t)nk * sizeof *res, s->line, s->col);
@@ -631,29 +652,22 @@ static void superstep_mpi(sgl_node *n, sgl_key k, const sgl_site *s, sgl_arg *ar
         local_inputs(s, args, 0, in, out, tmp);
         child_run(n->kids, s, k, in, out, &res[0]);
     }
-    /* gather the reports of children 1..nk-1 */
+    /* the reports of children 1..nk-1, in child order */
     double t_wait = rec ? sgl_wtime() : 0;
-    int zero = 0;
-    int *counts = sgl_alloc((size_t)nk * sizeof(int), s->line, s->col);
-    int *displs = sgl_alloc((size_t)nk * sizeof(int), s->line, s->col);
-    MPI_CHECK(MPI_Gather(&zero, 1, MPI_INT, counts, 1, MPI_INT, 0, n->comm_down));
-    size_t total = 0;
-    for (int i = 0; i < nk; i++) {
-        displs[i] = to_count(total);
-        total += (size_t)counts[i];
+    char **reports = sgl_alloc((size_t)nk * sizeof *reports, s->line, s->col);
+    for (int i = 1; i < nk; i++) {
+        int count = 0;
+        reports[i] = mpi_recv_any(n->comm_down, i, TAG_REPORT, &count);
+        mpi_unpack_result(reports[i], s, &res[i], args, i);
     }
-    char *buf = sgl_alloc(total ? total : 1, s->line, s->col);
-    char dummy = 0;
-    MPI_CHECK(MPI_Gatherv(&dummy, 0, MPI_BYTE, buf, counts, displs, MPI_BYTE, 0, n->comm_down));
     if (rec) sgl_trace_span(n->track, "wait", s, t_wait, sgl_wtime());
-    for (int i = 1; i < nk; i++) mpi_unpack_result(buf + displs[i], s, &res[i], args, i);
     release_sources(s, args);
     n->kids[0].out.len = 0;
     if (rec) step_end(n, s, args, res, nk, rec);
-    free(counts);
-    free(displs);
+    /* finish() may raise (the program then stops): reports are freed after */
     finish(n, s, res, nk);
-    free(buf);
+    for (int i = 1; i < nk; i++) free(reports[i]);
+    free(reports);
     free(res);
 }
 
@@ -661,20 +675,24 @@ static void superstep_mpi(sgl_node *n, sgl_key k, const sgl_site *s, sgl_arg *ar
 static void worker_loop(sgl_node *c)
 {
     for (;;) {
-        int64_t cmd[3];
-        MPI_CHECK(MPI_Bcast(cmd, 3, MPI_INT64_T, 0, c->comm_up));
-        if (cmd[0] == CMD_EXIT) {
-            g_exit_status = (int)cmd[1];
+        int count = 0;
+        char *msg = mpi_recv_any(c->comm_up, 0, TAG_CMD, &count);
+        const char *p = msg;
+        int64_t site = get_i64(&p), depth = get_i64(&p), uid = get_i64(&p);
+        if (site == CMD_EXIT) {
+            free(msg);
+            g_exit_status = (int)depth;
             mpi_send_exit(c);
             return;
         }
-        if (cmd[0] < 0 || cmd[0] >= g_prog->nsites) fatal_internal("bad command from the master");
-        const sgl_site *s = g_prog->sites[cmd[0]];
-        sgl_key mk = {cmd[1], cmd[2]};
+        if (site < 0 || site >= g_prog->nsites) fatal_internal("bad command from the master");
+        const sgl_site *s = g_prog->sites[site];
+        sgl_key mk = {depth, uid};
         void *in[SGL_MAX_OPS], *out[SGL_MAX_OPS];
         sgl_vec tmp[SGL_MAX_OPS];
         char outval[SGL_MAX_OPS][sizeof(sgl_vec)];
-        mpi_recv_inputs(c->comm_up, s, tmp, in);
+        mpi_decode_inputs(c->comm_up, s, p, tmp, in);
+        free(msg);
         for (int j = 0; j < s->nops; j++) {
             memset(outval[j], 0, sizeof outval[j]);
             out[j] = outval[j];
@@ -688,11 +706,9 @@ static void worker_loop(sgl_node *c)
                 sgl_value_free(s->ops[j].type, out[j]);
         free(r.msg);
         c->out.len = 0;
-        int count = to_count(b.len);
         char dummy = 0;
-        MPI_CHECK(MPI_Gather(&count, 1, MPI_INT, NULL, 0, MPI_INT, 0, c->comm_up));
-        MPI_CHECK(MPI_Gatherv(b.data ? b.data : &dummy, count, MPI_BYTE, NULL, NULL, NULL, MPI_BYTE, 0,
-                              c->comm_up));
+        MPI_CHECK(MPI_Send(b.data ? b.data : &dummy, to_count(b.len), MPI_BYTE, 0, TAG_REPORT,
+                           c->comm_up));
         sgl_buf_free(&b);
     }
 }
@@ -702,7 +718,8 @@ static void mpi_send_exit(sgl_node *n)
 {
     for (sgl_node *m = n; m && m->kids_kind == KIDS_MPI; m = m->kids) {
         int64_t cmd[3] = {CMD_EXIT, g_exit_status, 0};
-        MPI_CHECK(MPI_Bcast(cmd, 3, MPI_INT64_T, 0, m->comm_down));
+        for (int i = 1; i < m->nchildren; i++)
+            MPI_CHECK(MPI_Send(cmd, (int)sizeof cmd, MPI_BYTE, i, TAG_CMD, m->comm_down));
     }
 }
 #endif
