@@ -1,0 +1,46 @@
+"""The front end as one call: read a file, parse it and check it.
+
+    source, program = load("prog.sgl")      # raises CompileError
+    text = format_errors(err, source, "prog.sgl", color=False)
+"""
+
+from __future__ import annotations
+
+import gc
+
+from .ast import Program
+from .check import check_program
+from .diagnostics import CompileError, render_all
+from .parse import parse_program
+
+__all__ = ["load", "load_source", "format_errors"]
+
+
+def load_source(source: str, path: str) -> Program:
+    """Parse and check source text; `path` is used only in messages."""
+    prog = parse_program(source, path)
+    gc_was_enabled = gc.isenabled()
+    gc.disable()  # the checker makes many small objects and no garbage cycles
+    try:
+        check_program(prog, path)
+    finally:
+        if gc_was_enabled:
+            gc.enable()
+    return prog
+
+
+def load(path: str) -> tuple[str, Program]:
+    """Read `path` (UTF-8), parse and check it.
+
+    Raises OSError when the file cannot be read (the CLI exits 2) and
+    CompileError when the program has errors (exit 1).
+    """
+    with open(path, encoding="utf-8", errors="replace", newline="") as f:
+        source = f.read()
+    return source, load_source(source, path)
+
+
+def format_errors(err: CompileError, source: str, path: str, color: bool = False) -> str:
+    """The rendered diagnostics of `err`, in source order, each line ending
+    with a newline (what `sglc check` prints on stderr)."""
+    return render_all(err.diagnostics, source, path, color)

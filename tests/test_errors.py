@@ -1,0 +1,58 @@
+"""Golden diagnostics: each tests/errors/NAME.sgl is a program with one
+mistake (a few have two or three independent ones), and NAME.err is the
+exact standard error of `sglc check NAME.sgl` run in tests/errors (no
+color).  The check runs in-process (sglc.frontend + the renderer), which
+is what the CLI prints.  `pytest --update-golden` rewrites the .err files.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+
+from sglc.diagnostics import CompileError
+from sglc.frontend import format_errors, load_source
+
+ERRORS = Path(__file__).resolve().parent / "errors"
+CASES = sorted(ERRORS.glob("*.sgl"))
+
+
+def _stderr(case: Path) -> str:
+    source = case.read_text(encoding="utf-8")
+    try:
+        load_source(source, case.name)
+    except CompileError as err:
+        return format_errors(err, source, case.name, color=False)
+    return ""
+
+
+def test_there_are_enough_cases() -> None:
+    assert len(CASES) >= 65
+
+
+@pytest.mark.parametrize("case", CASES, ids=[c.stem for c in CASES])
+def test_golden(case: Path, request: pytest.FixtureRequest) -> None:
+    got = _stderr(case)
+    assert got, f"{case.name} was accepted, but it is wrong"
+    golden = case.with_suffix(".err")
+    if request.config.getoption("update_golden"):
+        golden.write_text(got, encoding="utf-8")
+        return
+    assert golden.exists(), f"{golden.name} is missing (run pytest --update-golden)"
+    assert got == golden.read_text(encoding="utf-8")
+
+
+@pytest.mark.parametrize("case", CASES, ids=[c.stem for c in CASES])
+def test_first_line_shape(case: Path) -> None:
+    got = _stderr(case)
+    first = got.splitlines()[0]
+    assert re.match(rf"^{re.escape(case.name)}:\d+:\d+: error: ", first), first
+    # every diagnostic starts a line with the file name, and no traceback
+    assert "Traceback" not in got
+    heads = [ln for ln in got.splitlines() if ln.startswith(case.name + ":")]
+    assert heads and all(": error: " in h for h in heads)
+    # diagnostics come in source order
+    positions = [tuple(int(x) for x in h.split(":")[1:3]) for h in heads]
+    assert positions == sorted(positions)
