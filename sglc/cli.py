@@ -3,6 +3,8 @@
     sglc prog.sgl -o prog        compile (the main form)
     sglc check prog.sgl ...      parse and check only
     sglc run prog.sgl -np 2      compile into a cache and run (mpirun for np > 1)
+    sglc probe -np 2 -o m.json   measure the machine's l, g, r per level
+    sglc cost prog.sgl           symbolic cost of every superstep
 
 Exit status: 0 ok, 1 errors in the program, 2 bad usage, 3 internal error.
 """
@@ -15,6 +17,7 @@ import shlex
 import subprocess
 import sys
 import tempfile
+import threading
 import traceback
 from dataclasses import dataclass
 from pathlib import Path
@@ -242,6 +245,66 @@ def run_cmd(file: str, nprocs: int, threads: int | None, shape: str | None, targ
     _guard(go, debug)
 
 
+@cli.command("probe")
+@click.option("-np", "--np", "nprocs", type=click.IntRange(1), default=1, show_default=True,
+              help="MPI processes.")
+@click.option("--threads", type=click.IntRange(1), default=1, show_default=True,
+              help="OpenMP threads per process (OMP_NUM_THREADS).")
+@click.option("--shape", default=None,
+              help="Machine shape (default: NP if > 1, then THREADS if > 1).")
+@click.option("-o", "output", default="machine.json", show_default=True, metavar="FILE.json",
+              help="Machine file to write.")
+@click.option("--quick", is_flag=True, help="Few sizes and repetitions (a few seconds).")
+@_target_opt
+@_verbose_opt
+@_debug_opt
+def probe_cmd(nprocs: int, threads: int, shape: str | None, output: str, quick: bool,
+              target: str | None, verbose: bool, debug: bool) -> None:
+    """Measure l, g and r of every level of the machine tree (docs/cost-model.md)."""
+    from . import probe
+
+    tgt = target or ("mpi" if nprocs > 1 else default_target())
+    if nprocs > 1 and tgt != "mpi":
+        raise click.UsageError(f"-np {nprocs} needs the mpi target")
+    try:
+        probe.process_levels(probe.parse_shape(shape or probe.default_shape(nprocs, threads)),
+                             nprocs)
+    except ValueError as e:
+        raise click.UsageError(str(e)) from None
+
+    def go() -> None:
+        opts = Options(tgt, 2, False, verbose)
+        try:
+            machine = probe.run_probe(nprocs, threads, shape, quick, tgt, verbose,
+                                      compile_fn=lambda src, exe: compile_to(src, exe, opts))
+        except probe.ProbeError as e:
+            click.echo(f"sglc: probe: {e}", err=True)
+            raise _Failure(EXIT_INTERNAL) from None
+        try:
+            probe.write_machine(machine, output)
+        except OSError as e:
+            click.echo(f"sglc: error: cannot write {output}: {e.strerror}", err=True)
+            raise _Failure(EXIT_USAGE) from None
+        click.echo(probe.summary(machine) + f"  written to {output}", nl=True)
+
+    _guard(go, debug)
+
+
+@cli.command("cost")
+@click.argument("file", metavar="FILE.sgl")
+@_debug_opt
+def cost_cmd(file: str, debug: bool) -> None:
+    """Print the symbolic BSP cost of every superstep of FILE.sgl."""
+
+    def go() -> None:
+        from .cost import render
+        from .lower import lower_program
+
+        click.echo(render(lower_program(_front(file), file)), nl=False)
+
+    _guard(go, debug)
+
+
 def launch_command(exe: str, nprocs: int, threads: int | None, shape: str | None,
                    args: list[str]) -> list[str]:
     """The command that runs exe on nprocs MPI processes (directly for 1)."""
@@ -291,7 +354,24 @@ def _guard(fn, debug: bool) -> None:
 
 
 def main() -> None:
-    cli(prog_name="sglc")
+    """The console script.  The stages recurse over the program's tree, so
+    sglc runs in a thread with a large stack and recursion limit: deeply
+    nested programs compile instead of failing with a RecursionError."""
+    threading.stack_size(512 * 1024 * 1024)
+    sys.setrecursionlimit(200_000)
+    status: list[object] = [0]
+
+    def run() -> None:
+        try:
+            cli(prog_name="sglc")
+        except SystemExit as e:
+            status[0] = e.code
+
+    t = threading.Thread(target=run, name="sglc")
+    t.start()
+    t.join()
+    code = status[0]
+    sys.exit(code if isinstance(code, int) or code is None else str(code))
 
 
 if __name__ == "__main__":

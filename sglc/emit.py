@@ -419,8 +419,10 @@ class _Body:
         e = s.expr
         self.open_scope()
         main: list[str] = []
+        block = False
         if isinstance(e, ir.Builtin) and e.name == "print":
             main = self._print(e)
+            block = True  # declares `ob`
         elif isinstance(e, ir.Builtin) and e.name == "push":
             target, x = e.args
             assert isinstance(target.ty, Vec) and isinstance(target, (ir.VarRef, ir.Index))
@@ -439,7 +441,7 @@ class _Body:
             v = self.ex(e)
             if v.temp is None and not (isinstance(e, ir.Call)):
                 main = [f"(void){v.code};"]
-        self.write_stmt(self.close_scope(), main)
+        self.write_stmt(self.close_scope(), main, block=block)
 
     def _print(self, e: ir.Builtin) -> list[str]:
         vals: list[tuple[ir.Expr, str]] = []

@@ -40,7 +40,7 @@ class _FuncLowering:
         self.frame: list[ir.Var] = []
         params = {id(p.sym) for p in fd.params if p.sym is not None}
         for sym in fd.symbols:
-            v = ir.Var(sym.name, "v_" + sym.cname, sym.ty, is_param=id(sym) in params)
+            v = ir.Var(sym.name, sym.cname, sym.ty, is_param=id(sym) in params)
             self.vars[id(sym)] = v
             self.frame.append(v)
         self.frame.sort(key=lambda v: not v.is_param)
