@@ -413,7 +413,7 @@ class _Body:
             else:
                 rhs = f"{cur} {op} {v.code}"
             main.append(f"{cur} = {rhs};")
-        self.write_stmt(self.close_scope(), main)
+        self.write_stmt(self.close_scope(), main, block=len(main) > 1)
 
     def st_ExprStmt(self, s: ir.ExprStmt) -> None:
         e = s.expr
