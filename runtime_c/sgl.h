@@ -96,6 +96,8 @@ bool sgl_value_eq(const sgl_type *t, const void *a, const void *b);
 
 /* Vectors: vt is the VECTOR type (kind SGL_T_VEC). */
 sgl_vec sgl_vec_new(const sgl_type *vt, int64_t len, int line, int col); /* zeroed elements */
+/* Elements left uninitialized: only for int, float and bool elements. */
+sgl_vec sgl_vec_new_uninit(const sgl_type *vt, int64_t len, int line, int col);
 sgl_vec sgl_vec_copy(const sgl_type *vt, const sgl_vec *v);
 void sgl_vec_free(const sgl_type *vt, sgl_vec *v);               /* drops a reference; leaves {0} */
 void sgl_vec_reserve(const sgl_type *vt, sgl_vec *v, int64_t cap, int line, int col);

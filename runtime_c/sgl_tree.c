@@ -504,12 +504,121 @@ static int to_count(size_t n)
     return (int)n;
 }
 
+/* Large flat vectors travel out of band: the message holds -(len + 1)
+ * where a vector's length would be, and the elements follow as separate
+ * messages (tag TAG_DATA, in order), sent from and received into the
+ * vectors' own storage, so they are copied only by MPI itself. */
+enum { TAG_CMD = 11, TAG_REPORT = 12, TAG_DATA = 13 };
+#define OOB_MIN ((size_t)64 << 10)
+#define OOB_CHUNK ((size_t)1 << 30)
+
+typedef struct oob_list {
+    const char **ptr;
+    size_t *len;
+    int n, cap;
+} oob_list;
+
+static void oob_add(oob_list *l, const void *p, size_t n)
+{
+    if (l->n == l->cap) {
+        int cap = l->cap ? 2 * l->cap : 8;
+        const char **ptr = realloc(l->ptr, (size_t)cap * sizeof *ptr);
+        size_t *len = realloc(l->len, (size_t)cap * sizeof *len);
+        if (!ptr || !len) fatal_internal("out of memory (message list)");
+        l->ptr = ptr;
+        l->len = len;
+        l->cap = cap;
+    }
+    l->ptr[l->n] = p;
+    l->len[l->n] = n;
+    l->n++;
+}
+
+static void oob_free(oob_list *l)
+{
+    free(l->ptr);
+    free(l->len);
+    *l = (oob_list){0};
+}
+
+static bool is_flat_type(const sgl_type *t) { return t->kind != SGL_T_VEC; }
+
+static void mpi_ser(sgl_buf *b, const sgl_type *t, const void *v, oob_list *l)
+{
+    if (is_flat_type(t)) {
+        sgl_ser(b, t, v);
+        return;
+    }
+    const sgl_vec *x = v;
+    const sgl_type *et = t->elem;
+    if (is_flat_type(et)) {
+        size_t bytes = (size_t)x->len * sgl_sizeof(et);
+        if (bytes >= OOB_MIN) {
+            int64_t mark = -x->len - 1;
+            sgl_buf_put(b, &mark, sizeof mark);
+            oob_add(l, x->data, bytes);
+            return;
+        }
+        sgl_ser(b, t, v);
+        return;
+    }
+    int64_t len = x->len;
+    sgl_buf_put(b, &len, sizeof len);
+    const sgl_vec *e = x->data;
+    for (int64_t i = 0; i < len; i++) mpi_ser(b, et, &e[i], l);
+}
+
+/* Post the out-of-band parts (after their message). */
+static void oob_isend(oob_list *l, int dest, MPI_Comm comm, MPI_Request **reqs, int *nreq,
+                      int *capreq)
+{
+    for (int k = 0; k < l->n; k++) {
+        for (size_t off = 0; off < l->len[k]; off += OOB_CHUNK) {
+            size_t n = l->len[k] - off < OOB_CHUNK ? l->len[k] - off : OOB_CHUNK;
+            if (*nreq == *capreq) {
+                *capreq = *capreq ? 2 * *capreq : 16;
+                MPI_Request *r = realloc(*reqs, (size_t)*capreq * sizeof *r);
+                if (!r) fatal_internal("out of memory (requests)");
+                *reqs = r;
+            }
+            MPI_CHECK(MPI_Isend(l->ptr[k] + off, (int)n, MPI_BYTE, dest, TAG_DATA, comm,
+                                &(*reqs)[(*nreq)++]));
+        }
+    }
+}
+
+static const char *mpi_deser(const char *p, const sgl_type *t, void *out, MPI_Comm comm, int src)
+{
+    if (is_flat_type(t)) return sgl_deser(p, t, out);
+    int64_t len;
+    memcpy(&len, p, sizeof len);
+    const sgl_type *et = t->elem;
+    if (len < 0) {
+        len = -len - 1;
+        sgl_vec v = sgl_vec_new_uninit(t, len, 0, 0);
+        size_t bytes = (size_t)len * sgl_sizeof(et);
+        for (size_t off = 0; off < bytes; off += OOB_CHUNK) {
+            size_t n = bytes - off < OOB_CHUNK ? bytes - off : OOB_CHUNK;
+            MPI_CHECK(MPI_Recv((char *)v.data + off, (int)n, MPI_BYTE, src, TAG_DATA, comm,
+                               MPI_STATUS_IGNORE));
+        }
+        *(sgl_vec *)out = v;
+        return p + sizeof len;
+    }
+    if (is_flat_type(et)) return sgl_deser(p, t, out);
+    p += sizeof len;
+    sgl_vec v = sgl_vec_new(t, len, 0, 0);
+    sgl_vec *e = v.data;
+    for (int64_t i = 0; i < len; i++) p = mpi_deser(p, et, &e[i], comm, src);
+    *(sgl_vec *)out = v;
+    return p;
+}
+
 /* The command for child i of a superstep, one point-to-point message:
  * site, depth, uid, then per op in order: a scatter's element for child i;
  * a bcast's value, or (for a large value sent to many children) its size,
  * the value following in an MPI_Bcast.  Children learn message sizes with
  * MPI_Probe, so no round of sizes is needed. */
-enum { TAG_CMD = 11, TAG_REPORT = 12 };
 #define BCAST_INLINE_LIMIT ((size_t)1 << 20)
 
 static void mpi_send_commands(sgl_node *n, const sgl_site *s, sgl_key k, sgl_arg *args)
@@ -520,13 +629,17 @@ static void mpi_send_commands(sgl_node *n, const sgl_site *s, sgl_key k, sgl_arg
     for (int j = 0; j < s->nops; j++) {
         bc[j] = (sgl_buf){0};
         separate[j] = false;
-        if (s->ops[j].kind == SGL_OP_BCAST) {
-            sgl_ser(&bc[j], s->ops[j].type, args[j].src);
-            separate[j] = nk > 2 && bc[j].len * (size_t)(nk - 1) > BCAST_INLINE_LIMIT;
+        if (s->ops[j].kind == SGL_OP_BCAST && nk > 2) {
+            size_t size = sgl_ser_size(s->ops[j].type, args[j].src);
+            separate[j] = size * (size_t)(nk - 1) > BCAST_INLINE_LIMIT;
+            if (separate[j]) sgl_ser(&bc[j], s->ops[j].type, args[j].src);
         }
     }
     sgl_buf *msgs = sgl_alloc((size_t)nk * sizeof *msgs, s->line, s->col);
-    MPI_Request *reqs = sgl_alloc((size_t)nk * sizeof *reqs, s->line, s->col);
+    oob_list *oobs = calloc((size_t)nk, sizeof *oobs);
+    if (!oobs) fatal_internal("out of memory (messages)");
+    MPI_Request *reqs = NULL;
+    int nreq = 0, capreq = 0;
     for (int i = 1; i < nk; i++) {
         sgl_buf *b = &msgs[i];
         *b = (sgl_buf){0};
@@ -537,23 +650,37 @@ static void mpi_send_commands(sgl_node *n, const sgl_site *s, sgl_key k, sgl_arg
             const sgl_op *op = &s->ops[j];
             if (op->kind == SGL_OP_SCATTER) {
                 const sgl_vec *v = args[j].src;
-                sgl_ser(b, op->type, (const char *)v->data + (size_t)i * sgl_sizeof(op->type));
+                mpi_ser(b, op->type, (const char *)v->data + (size_t)i * sgl_sizeof(op->type),
+                        &oobs[i]);
             } else if (op->kind == SGL_OP_BCAST) {
                 put_i64(b, separate[j] ? (int64_t)bc[j].len : -1);
-                if (!separate[j]) sgl_buf_put(b, bc[j].data, bc[j].len);
+                if (!separate[j]) mpi_ser(b, op->type, args[j].src, &oobs[i]);
             }
         }
-        MPI_CHECK(MPI_Isend(b->data, to_count(b->len), MPI_BYTE, i, TAG_CMD, n->comm_down,
-                            &reqs[i - 1]));
+    }
+    for (int i = 1; i < nk; i++) {
+        if (nreq == capreq) {
+            capreq = capreq ? 2 * capreq : 16;
+            MPI_Request *r = realloc(reqs, (size_t)capreq * sizeof *r);
+            if (!r) fatal_internal("out of memory (requests)");
+            reqs = r;
+        }
+        MPI_CHECK(MPI_Isend(msgs[i].data, to_count(msgs[i].len), MPI_BYTE, i, TAG_CMD,
+                            n->comm_down, &reqs[nreq++]));
+        oob_isend(&oobs[i], i, n->comm_down, &reqs, &nreq, &capreq);
     }
     for (int j = 0; j < s->nops; j++)
         if (separate[j])
             MPI_CHECK(MPI_Bcast(bc[j].data, to_count(bc[j].len), MPI_BYTE, 0, n->comm_down));
-    if (nk > 1) MPI_CHECK(MPI_Waitall(nk - 1, reqs, MPI_STATUSES_IGNORE));
-    for (int i = 1; i < nk; i++) sgl_buf_free(&msgs[i]);
+    if (nreq) MPI_CHECK(MPI_Waitall(nreq, reqs, MPI_STATUSES_IGNORE));
+    free(reqs);
+    for (int i = 1; i < nk; i++) {
+        sgl_buf_free(&msgs[i]);
+        oob_free(&oobs[i]);
+    }
+    free(oobs);
     for (int j = 0; j < s->nops; j++) sgl_buf_free(&bc[j]);
     free(msgs);
-    free(reqs);
 }
 
 /* Receive one message from `source` with `tag`, whatever its size. */
@@ -576,12 +703,12 @@ static void mpi_decode_inputs(MPI_Comm comm, const sgl_site *s, const char *p, s
         const sgl_op *op = &s->ops[j];
         in[j] = NULL;
         if (op->kind == SGL_OP_SCATTER) {
-            p = sgl_deser(p, op->type, &tmp[j]);
+            p = mpi_deser(p, op->type, &tmp[j], comm, 0);
             in[j] = &tmp[j];
         } else if (op->kind == SGL_OP_BCAST) {
             int64_t size = get_i64(&p);
             if (size < 0) {
-                p = sgl_deser(p, op->type, &tmp[j]);
+                p = mpi_deser(p, op->type, &tmp[j], comm, 0);
             } else {
                 char *buf = sgl_alloc(size ? (size_t)size : 1, op->line, op->col);
                 MPI_CHECK(MPI_Bcast(buf, to_count((size_t)size), MPI_BYTE, 0, comm));
@@ -594,7 +721,8 @@ static void mpi_decode_inputs(MPI_Comm comm, const sgl_site *s, const char *p, s
 }
 
 /* A remote child's report: failure, output segments, gathered values. */
-static void mpi_pack_result(sgl_buf *b, const sgl_site *s, const child_result *r, void **out)
+static void mpi_pack_result(sgl_buf *b, const sgl_site *s, const child_result *r, void **out,
+                            oob_list *l)
 {
     put_i64(b, r->failed_op);
     sgl_buf_put(b, &r->compute, sizeof r->compute);
@@ -606,12 +734,12 @@ static void mpi_pack_result(sgl_buf *b, const sgl_site *s, const child_result *r
     if (total) sgl_buf_put(b, r->out, total);
     for (int j = 0; j < s->nops; j++) {
         if (s->ops[j].kind == SGL_OP_GATHER && (r->failed_op < 0 || r->failed_op > j))
-            sgl_ser(b, s->ops[j].type, out[j]);
+            mpi_ser(b, s->ops[j].type, out[j], l);
     }
 }
 
 static const char *mpi_unpack_result(const char *p, const sgl_site *s, child_result *r,
-                                     sgl_arg *args, int i)
+                                     sgl_arg *args, int i, MPI_Comm comm)
 {
     r->failed_op = (int)get_i64(&p);
     memcpy(&r->compute, p, sizeof r->compute);
@@ -632,7 +760,8 @@ static const char *mpi_unpack_result(const char *p, const sgl_site *s, child_res
         const sgl_op *op = &s->ops[j];
         if (op->kind == SGL_OP_GATHER && (r->failed_op < 0 || r->failed_op > j)) {
             sgl_vec *d = args[j].dst;
-            p = sgl_deser(p, op->type, (char *)d->data + (size_t)i * sgl_sizeof(op->type));
+            p = mpi_deser(p, op->type, (char *)d->data + (size_t)i * sgl_sizeof(op->type), comm,
+                          i);
         }
     }
     return p;
@@ -658,7 +787,7 @@ static void superstep_mpi(sgl_node *n, sgl_key k, const sgl_site *s, sgl_arg *ar
     for (int i = 1; i < nk; i++) {
         int count = 0;
         reports[i] = mpi_recv_any(n->comm_down, i, TAG_REPORT, &count);
-        mpi_unpack_result(reports[i], s, &res[i], args, i);
+        mpi_unpack_result(reports[i], s, &res[i], args, i, n->comm_down);
     }
     if (rec) sgl_trace_span(n->track, "wait", s, t_wait, sgl_wtime());
     release_sources(s, args);
@@ -700,15 +829,22 @@ static void worker_loop(sgl_node *c)
         child_result r;
         child_run(c, s, mk, in, out, &r);
         sgl_buf b = {0};
-        mpi_pack_result(&b, s, &r, out);
+        oob_list l = {0};
+        mpi_pack_result(&b, s, &r, out, &l);
+        char dummy = 0;
+        MPI_Request *reqs = NULL;
+        int nreq = 0, capreq = 0;
+        MPI_CHECK(MPI_Send(b.data ? b.data : &dummy, to_count(b.len), MPI_BYTE, 0, TAG_REPORT,
+                           c->comm_up));
+        oob_isend(&l, 0, c->comm_up, &reqs, &nreq, &capreq);
+        if (nreq) MPI_CHECK(MPI_Waitall(nreq, reqs, MPI_STATUSES_IGNORE));
+        free(reqs);
+        oob_free(&l);
         for (int j = 0; j < s->nops; j++)
             if (s->ops[j].kind == SGL_OP_GATHER && (r.failed_op < 0 || r.failed_op > j))
                 sgl_value_free(s->ops[j].type, out[j]);
         free(r.msg);
         c->out.len = 0;
-        char dummy = 0;
-        MPI_CHECK(MPI_Send(b.data ? b.data : &dummy, to_count(b.len), MPI_BYTE, 0, TAG_REPORT,
-                           c->comm_up));
         sgl_buf_free(&b);
     }
 }

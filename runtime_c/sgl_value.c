@@ -230,6 +230,11 @@ sgl_vec sgl_vec_new(const sgl_type *vt, int64_t len, int line, int col)
     return vec_alloc(vt->elem, len, true, line, col);
 }
 
+sgl_vec sgl_vec_new_uninit(const sgl_type *vt, int64_t len, int line, int col)
+{
+    return vec_alloc(vt->elem, len, !is_flat(vt->elem), line, col);
+}
+
 /* Copies n elements from src to dst: bytes, or shared vectors. */
 static void copy_into(const sgl_type *et, void *dst, const void *src, int64_t n)
 {
