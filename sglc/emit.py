@@ -123,6 +123,11 @@ class _Body:
 
     # ------------------------------------------------------------ helpers
 
+    def var(self, v: ir.Var) -> str:
+        """A variable of the node running this code: a C local in the
+        function's own body, a field of the child's frame in an action."""
+        return v.cname if self.in_function else f"F->{v.cname}"
+
     def out(self, line: str) -> None:
         self.lines.append("    " * self.indent + line if line else "")
 
@@ -203,7 +208,7 @@ class _Body:
         return Val(c_string(e.value))
 
     def ex_VarRef(self, e: ir.VarRef) -> Val:
-        return Val(f"F->{e.var.cname}")
+        return Val(self.var(e.var))
 
     def ex_Query(self, e: ir.Query) -> Val:
         if e.name == "worker":
@@ -361,7 +366,7 @@ class _Body:
     def place(self, e: ir.LValue) -> str:
         """An lvalue expression for an assignment target."""
         if isinstance(e, ir.VarRef):
-            return f"F->{e.var.cname}"
+            return self.var(e.var)
         return self.place_Index(e)
 
     def assign_into(self, place: str, t: Type, v: Val) -> str:
@@ -527,7 +532,7 @@ class _Body:
             self.out(ln)
         self.out(f"for (sgl_int {i} = {a}; {i} < {b}; {i}++) {{")
         self.indent += 1
-        self.out(f"F->{s.var.cname} = {i};")
+        self.out(f"{self.var(s.var)} = {i};")
         self.block(s.body)
         self.indent -= 1
         self.out("}")
@@ -548,7 +553,7 @@ class _Body:
             v = self.ex(s.value)
             if (isinstance(f.ret, Vec) and v.temp is None and isinstance(s.value, ir.VarRef)
                     and not s.value.var.is_param):
-                code = f"F->{s.value.var.cname}"
+                code = self.var(s.value.var)
                 main.append(f"sgl_vec r_ = {code};")
                 main.append(f"{code} = (sgl_vec){{0}};")
             else:
@@ -594,6 +599,30 @@ class _Body:
         self.write_stmt(self.close_scope(), main, block=True)
 
 
+def _level0_vars(stmts: list[ir.Stmt]) -> set[int]:
+    """ids of the variables that code at the function's own level uses
+    (everything but the actions, which run on the children)."""
+    found: set[int] = set()
+
+    def walk(x: object) -> None:
+        if isinstance(x, ir.Var):
+            found.add(id(x))
+        elif isinstance(x, ir.Action):
+            return
+        elif isinstance(x, list):
+            for y in x:
+                walk(y)
+        elif isinstance(x, ir.Op):
+            walk(x.src)
+            walk(x.target)
+        elif isinstance(x, (ir.Expr, ir.Stmt, ir.Site)):
+            for name in x.__dataclass_fields__:
+                walk(getattr(x, name))
+
+    walk(stmts)
+    return found
+
+
 def _has_value(t: Type | None) -> bool:
     return t is not None and str(t) != "no value"
 
@@ -624,9 +653,11 @@ class Emitter:
         self.types = _Types()
         self.ntemps = 0
         self.c_file = c_string(prog.file)
+        self.locals: dict[str, list[ir.Var]] = {}
 
     def epilogue(self, f: ir.Function) -> list[str]:
-        lines = [f"{f.free_locals_fn}(F);"]
+        lines = [f"sgl_vec_free({self.types.ref(v.ty)}, &{v.cname});"
+                 for v in self.locals[f.cname] if isinstance(v.ty, Vec)]
         if f.runs_supersteps:
             lines.append("sgl_leave(N, K);")
         return lines
@@ -638,12 +669,16 @@ class Emitter:
 
     def function_body(self, f: ir.Function) -> list[str]:
         b = _Body(self, f, in_function=True)
-        b.out(f"{f.frame_type} F_;")
-        b.out("memset(&F_, 0, sizeof F_);")
-        b.out(f"{f.frame_type} *F = &F_;")
+        # The node's own copies are C locals (the frame struct is the layout
+        # of the children's copies only): declare those this body uses.
+        used = _level0_vars(f.body)
+        self.locals[f.cname] = [v for v in f.frame if not v.is_param and id(v) in used]
         b.out("(void)N;")
-        for p in f.params:
-            b.out(f"F->{p.cname} = {p.cname};")
+        for v in self.locals[f.cname]:
+            if isinstance(v.ty, Vec):
+                b.out(f"sgl_vec {v.cname} = {{0}};")
+            else:  # maybe only written (a loop variable nobody reads)
+                b.out(f"{ctype(v.ty)} {v.cname} SGL_MAYBE_UNUSED = 0;")
         if f.runs_supersteps:
             b.out("sgl_key K = sgl_enter(N);")
         b.block(f.body)

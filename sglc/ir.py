@@ -231,9 +231,8 @@ class Function:
     actions: list[Action]
     runs_supersteps: bool  # has a superstep at its own level (needs a key)
     line: int
-    frame_type: str  # C names: the frame struct, and the functions freeing
-    free_fn: str  # a child's frame (everything) and the function's own
-    free_locals_fn: str  # frame (all but the borrowed parameters)
+    frame_type: str  # C names: the frame struct (the children's copies)
+    free_fn: str  # and the function freeing such a frame
 
 
 @dataclass(eq=False)

@@ -62,7 +62,6 @@ class _FuncLowering:
             line=self.fd.span.line,
             frame_type=self.frame_type,
             free_fn=self.free_fn,
-            free_locals_fn="frfreel_" + self.fd.name,
         )
 
     # ------------------------------------------------------------ statements

@@ -37,22 +37,10 @@ static void frfree_greet(void *frame_)
     (void)F;
 }
 
-static void frfreel_greet(fr_greet *F) SGL_MAYBE_UNUSED;
-static void frfreel_greet(fr_greet *F)
-{
-    (void)F;
-}
-
 static void frfree_main(void *frame_) SGL_MAYBE_UNUSED;
 static void frfree_main(void *frame_)
 {
     fr_main *F = frame_;
-    (void)F;
-}
-
-static void frfreel_main(fr_main *F) SGL_MAYBE_UNUSED;
-static void frfreel_main(fr_main *F)
-{
     (void)F;
 }
 
@@ -71,9 +59,6 @@ static const sgl_site *const sgl_sites[] = {
 /* ---- code ---- */
 static void f_greet(sgl_node *N)
 {
-    fr_greet F_;
-    memset(&F_, 0, sizeof F_);
-    fr_greet *F = &F_;
     (void)N;
     sgl_key K = sgl_enter(N);
 #line 3 "hello.sgl"
@@ -89,7 +74,6 @@ static void f_greet(sgl_node *N)
         }
 #line 5 "hello.sgl"
         {
-            frfreel_greet(F);
             sgl_leave(N, K);
             return;
         }
@@ -100,7 +84,6 @@ static void f_greet(sgl_node *N)
         memset(A_, 0, sizeof A_);
         sgl_superstep(N, K, &site_0, A_);
     }
-    frfreel_greet(F);
     sgl_leave(N, K);
 }
 
@@ -116,13 +99,9 @@ static void act0_0_pardo(sgl_node *N, sgl_key K, void *frame_)
 
 static void f_main(sgl_node *N)
 {
-    fr_main F_;
-    memset(&F_, 0, sizeof F_);
-    fr_main *F = &F_;
     (void)N;
 #line 13 "hello.sgl"
     f_greet(N);
-    frfreel_main(F);
 }
 
 static void sgl_main_entry(sgl_node *root) { f_main(root); }

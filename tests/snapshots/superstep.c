@@ -50,24 +50,10 @@ static void frfree_total(void *frame_)
     sgl_vec_free(&T_v_int, &F->v_sums);
 }
 
-static void frfreel_total(fr_total *F) SGL_MAYBE_UNUSED;
-static void frfreel_total(fr_total *F)
-{
-    (void)F;
-    sgl_vec_free(&T_v_int, &F->v_part);
-    sgl_vec_free(&T_v_int, &F->v_sums);
-}
-
 static void frfree_main(void *frame_) SGL_MAYBE_UNUSED;
 static void frfree_main(void *frame_)
 {
     fr_main *F = frame_;
-    (void)F;
-}
-
-static void frfreel_main(fr_main *F) SGL_MAYBE_UNUSED;
-static void frfreel_main(fr_main *F)
-{
     (void)F;
 }
 
@@ -89,27 +75,23 @@ static const sgl_site *const sgl_sites[] = {
 /* ---- code ---- */
 static sgl_int f_total(sgl_node *N, sgl_vec v_v, sgl_int v_k)
 {
-    fr_total F_;
-    memset(&F_, 0, sizeof F_);
-    fr_total *F = &F_;
     (void)N;
-    F->v_v = v_v;
-    F->v_k = v_k;
+    sgl_vec v_sums = {0};
     sgl_key K = sgl_enter(N);
 #line 4 "superstep.sgl"
     if (!sgl_q_master(N)) {
 #line 5 "superstep.sgl"
         {
-            sgl_int r_ = sgl_mul(sgl_sum_int(&F->v_v), F->v_k);
-            frfreel_total(F);
+            sgl_int r_ = sgl_mul(sgl_sum_int(&v_v), v_k);
+            sgl_vec_free(&T_v_int, &v_sums);
             sgl_leave(N, K);
             return r_;
         }
     }
 #line 11 "superstep.sgl"
     {
-        sgl_vec t1 = sgl_split(&T_v_int, &F->v_v, sgl_q_nchildren(N), 11, 13);
-        sgl_int t2 = F->v_k;
+        sgl_vec t1 = sgl_split(&T_v_int, &v_v, sgl_q_nchildren(N), 11, 13);
+        sgl_int t2 = v_k;
         sgl_arg A_[4];
         memset(A_, 0, sizeof A_);
         A_[0].src = (void *)&t1;
@@ -118,13 +100,13 @@ static sgl_int f_total(sgl_node *N, sgl_vec v_v, sgl_int v_k)
         sgl_vec g3;
         A_[3].dst = &g3;
         sgl_superstep(N, K, &site_0, A_);
-        sgl_value_assign_move(&T_v_int, &F->v_sums, &g3);
+        sgl_value_assign_move(&T_v_int, &v_sums, &g3);
         sgl_vec_free(&T_vv_int, &t1);
     }
 #line 17 "superstep.sgl"
     {
-        sgl_int r_ = sgl_sum_int(&F->v_sums);
-        frfreel_total(F);
+        sgl_int r_ = sgl_sum_int(&v_sums);
+        sgl_vec_free(&T_v_int, &v_sums);
         sgl_leave(N, K);
         return r_;
     }
@@ -174,9 +156,6 @@ static void act0_3_eval(sgl_node *N, sgl_key K, void *frame_, void *out_)
 
 static void f_main(sgl_node *N)
 {
-    fr_main F_;
-    memset(&F_, 0, sizeof F_);
-    fr_main *F = &F_;
     (void)N;
 #line 21 "superstep.sgl"
     {
@@ -188,7 +167,6 @@ static void f_main(sgl_node *N)
         sgl_print_end(N);
         sgl_vec_free(&T_v_int, &t5);
     }
-    frfreel_main(F);
 }
 
 static void sgl_main_entry(sgl_node *root) { f_main(root); }

@@ -39,15 +39,6 @@ static void frfree_main(void *frame_)
     sgl_vec_free(&T_vv_int, &F->v_vv);
 }
 
-static void frfreel_main(fr_main *F) SGL_MAYBE_UNUSED;
-static void frfreel_main(fr_main *F)
-{
-    (void)F;
-    sgl_vec_free(&T_v_int, &F->v_v);
-    sgl_vec_free(&T_v_int, &F->v_w);
-    sgl_vec_free(&T_vv_int, &F->v_vv);
-}
-
 /* ---- superstep sites ---- */
 static const sgl_site *const sgl_sites[] = {
     NULL,
@@ -56,58 +47,61 @@ static const sgl_site *const sgl_sites[] = {
 /* ---- code ---- */
 static void f_main(sgl_node *N)
 {
-    fr_main F_;
-    memset(&F_, 0, sizeof F_);
-    fr_main *F = &F_;
     (void)N;
+    sgl_vec v_v = {0};
+    sgl_vec v_w = {0};
+    sgl_vec v_vv = {0};
+    sgl_int v_i SGL_MAYBE_UNUSED = 0;
 #line 4 "values.sgl"
     {
         sgl_vec t1 = sgl_vec_new(&T_v_int, 3, 4, 13);
         ((sgl_int *)t1.data)[0] = INT64_C(1);
         ((sgl_int *)t1.data)[1] = INT64_C(2);
         ((sgl_int *)t1.data)[2] = INT64_C(3);
-        sgl_value_assign_move(&T_v_int, &F->v_v, &t1);
+        sgl_value_assign_move(&T_v_int, &v_v, &t1);
     }
 #line 5 "values.sgl"
-    sgl_value_assign(&T_v_int, &F->v_w, &F->v_v);
+    sgl_value_assign(&T_v_int, &v_w, &v_v);
 #line 6 "values.sgl"
-    (*(sgl_int *)sgl_at_mut(&T_v_int, &F->v_w, INT64_C(0), sizeof(sgl_int), 6, 5)) = sgl_div(INT64_C(10), (*(sgl_int *)sgl_at(&F->v_v, INT64_C(1), sizeof(sgl_int), 6, 17)), 6, 12);
+    (*(sgl_int *)sgl_at_mut(&T_v_int, &v_w, INT64_C(0), sizeof(sgl_int), 6, 5)) = sgl_div(INT64_C(10), (*(sgl_int *)sgl_at(&v_v, INT64_C(1), sizeof(sgl_int), 6, 17)), 6, 12);
 #line 7 "values.sgl"
     {
         sgl_vec t2 = sgl_vec_new(&T_vv_int, 2, 7, 23);
-        ((sgl_vec *)t2.data)[0] = sgl_vec_copy(&T_v_int, &F->v_v);
-        ((sgl_vec *)t2.data)[1] = sgl_vec_copy(&T_v_int, &F->v_w);
-        sgl_value_assign_move(&T_vv_int, &F->v_vv, &t2);
+        ((sgl_vec *)t2.data)[0] = sgl_vec_copy(&T_v_int, &v_v);
+        ((sgl_vec *)t2.data)[1] = sgl_vec_copy(&T_v_int, &v_w);
+        sgl_value_assign_move(&T_vv_int, &v_vv, &t2);
     }
 #line 8 "values.sgl"
     {
-        sgl_int *p3 = &(*(sgl_int *)sgl_at_mut(&T_v_int, &(*(sgl_vec *)sgl_at_mut(&T_vv_int, &F->v_vv, INT64_C(1), sizeof(sgl_vec), 8, 5)), INT64_C(2), sizeof(sgl_int), 8, 5));
+        sgl_int *p3 = &(*(sgl_int *)sgl_at_mut(&T_v_int, &(*(sgl_vec *)sgl_at_mut(&T_vv_int, &v_vv, INT64_C(1), sizeof(sgl_vec), 8, 5)), INT64_C(2), sizeof(sgl_int), 8, 5));
         *p3 = sgl_add(*p3, INT64_C(1));
     }
 #line 9 "values.sgl"
     {
         sgl_int t4 = INT64_C(0);
-        sgl_int t5 = ((sgl_int)(F->v_v).len);
+        sgl_int t5 = ((sgl_int)(v_v).len);
         for (sgl_int i6 = t4; i6 < t5; i6++) {
-            F->v_i = i6;
+            v_i = i6;
 #line 10 "values.sgl"
             {
-                sgl_int t7 = sgl_mul(F->v_i, INT64_C(2));
-                sgl_vec_push_move(&T_v_int, &F->v_v, &t7, 10, 9);
+                sgl_int t7 = sgl_mul(v_i, INT64_C(2));
+                sgl_vec_push_move(&T_v_int, &v_v, &t7, 10, 9);
             }
         }
     }
 #line 12 "values.sgl"
     {
         sgl_buf *ob = sgl_out(N);
-        sgl_fmt_value(ob, &T_v_int, &F->v_v);
+        sgl_fmt_value(ob, &T_v_int, &v_v);
         sgl_buf_put(ob, " ", 1);
-        sgl_fmt_value(ob, &T_v_int, &F->v_w);
+        sgl_fmt_value(ob, &T_v_int, &v_w);
         sgl_buf_put(ob, " ", 1);
-        sgl_fmt_value(ob, &T_vv_int, &F->v_vv);
+        sgl_fmt_value(ob, &T_vv_int, &v_vv);
         sgl_print_end(N);
     }
-    frfreel_main(F);
+    sgl_vec_free(&T_v_int, &v_v);
+    sgl_vec_free(&T_v_int, &v_w);
+    sgl_vec_free(&T_vv_int, &v_vv);
 }
 
 static void sgl_main_entry(sgl_node *root) { f_main(root); }
