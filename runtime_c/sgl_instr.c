@@ -379,6 +379,11 @@ void sgl_trace_span(sgl_track *t, const char *what, const sgl_site *s, double t0
 static void trace_events(sgl_buf *b)
 {
     char line[512];
+    snprintf(line, sizeof line,
+             "{\"name\":\"process_name\",\"ph\":\"M\",\"pid\":%d,\"tid\":0,"
+             "\"args\":{\"name\":\"rank %d\"}},\n",
+             my_rank, my_rank);
+    sgl_buf_puts(b, line);
     for (sgl_track *t = tracks; t; t = t->next) {
         snprintf(line, sizeof line,
                  "{\"name\":\"thread_name\",\"ph\":\"M\",\"pid\":%d,\"tid\":%d,"
@@ -432,12 +437,8 @@ static void write_trace(void)
             fprintf(stderr, "sgl-trace: cannot write '%s'\n", trace_path);
         } else {
             fprintf(f, "{\"displayTimeUnit\":\"ms\",\"traceEvents\":[\n");
-            fprintf(f, "{\"name\":\"process_name\",\"ph\":\"M\",\"pid\":0,\"args\":{\"name\":\"sgl\"}}");
-            if (total > 0) {
-                fputs(",\n", f);
-                /* drop the last ",\n" */
-                fwrite(all, 1, total - 2, f);
-            }
+            /* every event ends with ",\n": drop the last one */
+            if (total > 2) fwrite(all, 1, total - 2, f);
             fprintf(f, "\n]}\n");
             fclose(f);
         }

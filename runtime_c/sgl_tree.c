@@ -417,11 +417,13 @@ static void step_begin(sgl_node *n, const sgl_site *s, sgl_arg *args, sgl_step_r
         if (op->kind == SGL_OP_SCATTER) {
             const sgl_vec *v = args[j].src;
             size_t sz = sgl_sizeof(op->type);
+            double hmax = 0;
             for (int64_t i = 0; i < v->len; i++) {
                 double b = (double)sgl_ser_size(op->type, (const char *)v->data + (size_t)i * sz);
                 rec->bytes[0] += b;
-                if (b > rec->h[0]) rec->h[0] = b;
+                if (b > hmax) hmax = b;
             }
+            rec->h[0] += hmax;
         } else if (op->kind == SGL_OP_BCAST) {
             double b = (double)sgl_ser_size(op->type, args[j].src);
             rec->bytes[1] += b * n->nchildren;
@@ -920,6 +922,18 @@ static void build_local(sgl_node *n, const int *shape, int nlevels, bool threade
     }
 }
 
+/* Start the OpenMP threads of n's thread levels now (nested teams
+ * included), so that the first superstep does not pay for creating them. */
+static void warm_threads(sgl_node *n)
+{
+    if (n->kids_kind != KIDS_LOCAL || !n->kids_threaded) return;
+    int nk = n->nchildren;
+#ifdef SGL_USE_OMP
+#pragma omp parallel for schedule(static, 1) num_threads(nk)
+#endif
+    for (int i = 0; i < nk; i++) warm_threads(&n->kids[i]);
+}
+
 /* Timeline tracks for n and, if local is set, its whole local subtree. */
 static void make_tracks(sgl_node *n, bool local)
 {
@@ -1136,6 +1150,7 @@ int sgl_run(int argc, char **argv, const sgl_program *prog)
     }
 #endif
     build_local(&chain[plevels], shape, nlevels, threaded);
+    warm_threads(&chain[plevels]);
     if (sgl_instr) {
         for (int l = j0; l <= plevels; l++) make_tracks(&chain[l], l == plevels);
 #ifdef SGL_USE_MPI

@@ -10,13 +10,11 @@
  * Element storage: int and float take 8 bytes, bool 1 byte (sgl_bool),
  * a vector element is a sgl_vec struct owning its own storage.
  */
-#define _DEFAULT_SOURCE
 #include "sgl.h"
 
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
 
 const sgl_type sgl_t_int = {SGL_T_INT, NULL};
 const sgl_type sgl_t_float = {SGL_T_FLOAT, NULL};
@@ -155,27 +153,6 @@ static inline char *vbuf_data(sgl_vbuf *b)
     return (char *)(b + 1);
 }
 
-/* Large buffers are 2 MiB aligned and marked for transparent huge pages:
- * touching a fresh 100 MB vector then costs 50 page faults, not 25,000. */
-#define HUGE_THRESHOLD ((size_t)8 << 20)
-#define HUGE_PAGE ((size_t)2 << 20)
-
-static void *big_alloc(size_t bytes, bool zero)
-{
-    if (bytes < HUGE_THRESHOLD)
-        return zero ? calloc(1, bytes) : malloc(bytes);
-    size_t rounded = (bytes + HUGE_PAGE - 1) / HUGE_PAGE * HUGE_PAGE;
-    void *p = aligned_alloc(HUGE_PAGE, rounded);
-    if (!p)
-        return NULL;
-#ifdef MADV_HUGEPAGE
-    madvise(p, rounded, MADV_HUGEPAGE);
-#endif
-    if (zero)
-        memset(p, 0, bytes);
-    return p;
-}
-
 /* A fresh buffer with room for cap elements of size esz, one reference. */
 static sgl_vbuf *vbuf_alloc(size_t esz, int64_t cap, bool zero, int line, int col)
 {
@@ -183,7 +160,7 @@ static sgl_vbuf *vbuf_alloc(size_t esz, int64_t cap, bool zero, int line, int co
     if (bytes > SIZE_MAX - sizeof(sgl_vbuf))
         sgl_fail(line, col, "out of memory allocating %lld elements of %zu bytes", (long long)cap,
                  esz);
-    sgl_vbuf *b = big_alloc(sizeof(sgl_vbuf) + bytes, zero);
+    sgl_vbuf *b = zero ? calloc(1, sizeof(sgl_vbuf) + bytes) : malloc(sizeof(sgl_vbuf) + bytes);
     if (!b)
         sgl_fail(line, col, "out of memory allocating %lld elements of %zu bytes", (long long)cap,
                  esz);

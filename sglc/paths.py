@@ -7,18 +7,15 @@ packages sglc.grammar and sglc.runtime_c (see pyproject.toml).
 
 from __future__ import annotations
 
-import importlib.resources
 from pathlib import Path
 
 
 def _pkg_dir(sub: str) -> Path:
-    try:
-        p = Path(str(importlib.resources.files(f"sglc.{sub}")))
-        if p.is_dir():
-            return p
-    except (ModuleNotFoundError, TypeError):
-        pass
-    return Path(__file__).resolve().parent.parent / sub
+    here = Path(__file__).resolve().parent
+    installed = here / sub  # a wheel: site-packages/sglc/grammar
+    if installed.is_dir():
+        return installed
+    return here.parent / sub  # a source checkout or an editable install
 
 
 def grammar_path() -> Path:
