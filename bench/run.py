@@ -1,0 +1,410 @@
+#!/usr/bin/env python3
+"""Run the sglc benchmarks: SGL against hand-written hybrid C and sequential C.
+
+    python bench/run.py                 # the full run (3 runs per cell)
+    python bench/run.py --quick         # smoke test: tiny sizes, 1 run, shapes 1x2 and 2x2 (< 60 s)
+    python bench/run.py --kernels reduce,scan --runs 3
+    python bench/run.py --out /tmp/results.md
+
+Builds every program (sglc with its default flags, sglc -O3 --unchecked,
+mpicc -O3 -fopenmp for the hand-written hybrid C, cc -O3 for the
+sequential C) into bench/build/, runs the shapes np in {1, 2} x threads in
+{1, 2} with the variants interleaved (sglc, unchecked, hand, [seq], then
+again), prints the tables and writes them to bench/results.md (a "## Findings"
+section already there is kept). Exits 1 if any two programs of a kernel
+print different `result` lines, or a program fails. See bench/README.md.
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime
+import os
+import platform
+import shlex
+import shutil
+import statistics
+import subprocess
+import sys
+import time
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+BENCH = Path(__file__).resolve().parent
+ROOT = BENCH.parent
+BUILD = BENCH / "build"
+
+KERNELS = ["reduce", "scan", "sort", "matvec"]
+# first program argument: full size, quick size
+SIZES = {
+    "reduce": (50_000_000, 10_000),
+    "scan": (20_000_000, 10_000),
+    "sort": (5_000_000, 10_000),
+    "matvec": (4000, 60),
+}
+SUPERSTEPS = (10_000, 1000)
+SHAPES = [(1, 1), (1, 2), (2, 1), (2, 2)]  # (MPI processes, threads per process)
+QUICK_SHAPES = [(1, 2), (2, 2)]  # --quick: threads only, and processes x threads
+VARIANTS = ["sglc", "unchecked", "hand"]
+LOAD_AT_START = "?"
+LABEL = {"sglc": "sglc", "unchecked": "sglc -O3 --unchecked", "hand": "hand C", "seq": "seq C"}
+
+
+def sgl_shape(np_: int, threads: int) -> str:
+    """The --sgl-shape that matches np processes x threads per process."""
+    if np_ == 1:
+        return str(threads)          # 1: a root with one worker; 2: two threads
+    return f"{np_}x{threads}" if threads > 1 else str(np_)
+
+
+def sglc_command() -> list[str]:
+    exe = ROOT / ".venv" / "bin" / "sglc"
+    if exe.exists():
+        return [str(exe)]
+    found = shutil.which("sglc")
+    if found:
+        return [found]
+    return [sys.executable, "-m", "sglc.cli"]
+
+
+def mpicc() -> str:
+    return os.environ.get("MPICC") or "mpicc"
+
+
+def cc() -> str:
+    return os.environ.get("CC") or "cc"
+
+
+# ---------------------------------------------------------------- building
+
+def build_jobs(kernels: list[str]) -> list[tuple[str, list[str]]]:
+    """(description, command) for every executable, as run."""
+    jobs = []
+    sglc = sglc_command()
+    for k in kernels + ["superstep"]:
+        src = BENCH / "sgl" / f"{k}.sgl"
+        jobs.append((f"sglc {k}", [*sglc, str(src), "-o", str(BUILD / "sglc" / k)]))
+        jobs.append((f"sglc unchecked {k}",
+                     [*sglc, str(src), "-o", str(BUILD / "unchecked" / k), "-O3", "--unchecked"]))
+        jobs.append((f"hand {k}", [mpicc(), "-O3", "-fopenmp", "-std=gnu11", "-Wall", "-o",
+                                   str(BUILD / "hand" / k), str(BENCH / "hand" / f"{k}.c")]))
+        if k != "superstep":
+            jobs.append((f"seq {k}", [cc(), "-O3", "-std=gnu11", "-Wall", "-o",
+                                      str(BUILD / "seq" / k), str(BENCH / "seq" / f"{k}.c")]))
+    return jobs
+
+
+def build(kernels: list[str]) -> list[list[str]]:
+    for d in ("sglc", "unchecked", "hand", "seq"):
+        (BUILD / d).mkdir(parents=True, exist_ok=True)
+    jobs = build_jobs(kernels)
+
+    def one(job):
+        what, cmd = job
+        p = subprocess.run(cmd, capture_output=True, text=True, cwd=ROOT)
+        return what, cmd, p
+
+    failed = False
+    with ThreadPoolExecutor(max_workers=max(1, min(4, os.cpu_count() or 1))) as ex:
+        for what, cmd, p in ex.map(one, jobs):
+            if p.returncode != 0:
+                failed = True
+                print(f"build failed: {what}: {shlex.join(cmd)}\n{p.stdout}{p.stderr}",
+                      file=sys.stderr)
+    if failed:
+        sys.exit(2)
+    return [cmd for _, cmd in jobs]
+
+
+# ---------------------------------------------------------------- running
+
+def run_env(threads: int) -> dict[str, str]:
+    env = dict(os.environ)
+    env["OMP_NUM_THREADS"] = str(threads)
+    env.setdefault("OMPI_ALLOW_RUN_AS_ROOT", "1")
+    env.setdefault("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1")
+    env.setdefault("OMPI_MCA_rmaps_base_oversubscribe", "1")
+    return env
+
+
+def command(variant: str, prog: str, np_: int, threads: int, arg: int) -> list[str]:
+    exe = str(BUILD / variant / prog)
+    if variant in ("sglc", "unchecked"):
+        cmd = [exe, "--sgl-shape", sgl_shape(np_, threads), str(arg)]
+    else:
+        cmd = [exe, str(arg)]
+    if np_ > 1:
+        cmd = ["mpirun", "-np", str(np_), "--oversubscribe", "--bind-to", "none",
+               "-x", "OMP_NUM_THREADS", *cmd]
+    return cmd
+
+
+class Failure(Exception):
+    pass
+
+
+def run_once(cmd: list[str], threads: int, timeout: float) -> tuple[str, float, float]:
+    """Runs cmd; returns (result text, kernel time, whole-process time)."""
+    t0 = time.perf_counter()
+    try:
+        p = subprocess.run(cmd, env=run_env(threads), capture_output=True, text=True,
+                           timeout=timeout)
+    except subprocess.TimeoutExpired:
+        raise Failure(f"timed out after {timeout} s: {shlex.join(cmd)}") from None
+    wall = time.perf_counter() - t0
+    result, ktime = None, None
+    for line in p.stdout.splitlines():
+        parts = line.split(maxsplit=1)
+        if len(parts) == 2 and parts[0] == "result":
+            result = parts[1].strip()
+        elif len(parts) == 2 and parts[0] == "time":
+            ktime = float(parts[1])
+    if p.returncode != 0 or result is None or ktime is None:
+        raise Failure(f"exit {p.returncode}: {shlex.join(cmd)}\n{p.stdout[-2000:]}"
+                      f"{p.stderr[-2000:]}")
+    return result, ktime, wall
+
+
+def median(xs: list[float]) -> float:
+    return statistics.median(xs) if xs else float("nan")
+
+
+def fmt_s(x: float) -> str:
+    if x != x:
+        return "-"
+    return f"{x:.4f}" if x < 10 else f"{x:.2f}"
+
+
+def fmt_r(x: float) -> str:
+    return "-" if x != x else f"{x:.2f}"
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--quick", action="store_true", help="tiny sizes, 1 run (smoke test)")
+    ap.add_argument("--kernels", default=",".join(KERNELS),
+                    help="comma-separated subset of " + ",".join(KERNELS))
+    ap.add_argument("--runs", type=int, default=None, help="runs per cell (default 3; quick 1)")
+    ap.add_argument("--no-superstep", action="store_true", help="skip the superstep benchmark")
+    ap.add_argument("--no-build", action="store_true",
+                    help="reuse the executables already in the build folder")
+    ap.add_argument("--build-dir", default=None,
+                    help="where the executables go (default bench/build)")
+    ap.add_argument("--out", default=None,
+                    help="markdown file to write (default bench/results.md; "
+                         "with --quick bench/build/results-quick.md)")
+    args = ap.parse_args()
+
+    global BUILD
+    if args.build_dir:
+        BUILD = Path(args.build_dir).resolve()
+    kernels = [k.strip() for k in args.kernels.split(",") if k.strip()]
+    for k in kernels:
+        if k not in KERNELS:
+            ap.error(f"unknown kernel {k!r} (known: {', '.join(KERNELS)})")
+    runs = args.runs if args.runs is not None else (1 if args.quick else 3)
+    if runs < 1:
+        ap.error("--runs must be at least 1")
+    q = 1 if args.quick else 0
+    timeout = 60.0 if args.quick else 600.0
+    out_path = Path(args.out) if args.out else (
+        BUILD / "results-quick.md" if args.quick else BENCH / "results.md")
+
+    global LOAD_AT_START
+    try:
+        LOAD_AT_START = " ".join(Path("/proc/loadavg").read_text().split()[:3])
+    except OSError:
+        pass
+    shapes = QUICK_SHAPES if args.quick else SHAPES
+    started = time.perf_counter()
+    if args.no_build:
+        build_cmds = [cmd for _, cmd in build_jobs(kernels)]
+        print("not rebuilding (--no-build)", file=sys.stderr)
+    else:
+        build_cmds = build(kernels)
+    print(f"built in {time.perf_counter() - started:.1f} s", file=sys.stderr)
+
+    # samples[(kernel, shape, variant)] = [(kernel time, wall time)], seq under shape None
+    samples: dict[tuple, list[tuple[float, float]]] = {}
+    results: dict[str, dict[str, str]] = {}   # kernel -> "variant shape" -> result
+    errors: list[str] = []
+    run_cmds: list[str] = []
+
+    def record(key, cmd, threads):
+        try:
+            res, kt, wall = run_once(cmd, threads, timeout)
+        except Failure as e:
+            errors.append(str(e))
+            print(f"FAILED: {e}", file=sys.stderr)
+            return
+        samples.setdefault(key, []).append((kt, wall))
+        shape = "seq" if key[1] is None else f"{key[1][0]}x{key[1][1]}"
+        results.setdefault(key[0], {})[f"{key[2]} {shape}"] = res
+        if len(samples[key]) == 1:
+            env = f"OMP_NUM_THREADS={threads} " if key[2] != "seq" else ""
+            run_cmds.append(env + shlex.join(cmd).replace(str(ROOT) + "/", ""))
+
+    for k in kernels:
+        n = SIZES[k][q]
+        for r in range(runs):
+            print(f"{k} n={n}: run {r + 1}/{runs}", file=sys.stderr)
+            for np_, th in shapes:
+                for v in VARIANTS:
+                    record((k, (np_, th), v), command(v, k, np_, th, n), th)
+            record((k, None, "seq"), [str(BUILD / "seq" / k), str(n)], 1)
+
+    # the superstep benchmark: process level (2 processes) and thread level (1 x 2 threads)
+    steps = SUPERSTEPS[q]
+    sstep_shapes = [("process", 2, 1), ("thread", 1, 2)]
+    if not args.no_superstep:
+        for r in range(runs):
+            print(f"superstep k={steps}: run {r + 1}/{runs}", file=sys.stderr)
+            for level, np_, th in sstep_shapes:
+                for v in VARIANTS:
+                    if v in ("sglc", "unchecked"):
+                        cmd = [str(BUILD / v / "superstep"), "--sgl-shape", "2", str(steps)]
+                        if np_ > 1:
+                            cmd = ["mpirun", "-np", str(np_), "--oversubscribe", "--bind-to",
+                                   "none", "-x", "OMP_NUM_THREADS", *cmd]
+                    else:
+                        cmd = command(v, "superstep", np_, th, steps)
+                    record(("superstep", level, v), cmd, th)
+
+    # ---- check: every program of a kernel prints the same result
+    disagree = []
+    for k, res in results.items():
+        if len(set(res.values())) > 1:
+            detail = "; ".join(f"{who}: {val}" for who, val in sorted(res.items()))
+            disagree.append(f"{k}: results disagree: {detail}")
+
+    # ---- tables
+    def med(key, which=0):
+        return median([s[which] for s in samples.get(key, [])])
+
+    head = ("| kernel | n | shape (np x thr) | sglc [s] | sglc --unchecked [s] | hand C [s] "
+            "| sglc/hand | unchecked/hand | speedup sglc vs seq | seq C [s] |")
+    lines = [head, "|" + "---|" * 10]
+    for k in kernels:
+        seq_t = med((k, None, "seq"))
+        for shape in shapes:
+            s, u, h = (med((k, shape, v)) for v in VARIANTS)
+            lines.append(f"| {k} | {SIZES[k][q]} | {shape[0]}x{shape[1]} | {fmt_s(s)} | {fmt_s(u)} "
+                         f"| {fmt_s(h)} | {fmt_r(s / h)} | {fmt_r(u / h)} | {fmt_r(seq_t / s)} "
+                         f"| {fmt_s(seq_t)} |")
+    kernel_table = "\n".join(lines)
+
+    lines = ["| kernel | shape (np x thr) | sglc [s] | sglc --unchecked [s] | hand C [s] "
+             "| seq C [s] |", "|" + "---|" * 6]
+    for k in kernels:
+        seq_w = med((k, None, "seq"), 1)
+        for shape in shapes:
+            s, u, h = (med((k, shape, v), 1) for v in VARIANTS)
+            lines.append(f"| {k} | {shape[0]}x{shape[1]} | {fmt_s(s)} | {fmt_s(u)} | {fmt_s(h)} "
+                         f"| {fmt_s(seq_w)} |")
+    wall_table = "\n".join(lines)
+
+    sstep_table = ""
+    if not args.no_superstep:
+        lines = ["| level | shape | sglc [us/step] | sglc --unchecked [us/step] "
+                 "| hand C [us/step] | sglc/hand |", "|" + "---|" * 6]
+        for level, np_, _th in sstep_shapes:
+            s, u, h = (med(("superstep", level, v)) * 1e6 / steps for v in VARIANTS)
+            where = "2 MPI processes" if np_ > 1 else "1 process, 2 threads"
+            lines.append(f"| {level} | `2` ({where}) | {s:.2f} | {u:.2f} | {h:.2f} "
+                         f"| {fmt_r(s / h)} |")
+        sstep_table = "\n".join(lines)
+
+    total = time.perf_counter() - started
+    summary = [f"## Kernels (median kernel time of {runs} run{'s' if runs > 1 else ''})", "",
+               kernel_table, ""]
+    if sstep_table:
+        summary += [f"## Superstep overhead ({steps} supersteps, median of {runs})", "",
+                    sstep_table, ""]
+    summary += ["## Whole-process time (median, measured by the runner)", "", wall_table, ""]
+    text = "\n".join(summary)
+    print(text)
+    problems = disagree + errors
+    for p in problems:
+        print("ERROR: " + p.splitlines()[0], file=sys.stderr)
+    if not problems:
+        print("all results agree")
+    print(f"total {total:.1f} s", file=sys.stderr)
+
+    write_markdown(out_path, text, build_cmds, run_cmds, runs, args, total, problems)
+    return 1 if problems else 0
+
+
+# ---------------------------------------------------------------- report
+
+def _cmd_out(cmd: list[str]) -> str:
+    try:
+        p = subprocess.run(cmd, capture_output=True, text=True, timeout=30)
+        return (p.stdout or p.stderr).strip()
+    except (OSError, subprocess.TimeoutExpired):
+        return ""
+
+
+def machine_description() -> list[str]:
+    out = []
+    want = ("Model name", "Architecture", "CPU(s)", "Thread(s) per core", "Core(s) per socket",
+            "Socket(s)", "L1d", "L1i", "L2", "L3", "NUMA node(s)")
+    for line in _cmd_out(["lscpu"]).splitlines():
+        key = line.split(":", 1)[0].strip()
+        if any(key == w or key.startswith(w + " ") or key == w + " cache" for w in want):
+            out.append("    " + " ".join(line.split()))
+    mem = ""
+    try:
+        for line in Path("/proc/meminfo").read_text().splitlines():
+            if line.startswith("MemTotal"):
+                mem = f"{int(line.split()[1]) / 2**20:.1f} GiB"
+    except OSError:
+        pass
+    mpiv = _cmd_out(["mpirun", "--version"]).splitlines()
+    ccv = _cmd_out([cc(), "--version"]).splitlines()
+    out.append(f"    memory: {mem}")
+    out.append(f"    kernel: {platform.system()} {platform.release()}")
+    out.append(f"    mpirun --version: {mpiv[0] if mpiv else '?'}")
+    out.append(f"    cc --version: {ccv[0] if ccv else '?'}")
+    out.append(f"    python: {platform.python_version()}")
+    try:
+        load = Path("/proc/loadavg").read_text().split()[:3]
+        out.append(f"    load average at the end (1, 5, 15 min): {' '.join(load)} "
+                   f"(start: {LOAD_AT_START})")
+    except OSError:
+        pass
+    rev = _cmd_out(["git", "-C", str(ROOT), "rev-parse", "--short", "HEAD"])
+    dirty = _cmd_out(["git", "-C", str(ROOT), "status", "--porcelain", "--", "sglc", "runtime_c"])
+    out.append(f"    sglc tree: {rev or '?'}{' (with uncommitted changes in sglc/ or runtime_c/)' if dirty else ''}")
+    return out
+
+
+def write_markdown(path: Path, text: str, build_cmds, run_cmds, runs, args, total, problems):
+    keep = ""
+    if path.exists():
+        old = path.read_text()
+        i = old.find("\n## Findings")
+        if i >= 0:
+            keep = old[i + 1:]
+    rel = lambda s: s.replace(str(ROOT) + "/", "")  # noqa: E731
+    now = datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%d %H:%M UTC")
+    argv = " ".join(shlex.quote(a) for a in sys.argv[1:])
+    md = ["# sglc benchmark results", "",
+          f"Generated by `python bench/run.py{(' ' + argv) if argv else ''}` on {now} "
+          f"({total:.0f} s in all). See bench/README.md for what is measured.", "",
+          "Status: " + ("all `result` lines agree." if not problems else
+                        "PROBLEMS:\n\n" + "\n".join("    " + p.splitlines()[0] for p in problems)),
+          "", text, "## Machine", "", *machine_description(), "",
+          "## Commands", "", "Build:", "",
+          *("    " + rel(shlex.join(c)) for c in build_cmds), "",
+          f"Runs (each {runs} times, interleaved; mpirun runs get "
+          "OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1):", "",
+          *("    " + rel(c) for c in run_cmds), ""]
+    if keep:
+        md += [keep.rstrip("\n"), ""]
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text("\n".join(md))
+    print(f"wrote {path}", file=sys.stderr)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,34 @@
+"""Smoke test of the benchmarks (bench/): `bench/run.py --quick` builds every
+program (SGL with sglc and sglc -O3 --unchecked, the hand-written hybrid C,
+the sequential C), runs each on tiny inputs and exits 0 only if all of them
+print the same `result` line: the SGL programs and the C programs check each
+other's results."""
+
+from __future__ import annotations
+
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from conftest import HAVE_MPI, MPI_MISSING_REASON, REPO, run_checked, run_env
+
+pytestmark = [pytest.mark.slow, pytest.mark.mpi,
+              pytest.mark.skipif(not HAVE_MPI, reason=MPI_MISSING_REASON)]
+
+HEADER = ("| kernel | n | shape (np x thr) | sglc [s] | sglc --unchecked [s] | hand C [s] "
+          "| sglc/hand | unchecked/hand | speedup sglc vs seq | seq C [s] |")
+
+
+def test_bench_quick_agrees(tmp_path: Path) -> None:
+    cmd = [sys.executable, str(REPO / "bench" / "run.py"), "--quick",
+           "--build-dir", str(tmp_path / "build"), "--out", str(tmp_path / "results.md")]
+    t0 = time.monotonic()
+    rc, out, err = run_checked(cmd, cwd=REPO, env=run_env(), timeout=120)
+    took = time.monotonic() - t0
+    assert rc == 0, f"bench/run.py --quick: exit {rc}\n{out[-3000:]}\n{err[-3000:]}"
+    assert HEADER in out, out[-3000:]
+    assert "all results agree" in out
+    assert "us/step" in out
+    assert (tmp_path / "results.md").read_text().startswith("# sglc benchmark results")
+    assert took < 60, f"bench/run.py --quick took {took:.0f} s (must stay under 60 s)"
