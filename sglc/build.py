@@ -74,7 +74,7 @@ def toolchain(target: str, opt: int = 2, *, debug_info: bool = False,
         cc = shlex.split(mpicc)
     else:
         cc = shlex.split(os.environ.get("CC") or "cc")
-    cflags = ["-std=c11", f"-O{opt}"]
+    cflags = ["-std=c11", f"-O{opt}", "-ffp-contract=off"]
     if debug_info:
         cflags.append("-g")
     if sanitize:
