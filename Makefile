@@ -1,0 +1,60 @@
+# sglc: the SGL compiler.  `make demo` sets everything up and runs an example;
+# `make test` runs the test suite and the linter.
+
+PY ?= .venv/bin/python
+VENV ?= .venv
+SGLC = $(VENV)/bin/sglc
+RUFF = $(VENV)/bin/ruff
+ROOT_FLAG := $(shell [ "$$(id -u)" = 0 ] && echo --allow-run-as-root)
+
+.PHONY: demo test golden-update bench sanitize clean venv venv-test
+
+$(VENV)/bin/python:
+	python3 -m venv $(VENV)
+
+venv: $(VENV)/bin/python
+	$(VENV)/bin/pip install -q -e .
+
+venv-test: $(VENV)/bin/python
+	@$(PY) -c "import pytest, ruff, sglc" 2>/dev/null || $(VENV)/bin/pip install -q -e '.[test]'
+
+demo: venv
+	@if ! command -v mpicc >/dev/null 2>&1 || ! command -v mpirun >/dev/null 2>&1; then \
+	  if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
+	    echo "== MPI is missing: installing Open MPI (apt-get)"; \
+	    apt-get update && apt-get install -y openmpi-bin libopenmpi-dev || true; \
+	  fi; \
+	fi
+	@if command -v mpicc >/dev/null 2>&1 && command -v mpirun >/dev/null 2>&1; then \
+	  echo "== $(SGLC) examples/reduce.sgl -o build/reduce --target mpi"; \
+	  $(SGLC) examples/reduce.sgl -o build/reduce --target mpi && \
+	  echo "== mpirun -np 2 --oversubscribe --bind-to none $(ROOT_FLAG) build/reduce --sgl-shape 2x2" && \
+	  mpirun -np 2 --oversubscribe --bind-to none $(ROOT_FLAG) build/reduce --sgl-shape 2x2; \
+	else \
+	  echo "== MPI is missing (no mpicc/mpirun): using the omp target (threads only)"; \
+	  echo "== $(SGLC) examples/reduce.sgl -o build/reduce --target omp"; \
+	  $(SGLC) examples/reduce.sgl -o build/reduce --target omp && \
+	  echo "== build/reduce --sgl-shape 4" && \
+	  build/reduce --sgl-shape 4; \
+	fi
+
+# pytest exit status 5 (no test ran) is a failure too.
+test: venv-test
+	$(PY) -m pytest -q
+	$(RUFF) check sglc tests $(wildcard bench)
+
+golden-update: venv-test
+	$(PY) -m pytest -q tests/test_programs.py $(wildcard tests/test_errors.py) \
+	  $(wildcard tests/test_snapshots.py tests/test_emit_snapshots.py) --update-golden
+
+bench: venv
+	@if [ -f bench/run.py ]; then $(PY) bench/run.py; \
+	else echo "bench: bench/run.py does not exist yet"; fi
+
+sanitize: venv
+	$(PY) tests/sanitize.py
+
+clean:
+	rm -rf build dist *.egg-info .pytest_cache .ruff_cache .hypothesis tests/_build bench/_build
+	find . -path ./$(VENV) -prune -o -name __pycache__ -type d -print0 | xargs -0 rm -rf
+	for f in examples/*.sgl; do rm -f "$${f%.sgl}" "$${f%.sgl}.c"; done

@@ -1,0 +1,253 @@
+"""Shared fixtures and helpers of the sglc test suite.
+
+- ``--update-golden``: rewrite golden files (expected outputs) instead of
+  comparing with them.
+- ``SHAPES``: the machine-shape matrix (MPI processes, ``--sgl-shape``), defined
+  here and nowhere else.
+- ``sglc_compile``: a session-wide compile cache; each (.sgl file, target,
+  flags) is compiled once, with the ``sglc`` command line in a subprocess.
+  ``SGLC_CACHE`` points at a session temp folder, so the C runtime library is
+  built once per target per session.
+- ``run_program``: runs an executable directly (one process) or under
+  ``mpirun`` (several), with a timeout that fails the test.
+- marker ``mpi``: skipped, with a reason, when mpicc or mpirun is missing.
+- marker ``parallel(nprocs=[2, 3])`` (in the style of Devito's): the test,
+  which takes an ``nprocs`` argument, is parametrized over nprocs and each
+  case is run by relaunching pytest on it under ``mpirun -np N``; it passes
+  when every rank passes. Implies ``mpi``.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+from collections.abc import Iterator, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parent.parent
+SHARED = REPO.parent / "shared" / "sgl"
+SHARED_MISSING_REASON = "../shared is absent (a fresh clone)"
+
+# (MPI processes, --sgl-shape): the machine-shape matrix of the mpi target.
+SHAPES: list[tuple[int, str]] = [(1, "1"), (1, "4"), (1, "2x3"), (2, "2x2"), (3, "3"),
+                                 (4, "2x2x2")]
+# One-process shapes of the omp target and of the seq target.
+OMP_SHAPES: list[str] = ["1", "4", "2x3", "2x2x2"]
+SEQ_SHAPES: list[str] = ["0", "1", "2x3", "2x2x2"]
+
+HAVE_MPI = shutil.which("mpicc") is not None and shutil.which("mpirun") is not None
+MPI_MISSING_REASON = "mpicc or mpirun is missing (install openmpi-bin libopenmpi-dev)"
+
+
+def sglc_command() -> list[str]:
+    """The sglc command line: the script installed next to this Python, else
+    the module."""
+    script = Path(sys.executable).parent / "sglc"
+    if script.exists():
+        return [str(script)]
+    return [sys.executable, "-m", "sglc.cli"]
+
+
+def require_shared() -> Path:
+    """SHARED, or skip the calling test with a visible reason."""
+    if not SHARED.is_dir():
+        pytest.skip(SHARED_MISSING_REASON)
+    return SHARED
+
+
+# --------------------------------------------------------------------- options
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    parser.addoption("--update-golden", action="store_true", default=False,
+                     help="rewrite golden files (expected outputs) instead of comparing")
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line("markers", "mpi: needs mpicc and mpirun")
+    config.addinivalue_line("markers", "slow: long-running")
+    config.addinivalue_line("markers", "parallel(nprocs): run the test under mpirun -np N, "
+                            "for each N of nprocs (the test takes an nprocs argument)")
+
+
+PARALLEL_CHILD_ENV = "SGL_PYTEST_MPI_CHILD"
+
+
+def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
+    marker = metafunc.definition.get_closest_marker("parallel")
+    if marker is None:
+        return
+    nprocs = marker.kwargs.get("nprocs", [2])
+    nprocs = list(nprocs) if isinstance(nprocs, list | tuple) else [nprocs]
+    if "nprocs" not in metafunc.fixturenames:
+        raise pytest.UsageError(f"{metafunc.definition.nodeid}: a parallel test must take "
+                                "an 'nprocs' argument")
+    metafunc.parametrize("nprocs", nprocs, ids=[f"np{n}" for n in nprocs])
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_pyfunc_call(pyfuncitem: pytest.Function) -> bool | None:
+    """In the parent pytest, a parallel test is run by `mpirun -np N pytest
+    NODEID` instead of being called; under mpirun (every rank), it runs as
+    usual."""
+    if pyfuncitem.get_closest_marker("parallel") is None or os.environ.get(PARALLEL_CHILD_ENV):
+        return None
+    nprocs = int(pyfuncitem.callspec.params["nprocs"])
+    cmd = mpirun_prefix(nprocs) + [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider",
+                                   "--no-header", "-x", pyfuncitem.nodeid]
+    with tempfile.TemporaryDirectory(prefix="sgl-parallel-") as temproot:
+        # The ranks' pytest temp folders live apart from this session's.
+        env = run_env({PARALLEL_CHILD_ENV: "1", "PYTEST_DEBUG_TEMPROOT": temproot})
+        rc, out, err = run_checked(cmd, cwd=pyfuncitem.config.rootpath, env=env, timeout=300)
+    if rc != 0:
+        pytest.fail(f"under mpirun -np {nprocs}: exit {rc}\n{out[-4000:]}\n{err[-2000:]}",
+                    pytrace=False)
+    return True
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    if HAVE_MPI:
+        return
+    skip = pytest.mark.skip(reason=MPI_MISSING_REASON)
+    for item in items:
+        if item.get_closest_marker("mpi") or item.get_closest_marker("parallel"):
+            item.add_marker(skip)
+
+
+@pytest.fixture(scope="session")
+def update_golden(request: pytest.FixtureRequest) -> bool:
+    return bool(request.config.getoption("--update-golden"))
+
+
+# ----------------------------------------------------------------- environment
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _sglc_cache(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
+    """SGLC_CACHE for the whole session (also seen by the sglc subprocesses)."""
+    cache = tmp_path_factory.mktemp("sglc-cache")
+    old = os.environ.get("SGLC_CACHE")
+    os.environ["SGLC_CACHE"] = str(cache)
+    yield cache
+    if old is None:
+        os.environ.pop("SGLC_CACHE", None)
+    else:
+        os.environ["SGLC_CACHE"] = old
+
+
+def run_env(extra: dict[str, str] | None = None) -> dict[str, str]:
+    """The environment for running compiled programs."""
+    env = dict(os.environ)
+    env.pop("SGL_SHAPE", None)
+    env["OMP_NUM_THREADS"] = "2"
+    env["OMPI_MCA_rmaps_base_oversubscribe"] = "1"
+    if hasattr(os, "geteuid") and os.geteuid() == 0:
+        env["OMPI_ALLOW_RUN_AS_ROOT"] = "1"
+        env["OMPI_ALLOW_RUN_AS_ROOT_CONFIRM"] = "1"
+    if extra:
+        env.update(extra)
+    return env
+
+
+def run_checked(cmd: Sequence[str], *, cwd: Path | str | None = None,
+                env: dict[str, str] | None = None, timeout: float = 60,
+                stdin: str | None = None) -> tuple[int, str, str]:
+    """Runs cmd in its own process group; (rc, stdout, stderr). A timeout kills
+    the whole group and fails the test, saying so."""
+    proc = subprocess.Popen(list(cmd), cwd=cwd, env=env, text=True,
+                            stdin=subprocess.PIPE if stdin is not None else subprocess.DEVNULL,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            start_new_session=True)
+    try:
+        out, err = proc.communicate(stdin, timeout=timeout)
+    except subprocess.TimeoutExpired:
+        try:
+            os.killpg(proc.pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+        out, err = proc.communicate()
+        pytest.fail(f"timed out after {timeout} s: {' '.join(map(str, cmd))}\n"
+                    f"--- stdout (tail)\n{out[-2000:]}\n--- stderr (tail)\n{err[-2000:]}",
+                    pytrace=False)
+    return proc.returncode, out, err
+
+
+def mpirun_prefix(nprocs: int) -> list[str]:
+    cmd = ["mpirun", "-np", str(nprocs), "--oversubscribe", "--bind-to", "none"]
+    if hasattr(os, "geteuid") and os.geteuid() == 0:
+        cmd.append("--allow-run-as-root")
+    return cmd
+
+
+def run_program(exe: Path | str, nprocs: int, shape: str | None, args: Sequence[str] = (),
+                cwd: Path | str | None = None, timeout: float = 60) -> tuple[int, str, str]:
+    """Runs a compiled SGL program: directly for one process, else under mpirun.
+    shape None leaves the shape to the runtime's default. (rc, stdout, stderr)."""
+    prog = [str(exe)] + (["--sgl-shape", shape] if shape is not None else []) + list(args)
+    cmd = prog if nprocs == 1 else mpirun_prefix(nprocs) + prog
+    return run_checked(cmd, cwd=cwd, env=run_env(), timeout=timeout)
+
+
+# ------------------------------------------------------------------- compiling
+
+
+@dataclass
+class Compiled:
+    """The result of one sglc compile."""
+
+    exe: Path | None
+    cmd: list[str]
+    rc: int
+    stdout: str
+    stderr: str
+
+    def require(self) -> Path:
+        """The executable, or fail the test with sglc's output."""
+        if self.exe is None:
+            pytest.fail(f"sglc failed (exit {self.rc}): {' '.join(self.cmd)}\n{self.stderr}",
+                        pytrace=False)
+        return self.exe
+
+
+class CompileCache:
+    """Compiles each (file, target, flags) once per session."""
+
+    def __init__(self, root: Path):
+        self.root = root
+        self._done: dict[tuple[str, str, tuple[str, ...]], Compiled] = {}
+
+    def prefetch(self, src: Path, targets: Sequence[str], flags: Sequence[str] = ()) -> None:
+        """Compiles src for each of targets not compiled yet, concurrently (one
+        compile per core)."""
+        todo = [t for t in targets if (str(src.resolve()), t, tuple(flags)) not in self._done]
+        if len(todo) > 1:
+            with ThreadPoolExecutor(max_workers=max(1, min(len(todo), os.cpu_count() or 1))) as ex:
+                list(ex.map(lambda t: self(src, t, flags), todo))
+
+    def __call__(self, src: Path, target: str, flags: Sequence[str] = (),
+                 timeout: float = 300) -> Compiled:
+        key = (str(src.resolve()), target, tuple(flags))
+        hit = self._done.get(key)
+        if hit is not None:
+            return hit
+        out_dir = Path(tempfile.mkdtemp(prefix=f"{src.stem}-{target}-", dir=self.root))
+        exe = out_dir / src.stem
+        cmd = [*sglc_command(), str(src), "-o", str(exe), "--target", target, *flags]
+        rc, out, err = run_checked(cmd, cwd=out_dir, env=dict(os.environ), timeout=timeout)
+        result = Compiled(exe if rc == 0 and exe.exists() else None, cmd, rc, out, err)
+        self._done[key] = result
+        return result
+
+
+@pytest.fixture(scope="session")
+def sglc_compile(tmp_path_factory: pytest.TempPathFactory,
+                 _sglc_cache: Path) -> CompileCache:
+    return CompileCache(tmp_path_factory.mktemp("compiled"))

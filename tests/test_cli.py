@@ -1,0 +1,369 @@
+"""The sglc command line: options, outputs, exit statuses, environment
+variables, `sglc run`, and warning-free generated C.
+
+Expected program outputs here follow from the language brief (print format,
+§10 machine shapes), not from running the compiler.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+from pathlib import Path
+
+import pytest
+from conftest import (
+    HAVE_MPI,
+    MPI_MISSING_REASON,
+    REPO,
+    run_checked,
+    run_env,
+    run_program,
+    sglc_command,
+)
+
+import sglc
+
+TINY = 'func main() {\n    print(1 + 2, "x", 2.5 * 2);\n}\n'
+TINY_OUT = "3 x 5.0\n"
+# Prints the root's number of children and the first argument (default 7).
+SHAPE_ARG = "func main() {\n    print(nchildren, arg_int(0, 7));\n}\n"
+BAD = "func main() {\n    print(y);\n}\n"
+EXAMPLES = sorted((REPO / "examples").glob("*.sgl"))
+
+mpi = pytest.mark.mpi
+needs_mpi = pytest.mark.skipif(not HAVE_MPI, reason=MPI_MISSING_REASON)
+
+
+def sglc_run(*args: str, cwd: Path | None = None, env: dict[str, str] | None = None,
+             timeout: float = 120) -> tuple[int, str, str]:
+    return run_checked([*sglc_command(), *args], cwd=cwd, env=env or run_env(),
+                       timeout=timeout)
+
+
+@pytest.fixture
+def tiny(tmp_path: Path) -> Path:
+    p = tmp_path / "tiny.sgl"
+    p.write_text(TINY)
+    return p
+
+
+def assert_no_traceback(err: str) -> None:
+    assert "Traceback" not in err, err
+
+
+# ------------------------------------------------------------------ basics
+
+
+def test_version() -> None:
+    rc, out, err = sglc_run("--version")
+    assert rc == 0, err
+    assert "sglc" in out and sglc.__version__ in out
+
+
+def test_help() -> None:
+    rc, out, err = sglc_run("--help")
+    assert rc == 0, err
+    assert "Usage" in out
+    for word in ("check", "run", "--sgl-shape"):
+        assert word in out, f"{word!r} not in --help"
+
+
+def test_compile_help_lists_options() -> None:
+    rc, out, err = sglc_run("compile", "--help")
+    assert rc == 0, err
+    for opt in ("-o", "--target", "-O", "--unchecked", "--emit", "-v"):
+        assert opt in out, f"{opt!r} not in compile --help"
+
+
+def test_default_output_name(tiny: Path) -> None:
+    rc, out, err = sglc_run("tiny.sgl", "--target", "seq", cwd=tiny.parent)
+    assert rc == 0, err
+    exe = tiny.parent / "tiny"
+    assert exe.is_file() and os.access(exe, os.X_OK)
+    assert run_program(exe, 1, None, cwd=tiny.parent) == (0, TINY_OUT, "")
+
+
+def test_default_output_name_is_in_cwd(tiny: Path, tmp_path: Path) -> None:
+    cwd = tmp_path / "elsewhere"
+    cwd.mkdir()
+    rc, out, err = sglc_run(str(tiny), "--target", "seq", cwd=cwd)
+    assert rc == 0, err
+    assert (cwd / "tiny").is_file(), sorted(p.name for p in cwd.iterdir())
+
+
+def test_output_option(tiny: Path, tmp_path: Path) -> None:
+    exe = tmp_path / "sub" / "prog"
+    exe.parent.mkdir()
+    rc, out, err = sglc_run(str(tiny), "-o", str(exe), "--target", "omp", "-O0")
+    assert rc == 0, err
+    assert run_program(exe, 1, "2", cwd=tmp_path) == (0, TINY_OUT, "")
+    assert not (tmp_path / "tiny").exists()
+
+
+@pytest.mark.parametrize("level", ["-O0", "-O1", "-O2", "-O3"])
+def test_opt_levels(tiny: Path, tmp_path: Path, level: str) -> None:
+    exe = tmp_path / "p"
+    rc, out, err = sglc_run(str(tiny), "-o", str(exe), "--target", "seq", level, "-v")
+    assert rc == 0, err
+    assert level in err, f"{level} not in the -v compiler commands:\n{err}"
+    assert run_program(exe, 1, None) == (0, TINY_OUT, "")
+
+
+def test_unchecked(tiny: Path, tmp_path: Path) -> None:
+    exe = tmp_path / "p"
+    rc, out, err = sglc_run(str(tiny), "-o", str(exe), "--target", "seq", "--unchecked")
+    assert rc == 0, err
+    assert run_program(exe, 1, None) == (0, TINY_OUT, "")
+
+
+# -------------------------------------------------------------------- emit
+
+
+def test_emit_c_has_line_directives(tiny: Path, tmp_path: Path) -> None:
+    c = tmp_path / "out.c"
+    rc, out, err = sglc_run(str(tiny), "--emit=c", "-o", str(c))
+    assert rc == 0, err
+    text = c.read_text()
+    assert re.search(r'^#line \d+ "[^"]*tiny\.sgl"', text, re.M), text[:2000]
+    assert "main" in text
+
+
+def test_emit_c_default_name(tiny: Path) -> None:
+    rc, out, err = sglc_run("tiny.sgl", "--emit=c", cwd=tiny.parent)
+    assert rc == 0, err
+    assert "#line" in (tiny.parent / "tiny.c").read_text()
+
+
+@pytest.mark.parametrize("stage", ["ast", "ir"])
+def test_emit_ast_ir(tiny: Path, stage: str) -> None:
+    rc, out, err = sglc_run(str(tiny), f"--emit={stage}")
+    assert rc == 0, err
+    assert out.strip(), f"--emit={stage} printed nothing"
+    assert "print" in out
+
+
+# ------------------------------------------------------- verbose, CC, MPICC
+
+
+def test_verbose_prints_compiler_commands(tiny: Path, tmp_path: Path) -> None:
+    exe = tmp_path / "p"
+    rc, out, err = sglc_run(str(tiny), "-o", str(exe), "--target", "omp", "-v")
+    assert rc == 0, err
+    cmds = [line for line in err.splitlines() if str(exe) in line]
+    assert cmds, f"no compiler command that writes {exe} in -v output:\n{err}"
+    assert "-fopenmp" in cmds[-1]
+
+
+def test_quiet_without_verbose(tiny: Path, tmp_path: Path) -> None:
+    rc, out, err = sglc_run(str(tiny), "-o", str(tmp_path / "p"), "--target", "seq")
+    assert (rc, out, err) == (0, "", "")
+
+
+def test_cc_honoured(tiny: Path, tmp_path: Path) -> None:
+    exe = tmp_path / "p"
+    env = run_env({"CC": "cc -DSGL_TEST_MARKER"})
+    rc, out, err = sglc_run(str(tiny), "-o", str(exe), "--target", "omp", "-v", env=env)
+    assert rc == 0, err
+    assert "-DSGL_TEST_MARKER" in err, err
+    assert run_program(exe, 1, "1") == (0, TINY_OUT, "")
+
+
+def test_cflags_ldflags_honoured(tiny: Path, tmp_path: Path) -> None:
+    env = run_env({"CFLAGS": "-DSGL_CFLAGS_MARKER", "LDFLAGS": "-L/sgl-ldflags-marker"})
+    rc, out, err = sglc_run(str(tiny), "-o", str(tmp_path / "p"), "--target", "seq", "-v",
+                            env=env)
+    assert rc == 0, err
+    assert "-DSGL_CFLAGS_MARKER" in err and "-L/sgl-ldflags-marker" in err, err
+
+
+@mpi
+def test_mpicc_honoured(tiny: Path, tmp_path: Path) -> None:
+    exe = tmp_path / "p"
+    env = run_env({"MPICC": "mpicc -DSGL_TEST_MARKER"})
+    rc, out, err = sglc_run(str(tiny), "-o", str(exe), "--target", "mpi", "-v", env=env)
+    assert rc == 0, err
+    assert "-DSGL_TEST_MARKER" in err, err
+    assert run_program(exe, 1, "1") == (0, TINY_OUT, "")
+
+
+@pytest.mark.parametrize("target", ["seq", "omp", pytest.param("mpi", marks=mpi)])
+def test_failing_cc_is_internal_error(tiny: Path, tmp_path: Path, target: str) -> None:
+    env = run_env({"CC": "false", "MPICC": "false"})
+    rc, out, err = sglc_run(str(tiny), "-o", str(tmp_path / "p"), "--target", target, env=env)
+    assert rc == 3, f"exit {rc}, want 3\n{err}"
+    assert "sglc" in err and "error" in err, err
+    assert_no_traceback(err)
+
+
+def test_missing_cc_is_internal_error(tiny: Path, tmp_path: Path) -> None:
+    env = run_env({"CC": str(tmp_path / "no-such-cc")})
+    rc, out, err = sglc_run(str(tiny), "-o", str(tmp_path / "p"), "--target", "seq", env=env)
+    assert rc == 3, f"exit {rc}, want 3\n{err}"
+    assert "no-such-cc" in err
+    assert_no_traceback(err)
+
+
+def test_debug_shows_traceback(tiny: Path, tmp_path: Path) -> None:
+    """An internal error (here: the C compiler fails) with --debug shows sglc's
+    own traceback."""
+    env = run_env({"CC": "false"})
+    rc, out, err = sglc_run(str(tiny), "-o", str(tmp_path / "p"), "--target", "seq",
+                            "--debug", env=env)
+    assert rc == 3, err
+    assert "Traceback" in err, err
+
+
+# ------------------------------------------------------------ exit statuses
+
+
+def test_missing_file_is_usage_error(tmp_path: Path) -> None:
+    rc, out, err = sglc_run(str(tmp_path / "nope.sgl"), "--target", "seq")
+    assert rc == 2, err
+    assert "nope.sgl" in err
+    assert_no_traceback(err)
+
+
+def test_check_missing_file_is_usage_error(tmp_path: Path) -> None:
+    rc, out, err = sglc_run("check", str(tmp_path / "nope.sgl"))
+    assert rc == 2, err
+    assert_no_traceback(err)
+
+
+@pytest.mark.parametrize("args", [["--no-such-flag"], ["--target", "gpu"], ["-O9"],
+                                  ["--emit=asm"]])
+def test_bad_flag_is_usage_error(tiny: Path, args: list[str]) -> None:
+    rc, out, err = sglc_run(str(tiny), *args)
+    assert rc == 2, f"{args}: exit {rc}\n{err}"
+    assert_no_traceback(err)
+
+
+def test_program_error_exit_1(tmp_path: Path) -> None:
+    bad = tmp_path / "bad.sgl"
+    bad.write_text(BAD)
+    exe = tmp_path / "bad"
+    rc, out, err = sglc_run("bad.sgl", "-o", str(exe), "--target", "seq", cwd=tmp_path)
+    assert rc == 1, err
+    assert re.match(r"bad\.sgl:2:\d+: error: .*'y'", err), err
+    assert not exe.exists()
+    assert_no_traceback(err)
+
+
+def test_check_ok_and_errors(tiny: Path, tmp_path: Path) -> None:
+    rc, out, err = sglc_run("check", str(tiny))
+    assert (rc, err) == (0, "")
+    bad = tmp_path / "bad.sgl"
+    bad.write_text(BAD)
+    rc, out, err = sglc_run("check", str(tiny), str(bad))
+    assert rc == 1, err
+    assert "bad.sgl:2:" in err and "tiny.sgl" not in err
+    assert_no_traceback(err)
+
+
+def test_syntax_error_exit_1(tmp_path: Path) -> None:
+    p = tmp_path / "syn.sgl"
+    p.write_text("func main() {\n    print(1\n}\n")
+    rc, out, err = sglc_run("check", str(p))
+    assert rc == 1, err
+    assert "error:" in err
+    assert_no_traceback(err)
+
+
+# --------------------------------------------------------------- sglc run
+
+
+@pytest.fixture
+def shape_arg(tmp_path: Path) -> Path:
+    p = tmp_path / "shape_arg.sgl"
+    p.write_text(SHAPE_ARG)
+    return p
+
+
+def test_run_seq_shape_and_args(shape_arg: Path) -> None:
+    rc, out, err = sglc_run("run", str(shape_arg), "--target", "seq", "--shape", "2x3",
+                            "--", "5")
+    assert (rc, out) == (0, "2 5\n"), err
+    rc, out, err = sglc_run("run", str(shape_arg), "--target", "seq", "--shape", "3")
+    assert (rc, out) == (0, "3 7\n"), err
+
+
+def test_run_threads(shape_arg: Path) -> None:
+    # One process, default shape: the root's children are the threads.
+    rc, out, err = sglc_run("run", str(shape_arg), "--target", "omp", "--threads", "3")
+    assert (rc, out) == (0, "3 7\n"), err
+
+
+@mpi
+def test_run_np1(shape_arg: Path) -> None:
+    rc, out, err = sglc_run("run", str(shape_arg), "--target", "mpi", "-np", "1",
+                            "--shape", "4", "--", "-3")
+    assert (rc, out) == (0, "4 -3\n"), err
+
+
+@mpi
+def test_run_np2(shape_arg: Path) -> None:
+    # Default shape on 2 processes: the root's children are the processes.
+    rc, out, err = sglc_run("run", str(shape_arg), "--target", "mpi", "-np", "2",
+                            "--threads", "2")
+    assert (rc, out) == (0, "2 7\n"), err
+    rc, out, err = sglc_run("run", str(shape_arg), "--target", "mpi", "-np", "2",
+                            "--shape", "2x3", "--", "11")
+    assert (rc, out) == (0, "2 11\n"), err
+
+
+def test_run_np2_needs_mpi_target(shape_arg: Path) -> None:
+    rc, out, err = sglc_run("run", str(shape_arg), "--target", "seq", "-np", "2")
+    assert rc == 2, err
+
+
+def test_run_program_error(tmp_path: Path) -> None:
+    bad = tmp_path / "bad.sgl"
+    bad.write_text(BAD)
+    rc, out, err = sglc_run("run", str(bad), "--target", "seq")
+    assert rc == 1, err
+    assert_no_traceback(err)
+
+
+def test_run_runtime_error_status(tmp_path: Path) -> None:
+    p = tmp_path / "div.sgl"
+    p.write_text("func main() {\n    var z = arg_int(0, 0);\n    print(10 / z);\n}\n")
+    rc, out, err = sglc_run("run", str(p), "--target", "seq")
+    assert rc == 1, err
+    assert re.search(r"div\.sgl:3:\d+: runtime error: .*\(node 0\)", err), err
+
+
+# ------------------------------------------------------ warning-free C
+
+
+def _strict_compile(cc: list[str], sgl: Path, tmp_path: Path, defines: list[str]) -> None:
+    c = tmp_path / (sgl.stem + ".c")
+    rc, out, err = sglc_run(str(sgl), "--emit=c", "-o", str(c))
+    assert rc == 0, err
+    cmd = [*cc, "-std=c11", "-Wall", "-Wextra", "-Werror", "-fopenmp", *defines,
+           "-I", str(REPO / "runtime_c"), "-c", str(c), "-o", str(tmp_path / "x.o")]
+    rc, out, err = run_checked(cmd, cwd=tmp_path)
+    assert rc == 0, f"{' '.join(cmd)}\n{err}"
+
+
+@pytest.mark.parametrize("sgl", EXAMPLES, ids=[p.stem for p in EXAMPLES])
+def test_generated_c_warning_free_omp(sgl: Path, tmp_path: Path) -> None:
+    cc = os.environ.get("CC") or "cc"
+    _strict_compile(cc.split(), sgl, tmp_path, ["-DSGL_USE_OMP"])
+
+
+@mpi
+@pytest.mark.parametrize("sgl", EXAMPLES[:3], ids=[p.stem for p in EXAMPLES[:3]])
+def test_generated_c_warning_free_mpi(sgl: Path, tmp_path: Path) -> None:
+    mpicc = os.environ.get("MPICC") or shutil.which("mpicc") or "mpicc"
+    _strict_compile(mpicc.split(), sgl, tmp_path, ["-DSGL_USE_OMP", "-DSGL_USE_MPI"])
+
+
+# ------------------------------------------- the parallel marker (conftest)
+
+
+@pytest.mark.parallel(nprocs=[2, 3])
+def test_parallel_marker_runs_under_mpirun(nprocs: int) -> None:
+    """Every rank of `mpirun -np nprocs` runs this test (see conftest)."""
+    assert os.environ.get("OMPI_COMM_WORLD_SIZE") == str(nprocs)
+    assert int(os.environ["OMPI_COMM_WORLD_RANK"]) < nprocs

@@ -1,0 +1,128 @@
+"""The wheel: built from the checkout, installed into a fresh virtual
+environment, and used from an unrelated folder. Proves that the grammar
+(grammar/) and the C runtime (runtime_c/) are packaged.
+
+The fresh venv uses --system-site-packages plus the dependencies' folder of
+the running interpreter on its path (lark, jinja2, click come from there), so
+no network is needed.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import venv
+from pathlib import Path
+
+import pytest
+from conftest import REPO, run_checked
+
+pytestmark = pytest.mark.slow
+
+PROGRAM = """\
+func hsum(v: [int]) -> int {
+    if worker { return sum(v); }
+    var part: [int];
+    var s: int;
+    scatter split(v, nchildren) -> part;
+    pardo { s = hsum(part); }
+    var all: [int];
+    gather s -> all;
+    return sum(all);
+}
+
+func main() {
+    print("sum", hsum(range(0, arg_int(0, 10))));
+}
+"""
+
+
+@pytest.fixture(scope="module")
+def installed(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The bin/ folder of a fresh venv with the sglc wheel installed."""
+    tmp = tmp_path_factory.mktemp("packaging")
+    wheels = tmp / "wheels"
+    cmd = [sys.executable, "-m", "pip", "wheel", str(REPO), "--no-deps", "-w", str(wheels)]
+    rc, out, err = run_checked(cmd, cwd=tmp, timeout=300)
+    if rc != 0:  # no index to get the build backend from: use the installed one
+        rc2, out2, err2 = run_checked(cmd + ["--no-build-isolation"], cwd=tmp, timeout=300)
+        assert rc2 == 0, f"pip wheel failed:\n{out}\n{err}\n--- without isolation:\n{out2}\n{err2}"
+    found = sorted(wheels.glob("sglc-*.whl"))
+    assert len(found) == 1, found
+    env_dir = tmp / "venv"
+    venv.EnvBuilder(system_site_packages=True, with_pip=True, symlinks=True).create(env_dir)
+    py = env_dir / "bin" / "python"
+    # The running interpreter's site-packages (a venv itself, maybe) provide
+    # the dependencies; a .pth file puts them on the new venv's path, after
+    # its own site-packages, so the wheel's sglc wins over an editable one.
+    deps = {str(Path(m.__file__).resolve().parent.parent)  # type: ignore[arg-type]
+            for m in _dep_modules()}
+    site = subprocess.run([str(py), "-c", "import sysconfig; print(sysconfig.get_paths()"
+                           "['purelib'])"], capture_output=True, text=True, check=True)
+    Path(site.stdout.strip(), "zz_sglc_test_deps.pth").write_text("\n".join(sorted(deps)) + "\n")
+    rc, out, err = run_checked(
+        [str(py), "-m", "pip", "install", "--no-index", "--no-deps", str(found[0])],
+        cwd=tmp, timeout=300)
+    assert rc == 0, f"pip install failed:\n{out}\n{err}"
+    return env_dir / "bin"
+
+
+def _dep_modules() -> list:
+    import click
+    import jinja2
+    import lark
+
+    return [click, jinja2, lark]
+
+
+def _env(tmp: Path) -> dict[str, str]:
+    env = dict(os.environ, SGLC_CACHE=str(tmp / "cache"))
+    env.pop("PYTHONPATH", None)
+    return env
+
+
+def test_imports_from_the_wheel(installed: Path, tmp_path: Path) -> None:
+    rc, out, err = run_checked(
+        [str(installed / "python"), "-c",
+         "import sglc, lark, jinja2, click; from sglc.paths import grammar_path, runtime_dir;"
+         "print(sglc.__file__); print(grammar_path()); print(runtime_dir())"],
+        cwd=tmp_path, env=_env(tmp_path))
+    assert rc == 0, err
+    module, grammar, runtime = out.splitlines()
+    venv_dir = str(installed.parent)
+    for path in (module, grammar, runtime):
+        assert path.startswith(venv_dir), f"{path} is not inside the fresh venv {venv_dir}"
+    assert Path(grammar).is_file()
+    assert (Path(runtime) / "sgl.h").is_file()
+
+
+def test_version(installed: Path, tmp_path: Path) -> None:
+    import sglc
+
+    rc, out, err = run_checked([str(installed / "sglc"), "--version"], cwd=tmp_path,
+                               env=_env(tmp_path))
+    assert rc == 0, err
+    assert sglc.__version__ in out
+
+
+def test_check(installed: Path, tmp_path: Path) -> None:
+    (tmp_path / "p.sgl").write_text(PROGRAM)
+    (tmp_path / "bad.sgl").write_text("func main() {\n    print(q);\n}\n")
+    rc, out, err = run_checked([str(installed / "sglc"), "check", "p.sgl"], cwd=tmp_path,
+                               env=_env(tmp_path))
+    assert (rc, err) == (0, "")
+    rc, out, err = run_checked([str(installed / "sglc"), "check", "bad.sgl"], cwd=tmp_path,
+                               env=_env(tmp_path))
+    assert rc == 1 and "bad.sgl:2:" in err, err
+
+
+def test_compile_and_run(installed: Path, tmp_path: Path) -> None:
+    (tmp_path / "p.sgl").write_text(PROGRAM)
+    rc, out, err = run_checked([str(installed / "sglc"), "p.sgl", "-o", "p", "--target", "seq"],
+                               cwd=tmp_path, env=_env(tmp_path), timeout=300)
+    assert rc == 0, err
+    for shape in ("0", "2x3"):
+        rc, out, err = run_checked([str(tmp_path / "p"), "--sgl-shape", shape, "100"],
+                                   cwd=tmp_path, env=_env(tmp_path))
+        assert (rc, out, err) == (0, "sum 4950\n", ""), (shape, err)
