@@ -7,7 +7,7 @@ SGLC = $(VENV)/bin/sglc
 RUFF = $(VENV)/bin/ruff
 ROOT_FLAG := $(shell [ "$$(id -u)" = 0 ] && echo --allow-run-as-root)
 
-.PHONY: demo test golden-update bench sanitize clean venv venv-test
+.PHONY: demo test golden-update bench bench-quick sanitize fuzz fuzz-frontend clean venv venv-test
 
 $(VENV)/bin/python:
 	python3 -m venv $(VENV)
@@ -48,11 +48,22 @@ golden-update: venv-test
 	  $(wildcard tests/test_snapshots.py tests/test_emit_snapshots.py) --update-golden
 
 bench: venv
-	@if [ -f bench/run.py ]; then $(PY) bench/run.py; \
-	else echo "bench: bench/run.py does not exist yet"; fi
+	$(PY) bench/run.py
+
+bench-quick: venv
+	$(PY) bench/run.py --quick
 
 sanitize: venv
 	$(PY) tests/sanitize.py
+
+# Differential testing: N random programs, every target and shape (about 4 s each).
+N ?= 1000
+fuzz: venv
+	$(PY) tests/gen/difftest.py --count $(N) --keep-going
+
+# 10,000 mutated sources through the front end: never a traceback or exit 3.
+fuzz-frontend: venv
+	$(PY) tests/gen/fuzz_frontend.py --count 10000
 
 clean:
 	rm -rf build dist *.egg-info .pytest_cache .ruff_cache .hypothesis tests/_build bench/_build

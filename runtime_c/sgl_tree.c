@@ -347,8 +347,8 @@ static void check_args(sgl_node *n, const sgl_site *s, sgl_arg *args)
             const sgl_vec *v = args[j].src;
             if (v->len != n->nchildren)
                 sgl_fail(op->line, op->col,
-                         "scatter of a vector of length %lld to %d children (the lengths must be equal)",
-                         (long long)v->len, n->nchildren);
+                         "scatter of a vector of length %lld to %d %s (the lengths must be equal)",
+                         (long long)v->len, n->nchildren, n->nchildren == 1 ? "child" : "children");
         }
     }
 }
