@@ -62,7 +62,7 @@ typedef struct sgl_vbuf {
     _Atomic int64_t refs;
     int64_t used; /* elements constructed, from the start of the buffer */
     int64_t cap;  /* elements allocated */
-    int64_t pad_; /* keeps the elements 16-byte aligned */
+    int64_t mapped; /* bytes of a buffer mapped with mmap (0: malloc'd) */
 } sgl_vbuf;
 
 typedef struct sgl_vec {

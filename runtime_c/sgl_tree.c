@@ -511,7 +511,7 @@ static int to_count(size_t n)
  * messages (tag TAG_DATA, in order), sent from and received into the
  * vectors' own storage, so they are copied only by MPI itself. */
 enum { TAG_CMD = 11, TAG_REPORT = 12, TAG_DATA = 13 };
-#define OOB_MIN ((size_t)64 << 10)
+#define OOB_MIN ((size_t)8 << 10)
 #define OOB_CHUNK ((size_t)1 << 30)
 
 typedef struct oob_list {

@@ -10,11 +10,13 @@
  * Element storage: int and float take 8 bytes, bool 1 byte (sgl_bool),
  * a vector element is a sgl_vec struct owning its own storage.
  */
+#define _DEFAULT_SOURCE /* MAP_ANONYMOUS, MAP_POPULATE */
 #include "sgl.h"
 
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 
 const sgl_type sgl_t_int = {SGL_T_INT, NULL};
 const sgl_type sgl_t_float = {SGL_T_FLOAT, NULL};
@@ -153,6 +155,35 @@ static inline char *vbuf_data(sgl_vbuf *b)
     return (char *)(b + 1);
 }
 
+/* Buffers of at least MAP_MIN bytes are mapped with MAP_POPULATE: the
+ * kernel provides (zeroed) pages in one call instead of one page fault per
+ * 4 KiB when the vector is first written, which costs several times more. */
+#define MAP_MIN ((size_t)16 << 20)
+
+static sgl_vbuf *vbuf_map(size_t total)
+{
+#ifdef MAP_POPULATE
+    void *p = mmap(NULL, total, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE,
+                   -1, 0);
+    if (p == MAP_FAILED)
+        return NULL;
+    sgl_vbuf *b = p;
+    b->mapped = (int64_t)total;
+    return b;
+#else
+    (void)total;
+    return NULL;
+#endif
+}
+
+static void vbuf_dealloc(sgl_vbuf *b)
+{
+    if (b->mapped)
+        munmap(b, (size_t)b->mapped);
+    else
+        free(b);
+}
+
 /* A fresh buffer with room for cap elements of size esz, one reference. */
 static sgl_vbuf *vbuf_alloc(size_t esz, int64_t cap, bool zero, int line, int col)
 {
@@ -160,7 +191,13 @@ static sgl_vbuf *vbuf_alloc(size_t esz, int64_t cap, bool zero, int line, int co
     if (bytes > SIZE_MAX - sizeof(sgl_vbuf))
         sgl_fail(line, col, "out of memory allocating %lld elements of %zu bytes", (long long)cap,
                  esz);
-    sgl_vbuf *b = zero ? calloc(1, sizeof(sgl_vbuf) + bytes) : malloc(sizeof(sgl_vbuf) + bytes);
+    size_t total = sizeof(sgl_vbuf) + bytes;
+    sgl_vbuf *b = total >= MAP_MIN ? vbuf_map(total) : NULL; /* mapped memory is zeroed */
+    if (!b) {
+        b = zero ? calloc(1, total) : malloc(total);
+        if (b)
+            b->mapped = 0;
+    }
     if (!b)
         sgl_fail(line, col, "out of memory allocating %lld elements of %zu bytes", (long long)cap,
                  esz);
@@ -185,7 +222,7 @@ static void vbuf_release(const sgl_type *et, sgl_vbuf *b)
         for (int64_t i = 0; i < b->used; i++)
             sgl_vec_free(et, &e[i]);
     }
-    free(b);
+    vbuf_dealloc(b);
 }
 
 /* A vector of len elements of type et in a buffer of its own (elements
@@ -273,7 +310,7 @@ void sgl_vec_reserve(const sgl_type *vt, sgl_vec *v, int64_t cap, int line, int 
         return;
     if (cap < v->len)
         cap = v->len;
-    if (in_place) {
+    if (in_place && !b->mapped) {
         size_t bytes = elems_bytes(cap, esz, line, col);
         if (bytes > SIZE_MAX - sizeof(sgl_vbuf))
             sgl_fail(line, col, "out of memory allocating %lld elements of %zu bytes",
@@ -285,9 +322,18 @@ void sgl_vec_reserve(const sgl_type *vt, sgl_vec *v, int64_t cap, int line, int 
         return;
     }
     sgl_vbuf *nb = vbuf_alloc(esz, cap < 1 ? 1 : cap, false, line, col);
+    int64_t len = v->len;
+    if (in_place) {
+        /* a mapped buffer grows by moving its elements (no copies) */
+        memcpy(vbuf_data(nb), v->data, (size_t)len * esz);
+        nb->used = len;
+        vbuf_dealloc(b);
+        v->buf = nb;
+        v->data = vbuf_data(nb);
+        return;
+    }
     copy_into(et, vbuf_data(nb), v->data, v->len);
     nb->used = v->len;
-    int64_t len = v->len;
     sgl_vec_free(vt, v);
     v->buf = nb;
     v->data = vbuf_data(nb);
