@@ -84,16 +84,36 @@ struct sgl_node {
     jmp_buf *boundary;
     char *errmsg;
     sgl_track *track; /* timeline, with --sgl-trace */
+    /* scratch space of this node's supersteps, kept from one to the next */
+    struct child_result *res;
+    int res_cap;
+    sgl_buf *msgs;
+    int msgs_cap;
 };
 
 /* What one child's run of a superstep produced. */
-typedef struct child_result {
+typedef struct child_result child_result;
+struct child_result {
     int failed_op; /* -1: none */
     char *msg;     /* the failure's message (owned) */
     double compute; /* seconds spent running the ops */
     const char *out;
     size_t seg_end[SGL_MAX_OPS]; /* end of each op's output in out */
-} child_result;
+};
+
+static void fatal_internal(const char *what);
+
+/* The node's results array for a superstep with nk children (reused). */
+static child_result *results_for(sgl_node *n, int nk)
+{
+    if (nk > n->res_cap) {
+        child_result *r = realloc(n->res, (size_t)nk * sizeof *r);
+        if (!r) fatal_internal("out of memory (superstep)");
+        n->res = r;
+        n->res_cap = nk;
+    }
+    return n->res;
+}
 
 static const sgl_program *g_prog;
 static _Thread_local sgl_node *g_cur;
@@ -461,7 +481,7 @@ static void superstep_local(sgl_node *n, sgl_key k, const sgl_site *s, sgl_arg *
                             sgl_step_rec *rec)
 {
     int nk = n->nchildren;
-    child_result *res = sgl_alloc((size_t)nk * sizeof *res, s->line, s->col);
+    child_result *res = results_for(n, nk);
 #ifdef SGL_USE_OMP
 #pragma omp parallel for schedule(static, 1) num_threads(nk) if (n->kids_threaded && nk > 1)
 #endif
@@ -480,7 +500,6 @@ static void superstep_local(sgl_node *n, sgl_key k, const sgl_site *s, sgl_arg *
     }
     if (rec) step_end(n, s, args, res, nk, rec);
     finish(n, s, res, nk);
-    free(res);
 }
 
 /* ------------------------------------------------------------------ */
@@ -637,14 +656,21 @@ static void mpi_send_commands(sgl_node *n, const sgl_site *s, sgl_key k, sgl_arg
             if (separate[j]) sgl_ser(&bc[j], s->ops[j].type, args[j].src);
         }
     }
-    sgl_buf *msgs = sgl_alloc((size_t)nk * sizeof *msgs, s->line, s->col);
+    if (nk > n->msgs_cap) {
+        sgl_buf *m = realloc(n->msgs, (size_t)nk * sizeof *m);
+        if (!m) fatal_internal("out of memory (messages)");
+        for (int i = n->msgs_cap; i < nk; i++) m[i] = (sgl_buf){0};
+        n->msgs = m;
+        n->msgs_cap = nk;
+    }
+    sgl_buf *msgs = n->msgs; /* their storage is reused from one superstep to the next */
     oob_list *oobs = calloc((size_t)nk, sizeof *oobs);
     if (!oobs) fatal_internal("out of memory (messages)");
     MPI_Request *reqs = NULL;
     int nreq = 0, capreq = 0;
     for (int i = 1; i < nk; i++) {
         sgl_buf *b = &msgs[i];
-        *b = (sgl_buf){0};
+        b->len = 0;
         put_i64(b, s->id);
         put_i64(b, k.depth);
         put_i64(b, k.uid);
@@ -676,13 +702,9 @@ static void mpi_send_commands(sgl_node *n, const sgl_site *s, sgl_key k, sgl_arg
             MPI_CHECK(MPI_Bcast(bc[j].data, to_count(bc[j].len), MPI_BYTE, 0, n->comm_down));
     if (nreq) MPI_CHECK(MPI_Waitall(nreq, reqs, MPI_STATUSES_IGNORE));
     free(reqs);
-    for (int i = 1; i < nk; i++) {
-        sgl_buf_free(&msgs[i]);
-        oob_free(&oobs[i]);
-    }
+    for (int i = 1; i < nk; i++) oob_free(&oobs[i]);
     free(oobs);
     for (int j = 0; j < s->nops; j++) sgl_buf_free(&bc[j]);
-    free(msgs);
 }
 
 /* Receive one message from `source` with `tag`, whatever its size. */
@@ -776,7 +798,7 @@ static void superstep_mpi(sgl_node *n, sgl_key k, const sgl_site *s, sgl_arg *ar
     mpi_send_commands(n, s, k, args);
     if (rec) sgl_trace_span(n->track, "send", s, rec->t0, sgl_wtime());
 
-    child_result *res = sgl_alloc((size_t)nk * sizeof *res, s->line, s->col);
+    child_result *res = results_for(n, nk);
     {
         void *in[SGL_MAX_OPS], *out[SGL_MAX_OPS];
         sgl_vec tmp[SGL_MAX_OPS];
@@ -799,7 +821,6 @@ static void superstep_mpi(sgl_node *n, sgl_key k, const sgl_site *s, sgl_arg *ar
     finish(n, s, res, nk);
     for (int i = 1; i < nk; i++) free(reports[i]);
     free(reports);
-    free(res);
 }
 
 /* A node whose master is in another process waits here for commands. */
