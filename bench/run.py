@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Run the sglc benchmarks: SGL against hand-written hybrid C and sequential C.
 
-    python bench/run.py                 # the full run (3 runs per cell)
+    python bench/run.py                 # the full run (5 runs per cell)
     python bench/run.py --quick         # smoke test: tiny sizes, 1 run, shapes 1x2 and 2x2 (< 60 s)
     python bench/run.py --kernels reduce,scan --runs 3
     python bench/run.py --out /tmp/results.md
@@ -184,7 +184,7 @@ def main() -> int:
     ap.add_argument("--quick", action="store_true", help="tiny sizes, 1 run (smoke test)")
     ap.add_argument("--kernels", default=",".join(KERNELS),
                     help="comma-separated subset of " + ",".join(KERNELS))
-    ap.add_argument("--runs", type=int, default=None, help="runs per cell (default 3; quick 1)")
+    ap.add_argument("--runs", type=int, default=None, help="runs per cell (default 5; quick 1)")
     ap.add_argument("--no-superstep", action="store_true", help="skip the superstep benchmark")
     ap.add_argument("--no-build", action="store_true",
                     help="reuse the executables already in the build folder")
@@ -202,7 +202,7 @@ def main() -> int:
     for k in kernels:
         if k not in KERNELS:
             ap.error(f"unknown kernel {k!r} (known: {', '.join(KERNELS)})")
-    runs = args.runs if args.runs is not None else (1 if args.quick else 3)
+    runs = args.runs if args.runs is not None else (1 if args.quick else 5)
     if runs < 1:
         ap.error("--runs must be at least 1")
     q = 1 if args.quick else 0
