@@ -24,7 +24,9 @@
 
 #define MAX_LEVELS 32
 
+#ifndef SGL_NO_INSTR
 int sgl_instr;
+#endif
 
 static char *stats_path;   /* NULL: summary on stderr */
 static char *trace_path;
@@ -48,6 +50,7 @@ typedef struct machine_level {
 } machine_level;
 static machine_level machine[MAX_LEVELS];
 
+static char *dup_str(const char *s) __attribute__((unused));
 static char *dup_str(const char *s)
 {
     size_t n = strlen(s) + 1;
@@ -62,6 +65,10 @@ static char *dup_str(const char *s)
 
 int sgl_instr_option(const char *arg)
 {
+#ifdef SGL_NO_INSTR
+    (void)arg;
+    return 0;
+#else
     if (strcmp(arg, "--sgl-stats") == 0) {
         sgl_instr |= SGL_INSTR_STATS;
         return 1;
@@ -82,6 +89,7 @@ int sgl_instr_option(const char *arg)
         return *predict_path ? 1 : -1;
     }
     return 0;
+#endif
 }
 
 /* ------------------------------------------------------------------ */
@@ -192,7 +200,7 @@ void sgl_instr_step(const sgl_step_rec *r)
     if (!accs || r->level < 0 || r->level >= MAX_LEVELS) return;
     acc *a = &accs[r->site->id * MAX_LEVELS + r->level];
 #ifdef SGL_USE_OMP
-#pragma omp critical(sgl_instr)
+#pragma omp critical(sgl_instr_lock)
 #endif
     {
         a->count += 1;

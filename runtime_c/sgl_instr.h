@@ -13,7 +13,13 @@
 #include "sgl.h"
 
 enum { SGL_INSTR_STATS = 1, SGL_INSTR_TRACE = 2, SGL_INSTR_PREDICT = 4 };
+#ifdef SGL_NO_INSTR
+/* A build without instrumentation (CFLAGS=-DSGL_NO_INSTR), to measure what
+ * the switched-off instrumentation costs: every `if (sgl_instr)` folds away. */
+#define sgl_instr 0
+#else
 extern int sgl_instr;
+#endif
 
 /* What the master saw of one superstep. */
 typedef struct sgl_step_rec {
