@@ -9,7 +9,8 @@ Ownership of vectors (runtime_c/sgl.h): an expression of vector type is
 either borrowed (a variable, or an element of a borrowed vector) or an
 owned temporary `tN`, declared before the statement that needs it and freed
 after it unless its value is moved into a destination.  User calls are
-hoisted into temporaries too, so that they run left to right.
+hoisted into temporaries too, so that they run left to right (before the
+statement's other operations; docs/language.md §4).
 """
 
 from __future__ import annotations
@@ -398,6 +399,15 @@ class _Body:
         self.open_scope()
         t = s.target.ty
         v = self.ex(s.value)
+        if s.op == "=" and isinstance(s.target, ir.Index):
+            # The value first, as a value of its own: making the target's
+            # vector unique (sgl_at_mut) may release the buffer the value
+            # is read from, when it is read from that vector (vv[0] = vv[1]).
+            if isinstance(t, Vec):
+                if v.temp is None:
+                    v = self.owned_vec(f"sgl_vec_copy({self.T.ref(t)}, &{v.code})", t)
+            else:
+                v = Val(self.hoist(ctype(t), v.code))
         place = self.place(s.target)
         if s.op == "=":
             main = [self.assign_into(place, t, v)]
@@ -592,9 +602,17 @@ class _Body:
                 g = self.temp("g")
                 pre_args.append(f"sgl_vec {g};")
                 pre_args.append(f"A_[{j}].dst = &{g};")
+                # the target (its index included) is evaluated after the
+                # superstep, in op order, as the sequential execution does
+                self.open_scope()
                 place = self.place(op.target)
+                sc = self.close_scope()
                 vt = Vec(op.ty)
-                after.append(f"sgl_value_assign_move({self.T.ref(vt)}, &{place}, &{g});")
+                store = [f"sgl_value_assign_move({self.T.ref(vt)}, &{place}, &{g});"]
+                if sc.pre or sc.frees:
+                    after += ["{", *sc.pre, *store, *self.free_lines(sc), "}"]
+                else:
+                    after += store
         main = pre_args + [f"sgl_superstep(N, K, &{site.cname}, A_);"] + after
         self.write_stmt(self.close_scope(), main, block=True)
 

@@ -5,11 +5,12 @@ the child-side code of every primitive into an Action, and fuses runs of
 consecutive primitives at one level into Supersteps.
 
 Fusion keeps the sequential meaning (brief §1).  A superstep is sent as one
-command, so the master evaluates every scatter/bcast source before any
-child runs; an op may join the current superstep when that cannot be
-observed:
-  - scatter/bcast: no gather before it in the superstep, and its source
-    cannot print or fail (no user calls, indexing, division, ...);
+command, so the master evaluates every scatter/bcast source, and the
+runtime checks every scatter, before any child runs; an op may join the
+current superstep when that cannot be observed:
+  - scatter/bcast: only scatters and bcasts before it in the superstep, and
+    its source cannot print or fail (no user calls, indexing, division,
+    split, fill, ...);
   - pardo, gather: always, unless the previous op is a gather into an
     indexed target (whose assignment on the master may fail).
 """
@@ -23,7 +24,7 @@ from .types import FLOAT, VOID, Type
 # with sane arguments) fails; see the module docstring.
 _SAFE_BUILTINS = {
     "len", "concat", "sort", "sum", "range", "float", "abs", "sqrt", "exp", "log",
-    "sin", "cos", "floor", "ceil", "pow", "fill", "split",
+    "sin", "cos", "floor", "ceil", "pow",
 }
 
 MAX_OPS = 64  # runtime_c/sgl_tree.c: SGL_MAX_OPS
@@ -93,7 +94,10 @@ class _FuncLowering:
         if isinstance(last, ast.Gather) and not isinstance(last.target, ast.Name):
             return False
         if isinstance(t, (ast.Scatter, ast.Bcast)):
-            if any(isinstance(g, ast.Gather) for g in group):
+            # only in the leading run of scatters and bcasts: the runtime
+            # checks every scatter (its length, the node being a master)
+            # before any child runs
+            if any(isinstance(g, (ast.Gather, ast.Pardo)) for g in group):
                 return False
             return _safe(t.src)
         return True

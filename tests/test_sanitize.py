@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 REPO = Path(__file__).resolve().parent.parent
-SUBSET = ["value_semantics", "alias_stress", "vec_of_vec", "persist_children", "scatter_vv",
+SUBSET = ["regress_cow_siblings", "value_semantics", "alias_stress", "vec_of_vec", "persist_children", "scatter_vv",
           "tree_sort", "pardo_value_sem", "nested_pardo", "indexed_targets"]
 
 
