@@ -425,6 +425,20 @@ static void release_sources(const sgl_site *s, sgl_arg *args)
 /* ------------------------------------------------------------------ */
 /* Instrumentation (sgl_instr.c): bytes moved, compute times, spans      */
 
+/* Adds the bytes of the elements of v (one per child) to *total, and the
+ * largest of them to *h. */
+static void count_elements(const sgl_type *t, const sgl_vec *v, double *total, double *h)
+{
+    size_t sz = sgl_sizeof(t);
+    double hmax = 0;
+    for (int64_t i = 0; i < v->len; i++) {
+        double b = (double)sgl_ser_size(t, (const char *)v->data + (size_t)i * sz);
+        *total += b;
+        if (b > hmax) hmax = b;
+    }
+    *h += hmax;
+}
+
 static void step_begin(sgl_node *n, const sgl_site *s, sgl_arg *args, sgl_step_rec *rec)
 {
     memset(rec, 0, sizeof *rec);
@@ -435,15 +449,7 @@ static void step_begin(sgl_node *n, const sgl_site *s, sgl_arg *args, sgl_step_r
     for (int j = 0; j < s->nops; j++) {
         const sgl_op *op = &s->ops[j];
         if (op->kind == SGL_OP_SCATTER) {
-            const sgl_vec *v = args[j].src;
-            size_t sz = sgl_sizeof(op->type);
-            double hmax = 0;
-            for (int64_t i = 0; i < v->len; i++) {
-                double b = (double)sgl_ser_size(op->type, (const char *)v->data + (size_t)i * sz);
-                rec->bytes[0] += b;
-                if (b > hmax) hmax = b;
-            }
-            rec->h[0] += hmax;
+            count_elements(op->type, args[j].src, &rec->bytes[0], &rec->h[0]);
         } else if (op->kind == SGL_OP_BCAST) {
             double b = (double)sgl_ser_size(op->type, args[j].src);
             rec->bytes[1] += b * n->nchildren;
@@ -462,16 +468,8 @@ static void step_end(sgl_node *n, const sgl_site *s, sgl_arg *args, const child_
     }
     for (int j = 0; j < s->nops; j++) {
         const sgl_op *op = &s->ops[j];
-        if (op->kind != SGL_OP_GATHER) continue;
-        const sgl_vec *v = args[j].dst;
-        size_t sz = sgl_sizeof(op->type);
-        double hmax = 0;
-        for (int64_t i = 0; i < v->len; i++) {
-            double b = (double)sgl_ser_size(op->type, (const char *)v->data + (size_t)i * sz);
-            rec->bytes[2] += b;
-            if (b > hmax) hmax = b;
-        }
-        rec->h[2] += hmax;
+        if (op->kind == SGL_OP_GATHER)
+            count_elements(op->type, args[j].dst, &rec->bytes[2], &rec->h[2]);
     }
     sgl_instr_step(rec);
     sgl_trace_span(n->track, "superstep", s, rec->t0, rec->t1);
