@@ -555,53 +555,23 @@ sgl_float sgl_sum_float(const sgl_vec *v)
 
 /* min/max keep the first element unless a later one is strictly smaller
  * (larger), as Python's min and max do. */
-sgl_int sgl_min_int(const sgl_vec *v, int line, int col)
-{
-    if (v->len == 0)
-        sgl_fail(line, col, "min of an empty vector");
-    const sgl_int *d = v->data;
-    sgl_int m = d[0];
-    for (int64_t i = 1; i < v->len; i++)
-        if (d[i] < m)
-            m = d[i];
-    return m;
-}
+#define SGL_EXTREMUM(name, T, better, what)                                  \
+    T name(const sgl_vec *v, int line, int col)                              \
+    {                                                                        \
+        if (v->len == 0)                                                     \
+            sgl_fail(line, col, what " of an empty vector");                 \
+        const T *d = v->data;                                                \
+        T m = d[0];                                                          \
+        for (int64_t i = 1; i < v->len; i++)                                 \
+            if (d[i] better m)                                               \
+                m = d[i];                                                    \
+        return m;                                                            \
+    }
 
-sgl_int sgl_max_int(const sgl_vec *v, int line, int col)
-{
-    if (v->len == 0)
-        sgl_fail(line, col, "max of an empty vector");
-    const sgl_int *d = v->data;
-    sgl_int m = d[0];
-    for (int64_t i = 1; i < v->len; i++)
-        if (d[i] > m)
-            m = d[i];
-    return m;
-}
-
-sgl_float sgl_min_float(const sgl_vec *v, int line, int col)
-{
-    if (v->len == 0)
-        sgl_fail(line, col, "min of an empty vector");
-    const sgl_float *d = v->data;
-    sgl_float m = d[0];
-    for (int64_t i = 1; i < v->len; i++)
-        if (d[i] < m)
-            m = d[i];
-    return m;
-}
-
-sgl_float sgl_max_float(const sgl_vec *v, int line, int col)
-{
-    if (v->len == 0)
-        sgl_fail(line, col, "max of an empty vector");
-    const sgl_float *d = v->data;
-    sgl_float m = d[0];
-    for (int64_t i = 1; i < v->len; i++)
-        if (d[i] > m)
-            m = d[i];
-    return m;
-}
+SGL_EXTREMUM(sgl_min_int, sgl_int, <, "min")
+SGL_EXTREMUM(sgl_max_int, sgl_int, >, "max")
+SGL_EXTREMUM(sgl_min_float, sgl_float, <, "min")
+SGL_EXTREMUM(sgl_max_float, sgl_float, >, "max")
 
 /* ------------------------------------------------------------------ */
 /* Numbers                                                             */
