@@ -170,6 +170,20 @@ class _SlowPath(Exception):
     """A token the tables do not accept: let Lark report it."""
 
 
+def _reduce(states: dict, stack: list[Any], values: list[Any], rule: tuple) -> None:
+    """One LALR reduction: pop the rule's children, push what its callback
+    builds, and go to the state the rule's origin leads to."""
+    size, cb, origin = rule
+    if size:
+        s = values[-size:]
+        del stack[-size:]
+        del values[-size:]
+    else:
+        s = []
+    values.append(cb(s))
+    stack.append(states[stack[-1]][origin][1])
+
+
 def _fast_parse(source: str) -> Any:
     assert _fast is not None
     states, start, end = _fast
@@ -185,28 +199,12 @@ def _fast_parse(source: str) -> Any:
                 stack.append(act[1])
                 values.append(tok)
                 break
-            size, cb, origin = act[1]
-            if size:
-                s = values[-size:]
-                del stack[-size:]
-                del values[-size:]
-            else:
-                s = []
-            values.append(cb(s))
-            stack.append(states[stack[-1]][origin][1])
+            _reduce(states, stack, values, act[1])
     while True:
         act = states[stack[-1]].get("$END")
         if act is None or act[0]:
             raise _SlowPath
-        size, cb, origin = act[1]
-        if size:
-            s = values[-size:]
-            del stack[-size:]
-            del values[-size:]
-        else:
-            s = []
-        values.append(cb(s))
-        stack.append(states[stack[-1]][origin][1])
+        _reduce(states, stack, values, act[1])
         if stack[-1] == end:
             return values[-1]
 
