@@ -22,7 +22,7 @@ import jinja2
 
 from . import ir
 from .paths import templates_dir
-from .types import BOOL, FLOAT, INT, Type, Vec
+from .types import BOOL, FLOAT, INT, VOID, Type, Vec
 
 
 @dataclass
@@ -642,7 +642,7 @@ def _level0_vars(stmts: list[ir.Stmt]) -> set[int]:
 
 
 def _has_value(t: Type | None) -> bool:
-    return t is not None and str(t) != "no value"
+    return t is not None and t != VOID
 
 
 def _strip(c: str) -> str:
