@@ -167,18 +167,15 @@ def compile_cmd(file: str, output: str | None, target: str | None, opt: int, unc
                    debug_info)
 
     def go() -> None:
-        if emit in ("ast", "ir", "c"):
-            text = _c_text(file, opts, stop=emit if emit != "c" else None)
-            if output in (None, "-") and emit != "c":
-                click.echo(text, nl=False)
-                return
-            dest = Path(output) if output not in (None, "-") else Path(_stem(file) + ".c")
-            if output == "-":
-                click.echo(text, nl=False)
-                return
-            dest.write_text(text)
+        if emit == "exe":
+            compile_to(file, Path(output or _stem(file)), opts)
             return
-        compile_to(file, Path(output or _stem(file)), opts)
+        text = _c_text(file, opts, stop=emit if emit != "c" else None)
+        # the AST and IR go to stdout, the C to FILE.c; -o picks a file, -o - stdout
+        if output == "-" or (output is None and emit != "c"):
+            click.echo(text, nl=False)
+        else:
+            Path(output or _stem(file) + ".c").write_text(text)
 
     _guard(go, debug)
 
