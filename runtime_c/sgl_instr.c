@@ -22,7 +22,7 @@
 #include <mpi.h>
 #endif
 
-#define MAX_LEVELS 32
+#define MAX_LEVELS SGL_MAX_LEVELS
 
 #ifndef SGL_NO_INSTR
 int sgl_instr;

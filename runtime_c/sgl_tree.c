@@ -48,7 +48,6 @@
 #include <omp.h>
 #endif
 
-#define SGL_MAX_LEVELS 32
 #define SGL_MAX_OPS 64
 
 enum { KIDS_NONE, KIDS_LOCAL, KIDS_MPI };
