@@ -7,7 +7,7 @@ SGLC = $(VENV)/bin/sglc
 RUFF = $(VENV)/bin/ruff
 ROOT_FLAG := $(shell [ "$$(id -u)" = 0 ] && echo --allow-run-as-root)
 
-.PHONY: demo test golden-update bench bench-quick sanitize fuzz fuzz-frontend clean venv venv-test
+.PHONY: demo test check golden-update bench bench-quick sanitize fuzz fuzz-frontend clean venv venv-test
 
 $(VENV)/bin/python:
 	python3 -m venv $(VENV)
@@ -41,6 +41,16 @@ demo: venv
 # pytest exit status 5 (no test ran) is a failure too.
 test: venv-test
 	$(PY) -m pytest -q
+	$(RUFF) check sglc tests $(wildcard bench)
+
+# The inner loop (about 3 minutes): the front end, every golden, the snapshots,
+# the runtime's unit tests, and every program on one shape of each target.
+CHECK_K = not test_program or seq-2x3 or omp-2x2x2 or 2x2-np2
+check: venv-test
+	$(PY) -m pytest -q -x tests/test_frontend.py tests/test_errors.py tests/test_conformance.py \
+	  tests/test_snapshots.py tests/test_runtime_c.py \
+	  $(wildcard tests/test_passes.py tests/test_emit.py tests/test_highlight.py tests/test_rtconst.py) \
+	  tests/test_programs.py -k "$(CHECK_K)"
 	$(RUFF) check sglc tests $(wildcard bench)
 
 golden-update: venv-test
