@@ -251,7 +251,7 @@ const char *sgl_deser(const char *p, const sgl_type *t, void *out);
 size_t sgl_ser_size(const sgl_type *t, const void *v);
 
 /* ------------------------------------------------------------------ */
-/* The machine tree (sgl_tree.c; sgl_run in sgl_start.c)               */
+/* The machine tree (sgl_tree.c; sgl_run in sgl_start.c)              */
 
 typedef struct sgl_node sgl_node;
 

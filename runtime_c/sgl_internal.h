@@ -118,10 +118,10 @@ struct sgl_node {
 
 struct sgl_transport {
     const char *name; /* "local" or "mpi" */
-    /* Once, after the tree is built and before main runs, on the highest
-     * node of this process that has children: make the children ready
-     * (start the OpenMP threads of every thread level below n), then the
-     * same for the children in this process. */
+    /* Once, after the tree is built and before main runs (called by
+     * sgl_tree_start on the highest node of this process): make the
+     * children ready (the local transport starts the OpenMP threads of
+     * its level), then the same for the children in this process. */
     void (*start)(sgl_node *n);
     /* The transport's part of superstep s of master n in activation k:
      * for every child i, hand it its inputs from args (SCATTER: element i,

@@ -325,6 +325,7 @@ static void mpi_superstep(sgl_node *n, sgl_key k, const sgl_site *s, sgl_arg *ar
     for (int i = 1; i < nk; i++) {
         int count = 0;
         char *report = mpi_recv_any(n->comm_down, i, TAG_REPORT, &count);
+        free(res[i].storage); /* left by a superstep that raised */
         res[i].storage = report;
         mpi_unpack_result(report, s, &res[i], args, i, n->comm_down);
     }
