@@ -117,7 +117,6 @@ struct sgl_node {
 /* The transport interface (see the top of this file)                   */
 
 struct sgl_transport {
-    const char *name; /* "local" or "mpi" */
     /* Once, after the tree is built and before main runs (called by
      * sgl_tree_start on the highest node of this process): make the
      * children ready (the local transport starts the OpenMP threads of

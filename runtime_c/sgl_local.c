@@ -75,7 +75,6 @@ static void local_shutdown(sgl_node *n, int status)
 }
 
 const sgl_transport sgl_transport_local = {
-    .name = "local",
     .start = local_start,
     .superstep = local_superstep,
     .shutdown = local_shutdown,

@@ -345,7 +345,6 @@ static void mpi_shutdown(sgl_node *n, int status)
 }
 
 const sgl_transport sgl_transport_mpi = {
-    .name = "mpi",
     .start = mpi_start,
     .superstep = mpi_superstep,
     .shutdown = mpi_shutdown,
