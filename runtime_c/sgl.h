@@ -6,8 +6,10 @@
  * The runtime has two halves:
  *   - values (sgl_value.c, sgl_print.c, sgl_misc.c): typed vectors with
  *     value semantics, the builtins, printing, SplitMix64, arguments, files;
- *   - the machine tree (sgl_tree.c): nodes, frames, supersteps, and the
- *     transports that run them (sequential, OpenMP threads, MPI processes).
+ *   - the machine tree (sgl_tree.c, sgl_output.c, sgl_local.c, sgl_mpi.c,
+ *     sgl_start.c; their internal header is sgl_internal.h): nodes, frames,
+ *     supersteps, ordered output and errors, the transports that run them
+ *     (sequential, OpenMP threads, MPI processes), and sgl_run.
  *
  * Build switches: SGL_USE_MPI (MPI process levels), SGL_USE_OMP (OpenMP
  * thread levels).  Without either, every level is simulated depth-first on
@@ -31,6 +33,22 @@
 #ifdef __cplusplus
 extern "C" {
 #endif
+
+/* ------------------------------------------------------------------ */
+/* Constants shared with the compiler                                   */
+/* sglc reads these #defines from this file (sglc/rtconst.py): each is  */
+/* a plain decimal number, and this is their only source.               */
+
+/* The most operations one superstep site may have (sglc splits longer
+ * runs of fused statements into several sites). */
+#define SGL_MAX_OPS 64
+
+/* Serialized sizes in bytes (sgl_ser, what a superstep sends): an int or
+ * a float, a bool, and the length that precedes a vector's elements. */
+#define SGL_SER_INT_SIZE 8
+#define SGL_SER_FLOAT_SIZE 8
+#define SGL_SER_BOOL_SIZE 1
+#define SGL_SER_LEN_SIZE 8
 
 /* ------------------------------------------------------------------ */
 /* Scalars and types                                                    */
@@ -75,7 +93,7 @@ typedef struct sgl_vec {
 size_t sgl_sizeof(const sgl_type *t);
 
 /* ------------------------------------------------------------------ */
-/* Errors (implemented in sgl_tree.c)                                   */
+/* Errors (implemented in sgl_output.c)                                 */
 
 /* Stop the program with "FILE:line:col: runtime error: MSG (node PATH)".
  * Never returns. */
@@ -233,7 +251,7 @@ const char *sgl_deser(const char *p, const sgl_type *t, void *out);
 size_t sgl_ser_size(const sgl_type *t, const void *v);
 
 /* ------------------------------------------------------------------ */
-/* The machine tree (sgl_tree.c)                                        */
+/* The machine tree (sgl_tree.c; sgl_run in sgl_start.c)              */
 
 typedef struct sgl_node sgl_node;
 

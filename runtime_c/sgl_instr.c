@@ -12,15 +12,11 @@
  * bytes one child receives or sends.
  */
 #define _POSIX_C_SOURCE 200809L
-#include "sgl_instr.h"
+#include "sgl_internal.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-#ifdef SGL_USE_MPI
-#include <mpi.h>
-#endif
 
 #define MAX_LEVELS SGL_MAX_LEVELS
 
@@ -233,9 +229,9 @@ static void reduce_accs(void)
     size_t per = sizeof(acc) / sizeof(double);
     double *sums = malloc(n * per * sizeof(double));
     double *maxs = malloc(n * per * sizeof(double));
-    if (!sums || !maxs) return;
-    MPI_Reduce(accs, sums, (int)(n * per), MPI_DOUBLE, MPI_SUM, 0, MPI_COMM_WORLD);
-    MPI_Reduce(accs, maxs, (int)(n * per), MPI_DOUBLE, MPI_MAX, 0, MPI_COMM_WORLD);
+    if (!sums || !maxs) sgl_internal_error("out of memory (statistics)");
+    MPI_CHECK(MPI_Reduce(accs, sums, (int)(n * per), MPI_DOUBLE, MPI_SUM, 0, MPI_COMM_WORLD));
+    MPI_CHECK(MPI_Reduce(accs, maxs, (int)(n * per), MPI_DOUBLE, MPI_MAX, 0, MPI_COMM_WORLD));
     if (my_rank == 0) {
         memcpy(accs, sums, n * per * sizeof(double));
         for (size_t i = 0; i < n; i++)
@@ -422,8 +418,9 @@ static void write_trace(void)
     if (my_rank == 0) {
         lens = calloc((size_t)n_procs, sizeof *lens);
         displs = calloc((size_t)n_procs, sizeof *displs);
+        if (!lens || !displs) sgl_internal_error("out of memory (timeline)");
     }
-    MPI_Gather(&len, 1, MPI_INT, lens, 1, MPI_INT, 0, MPI_COMM_WORLD);
+    MPI_CHECK(MPI_Gather(&len, 1, MPI_INT, lens, 1, MPI_INT, 0, MPI_COMM_WORLD));
     all = NULL;
     if (my_rank == 0) {
         total = 0;
@@ -432,10 +429,11 @@ static void write_trace(void)
             total += (size_t)lens[i];
         }
         all = malloc(total + 1);
+        if (!all) sgl_internal_error("out of memory (timeline)");
     }
     char dummy = 0;
-    MPI_Gatherv(mine.data ? mine.data : &dummy, len, MPI_CHAR, all, lens, displs, MPI_CHAR, 0,
-                MPI_COMM_WORLD);
+    MPI_CHECK(MPI_Gatherv(mine.data ? mine.data : &dummy, len, MPI_CHAR, all, lens, displs,
+                          MPI_CHAR, 0, MPI_COMM_WORLD));
     free(lens);
     free(displs);
 #endif

@@ -12,9 +12,6 @@
 
 #include "sgl.h"
 
-/* The deepest machine tree the runtime builds (levels below the root). */
-#define SGL_MAX_LEVELS 32
-
 enum { SGL_INSTR_STATS = 1, SGL_INSTR_TRACE = 2, SGL_INSTR_PREDICT = 4 };
 #ifdef SGL_NO_INSTR
 /* A build without instrumentation (CFLAGS=-DSGL_NO_INSTR), to measure what

@@ -640,6 +640,12 @@ void sgl_buf_free(sgl_buf *b)
 /* ------------------------------------------------------------------ */
 /* Serialization: int and float as 8 bytes, bool as 1 byte, a vector as */
 /* its int64 length followed by its elements (in host byte order).     */
+/* The sizes are sgl.h's SGL_SER_*_SIZE (which sglc reads): a flat      */
+/* vector's elements are sent as they lie in memory.                    */
+
+_Static_assert(sizeof(sgl_int) == SGL_SER_INT_SIZE && sizeof(sgl_float) == SGL_SER_FLOAT_SIZE &&
+                   sizeof(sgl_bool) == SGL_SER_BOOL_SIZE && sizeof(int64_t) == SGL_SER_LEN_SIZE,
+               "serialized sizes (sgl.h) differ from the sizes in memory");
 
 void sgl_ser(sgl_buf *b, const sgl_type *t, const void *v)
 {
@@ -671,12 +677,13 @@ void sgl_ser(sgl_buf *b, const sgl_type *t, const void *v)
 size_t sgl_ser_size(const sgl_type *t, const void *v)
 {
     if (is_flat(t))
-        return t->kind == SGL_T_BOOL ? 1 : 8;
+        return t->kind == SGL_T_BOOL ? SGL_SER_BOOL_SIZE
+               : t->kind == SGL_T_INT ? SGL_SER_INT_SIZE : SGL_SER_FLOAT_SIZE;
     const sgl_vec *x = v;
     const sgl_type *et = t->elem;
     if (is_flat(et))
-        return 8 + (size_t)x->len * sgl_sizeof(et);
-    size_t n = 8;
+        return SGL_SER_LEN_SIZE + (size_t)x->len * sgl_sizeof(et);
+    size_t n = SGL_SER_LEN_SIZE;
     const sgl_vec *e = x->data;
     for (int64_t i = 0; i < x->len; i++)
         n += sgl_ser_size(et, &e[i]);

@@ -21,7 +21,16 @@ from pathlib import Path
 from .paths import runtime_dir
 
 TARGETS = ("mpi", "omp", "seq")
-RUNTIME_SOURCES = ("sgl_value.c", "sgl_print.c", "sgl_misc.c", "sgl_tree.c", "sgl_instr.c")
+
+
+def runtime_sources() -> list[Path]:
+    """Every .c file of the runtime (runtime_c/*.c), sorted by name."""
+    return sorted(runtime_dir().glob("*.c"))
+
+
+def runtime_headers() -> list[Path]:
+    """Every .h file of the runtime (runtime_c/*.h), sorted by name."""
+    return sorted(runtime_dir().glob("*.h"))
 
 
 class BuildError(Exception):
@@ -45,8 +54,9 @@ class Toolchain:
         h = hashlib.sha256()
         for part in (self.target, *self.cc, *self.cflags, *self.defines):
             h.update(part.encode() + b"\0")
-        for name in (*RUNTIME_SOURCES, "sgl.h", "sgl_instr.h"):
-            h.update((runtime_dir() / name).read_bytes())
+        for path in (*runtime_sources(), *runtime_headers()):
+            h.update(path.name.encode() + b"\0")
+            h.update(path.read_bytes() + b"\0")
         return h.hexdigest()[:16]
 
 
@@ -125,10 +135,10 @@ def runtime_library(tc: Toolchain, verbose: bool = False) -> Path:
     with tempfile.TemporaryDirectory(dir=lib_dir.parent, prefix=".rt-") as tmp:
         tmpd = Path(tmp)
         objs = []
-        for name in RUNTIME_SOURCES:
-            obj = tmpd / (name[:-2] + ".o")
+        for src in runtime_sources():
+            obj = tmpd / (src.stem + ".o")
             _run([*tc.cc, *tc.cflags, *tc.defines, "-Wall", "-Wextra", "-I", str(runtime_dir()),
-                  "-c", str(runtime_dir() / name), "-o", str(obj)], verbose)
+                  "-c", str(src), "-o", str(obj)], verbose)
             objs.append(str(obj))
         ar = shutil.which("ar") or "ar"
         _run([ar, "rcs", str(tmpd / "libsglrt.a"), *objs], verbose)

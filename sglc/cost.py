@@ -10,9 +10,9 @@ The cost of one superstep is W + g_scatter*h_s + g_bcast*h_b + g_gather*h_g + l,
 with g and l those of the level of the master running it (`sglc probe`), W the
 slowest child's work and h the largest number of bytes one child receives
 (scatter, bcast) or sends (gather), serialized as the runtime sends it (8 bytes
-per int or float, 1 per bool, 8 for each vector's length).  Terms whose size
-the compiler cannot derive print as `unknown(EXPR: TYPE)`.  See
-docs/cost-model.md.
+per int or float, 1 per bool, 8 for each vector's length; sglc/rtconst.py
+reads these sizes from runtime_c/sgl.h).  Terms whose size the compiler
+cannot derive print as `unknown(EXPR: TYPE)`.  See docs/cost-model.md.
 """
 
 from __future__ import annotations
@@ -20,13 +20,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from . import ir
+from .rtconst import LEN_SIZE, elem_size
 from .types import Type
-
-_SCALAR = {"int": 8, "float": 8, "bool": 1}
-
-
-def _scalar_size(ty: Type | None) -> int | None:
-    return _SCALAR.get(str(ty)) if ty is not None else None
 
 
 def _elem_type(ty: Type) -> Type | None:
@@ -139,23 +134,23 @@ class _FuncCost:
 
     def h_term(self, op: ir.Op, notes: list[str]) -> str:
         """The symbolic bytes one child receives (scatter/bcast) or sends (gather)."""
-        size = _scalar_size(op.ty)
+        size = elem_size(op.ty)
         if size is not None:
             return str(size)
         if op.kind == ir.SCATTER and isinstance(op.src, ir.Builtin) and op.src.name == "split":
             v, k = op.src.args
             pname = self.is_p(k)
-            esize = _scalar_size(_elem_type(op.ty)) if op.ty is not None else None
+            esize = elem_size(_elem_type(op.ty)) if op.ty is not None else None
             if pname is not None and esize is not None:
                 note = "p = nchildren" if pname in ("nchildren", "p") else \
                     f"p = {pname} = nchildren"
                 if note not in notes:
                     notes.append(note)
-                return f"({esize}*len({expr_text(v)})/p + 8)"
+                return f"({esize}*len({expr_text(v)})/p + {LEN_SIZE})"
         if op.kind == ir.BCAST and isinstance(op.src, ir.VarRef):
-            esize = _scalar_size(_elem_type(op.ty)) if op.ty is not None else None
+            esize = elem_size(_elem_type(op.ty)) if op.ty is not None else None
             if esize is not None:
-                return f"({esize}*len({op.src.var.name}) + 8)"
+                return f"({esize}*len({op.src.var.name}) + {LEN_SIZE})"
         what = op.src if op.kind != ir.GATHER else op.action.expr
         text = expr_text(what) if what is not None else "?"
         return f"unknown({text}: {op.ty})"

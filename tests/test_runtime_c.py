@@ -1,11 +1,14 @@
-"""Tests of the value half of the C runtime (runtime_c/sgl_value.c,
-sgl_print.c, sgl_misc.c).
+"""Tests of the C runtime: its value half (runtime_c/sgl_value.c,
+sgl_print.c, sgl_misc.c), its warning-free build, and how sglc builds it.
 
 Builds the C unit tests (runtime_c/tests/test_values.c, linked with the
 stand-in runtime_c/tests/stub_tree.c) with ${CC:-cc}, warnings as errors
 and, where the compiler can link them, AddressSanitizer and UBSan; runs
 them; and compares the runtime's float printing with Python's repr() on
-about 20,000 doubles.
+about 20,000 doubles.  Compiles every runtime file with -Werror in the
+three configurations (seq, OpenMP, MPI + OpenMP), and checks that
+sglc/build.py compiles every runtime .c file and keys its cache on every
+.c and .h file.
 """
 
 from __future__ import annotations
@@ -19,6 +22,8 @@ import subprocess
 from pathlib import Path
 
 import pytest
+
+from sglc import build as sglc_build
 
 RUNTIME = Path(__file__).resolve().parent.parent / "runtime_c"
 SOURCES = [RUNTIME / name for name in ("sgl_value.c", "sgl_print.c", "sgl_misc.c")]
@@ -137,3 +142,64 @@ def test_float_repr_matches_python(build):
     assert len(got) == len(xs)
     bad = [(x.hex(), repr(x), g) for x, g in zip(xs, got) if repr(x) != g]
     assert not bad, f"{len(bad)} of {len(xs)} differ, e.g. (hex, python, sgl): {bad[:10]}"
+
+
+CONFIGS = {
+    "seq": (None, []),
+    "omp": (None, ["-DSGL_USE_OMP", "-fopenmp"]),
+    "mpi": ("mpicc", ["-DSGL_USE_MPI", "-DSGL_USE_OMP", "-fopenmp"]),
+}
+
+
+@pytest.mark.parametrize("config", sorted(CONFIGS))
+def test_runtime_builds_with_werror(config: str, tmp_path: Path) -> None:
+    compiler, defines = CONFIGS[config]
+    if compiler is None:
+        cc = _cc()
+    else:
+        mpicc = sglc_build.find_mpicc()
+        if mpicc is None:
+            pytest.skip("no MPI compiler (mpicc)")
+        cc = shlex.split(mpicc)
+    sources = sorted(RUNTIME.glob("*.c"))
+    assert len(sources) >= 9
+    for src in sources:
+        cmd = [*cc, *BASE_FLAGS[:-1], "-O2", *defines, "-I", str(RUNTIME), "-c", str(src),
+               "-o", str(tmp_path / (src.stem + ".o"))]
+        res = subprocess.run(cmd, capture_output=True, text=True)
+        assert res.returncode == 0, f"{config}: {src.name}:\n{res.stderr}"
+
+
+def test_no_runtime_file_is_over_800_lines() -> None:
+    long = {p.name: n for p in [*RUNTIME.glob("*.c"), *RUNTIME.glob("*.h")]
+            if (n := len(p.read_text().splitlines())) > 800}
+    assert not long
+
+
+def test_build_compiles_every_runtime_c_file() -> None:
+    names = [p.name for p in sglc_build.runtime_sources()]
+    assert names == sorted(p.name for p in RUNTIME.glob("*.c"))
+    for name in ("sgl_tree.c", "sgl_output.c", "sgl_local.c", "sgl_mpi.c", "sgl_start.c",
+                 "sgl_value.c", "sgl_instr.c"):
+        assert name in names
+
+
+def test_cache_key_covers_every_runtime_file(tmp_path: Path, monkeypatch) -> None:
+    rt = tmp_path / "runtime_c"
+    rt.mkdir()
+    for p in [*RUNTIME.glob("*.c"), *RUNTIME.glob("*.h")]:
+        (rt / p.name).write_bytes(p.read_bytes())
+    monkeypatch.setattr(sglc_build, "runtime_dir", lambda: rt)
+    tc = sglc_build.Toolchain("seq", ["cc"])
+    keys = {tc.key()}
+    files = sorted([*rt.glob("*.c"), *rt.glob("*.h")])
+    assert len(files) >= 12
+    for p in files:
+        old = p.read_bytes()
+        p.write_bytes(old + b"\n")
+        keys.add(tc.key())
+        p.write_bytes(old)
+        assert tc.key() in keys
+    (rt / "sgl_new.c").write_text("int sgl_new_file;\n")
+    keys.add(tc.key())
+    assert len(keys) == len(files) + 2

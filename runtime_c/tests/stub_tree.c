@@ -1,7 +1,8 @@
 /*
- * stub_tree.c: a stand-in for the runtime's sgl_tree.c in the C unit
- * tests.  It provides only sgl_fail(), which records the message and
- * jumps back into the test (see stub_tree.h).
+ * stub_tree.c: a stand-in for the machine-tree half of the runtime
+ * (sgl_tree.c, sgl_output.c, ...) in the C unit tests.  It provides only
+ * sgl_fail(), which records the message and jumps back into the test
+ * (see stub_tree.h).
  */
 #include "stub_tree.h"
 

@@ -1,5 +1,6 @@
 /*
- * stub_tree.h: the test stand-in for sgl_tree.c's error reporting.
+ * stub_tree.h: the test stand-in for the runtime's error reporting
+ * (sgl_fail, in sgl_output.c).
  *
  * sgl_fail() records its message and position here and longjmps to
  * *sgl_test_jmp, so tests can check error paths.  With sgl_test_jmp NULL

@@ -1,0 +1,256 @@
+/*
+ * sgl_internal.h: what the files of the machine-tree half of the runtime
+ * share.  Internal: generated code includes only sgl.h.
+ *
+ *   sgl_tree.c    the machine tree: nodes, node queries, frames, one
+ *                 child's run of a superstep, and the part of every
+ *                 superstep that does not depend on the transport
+ *   sgl_output.c  ordered output and run-time errors (sgl_fail)
+ *   sgl_local.c   the local transport: children in this process, run one
+ *                 after the other (seq) or on OpenMP threads
+ *   sgl_mpi.c     the MPI transport and the MPI process start-up; compiled
+ *                 to nothing without SGL_USE_MPI
+ *   sgl_start.c   sgl_run: the --sgl- options, the machine shape, building
+ *                 the tree, running main on the root
+ *   sgl_instr.c   --sgl-stats, --sgl-trace, --sgl-predict (sgl_instr.h)
+ *
+ * The transport interface.  A master reaches its children through one
+ * transport, a `sgl_transport` (a struct of functions) chosen when the
+ * tree is built and kept in the node (`via`; NULL on a worker).  There
+ * are two instances:
+ *
+ *   sgl_transport_local  the children are nodes of this process (`kids`,
+ *                        all nchildren of them); a superstep runs them one
+ *                        after the other, or, with SGL_USE_OMP, in an
+ *                        OpenMP parallel region, one thread per child;
+ *   sgl_transport_mpi    the children are MPI processes of a communicator
+ *                        in which the master is rank 0 (comm_down); child 0
+ *                        lives in the master's process (`kids`, one node)
+ *                        and is run locally, the others wait in
+ *                        sgl_mpi_serve() for commands.
+ *
+ * A superstep (sgl_superstep, sgl_tree.c) checks its arguments, allocates
+ * the gathered vectors and calls `via->superstep`, which gets every
+ * child's inputs to it, runs the child's ops (sgl_child_run, on the node
+ * that hosts the child) and fills one sgl_child_result per child, in
+ * child order: its failure, its output, its compute time, and its
+ * gathered values stored into the gather destinations.  sgl_superstep
+ * then appends the output and raises the first failure in the order of
+ * the sequential execution (sgl_merge_results, sgl_output.c), the same
+ * for every transport.
+ *
+ * The MPI process start-up (sgl_mpi_init ... sgl_mpi_serve below) has
+ * do-nothing versions in builds without SGL_USE_MPI, so sgl_start.c
+ * needs no #ifdef.
+ */
+#ifndef SGL_INTERNAL_H
+#define SGL_INTERNAL_H
+
+#include "sgl.h"
+#include "sgl_instr.h"
+
+#include <setjmp.h>
+
+#ifdef SGL_USE_MPI
+#include <mpi.h>
+#endif
+
+/* The deepest machine tree the runtime builds (levels below the root). */
+#define SGL_MAX_LEVELS 32
+
+/* ------------------------------------------------------------------ */
+/* Nodes                                                                */
+
+typedef struct sgl_transport sgl_transport;
+
+/* One activation depth of a node's frame stack (sgl_tree.c). */
+typedef struct sgl_frame_slot {
+    int64_t master_uid; /* key uid of the master activation, -1 for own calls */
+    int64_t own_uid;    /* this node's uid for the activation */
+    void *frame;        /* this node's copies, NULL for its own calls */
+    void (*free_fn)(void *frame);
+} sgl_frame_slot;
+
+/* What one child's run of a superstep produced. */
+typedef struct sgl_child_result {
+    int failed_op;  /* -1: none */
+    char *msg;      /* the failure's message (owned) */
+    double compute; /* seconds spent running the ops */
+    const char *out;
+    size_t seg_end[SGL_MAX_OPS]; /* end of each op's output in out */
+    void *storage;  /* what out points into, when the transport allocated
+                       it (freed by sgl_superstep after the merge) */
+} sgl_child_result;
+
+struct sgl_node {
+    int depth;
+    int child_index;
+    int nchildren;
+    int64_t nworkers;
+    bool is_root;
+    char path[8 * SGL_MAX_LEVELS];
+    sgl_buf out;
+
+    sgl_frame_slot *slots;
+    int64_t nslots;
+    int64_t cur;
+    int64_t next_uid;
+
+    const sgl_transport *via; /* how the children are reached; NULL on a worker */
+    sgl_node *kids; /* the children that live in this process: nlocal nodes */
+    int nlocal;     /* local transport: nchildren; MPI: 1 (child 0) */
+#ifdef SGL_USE_MPI
+    MPI_Comm comm_down; /* to the children (this node is rank 0) */
+    MPI_Comm comm_up;   /* to the master, for a node run by sgl_mpi_serve */
+    sgl_buf *msgs;      /* the commands of the last superstep, reused */
+    int msgs_cap;
+#endif
+    jmp_buf *boundary;
+    char *errmsg;
+    sgl_track *track; /* timeline, with --sgl-trace */
+    /* scratch space of this node's supersteps, kept from one to the next */
+    sgl_child_result *res;
+    int res_cap;
+};
+
+/* ------------------------------------------------------------------ */
+/* The transport interface (see the top of this file)                   */
+
+struct sgl_transport {
+    /* Once, after the tree is built and before main runs (called by
+     * sgl_tree_start on the highest node of this process): make the
+     * children ready (the local transport starts the OpenMP threads of
+     * its level), then the same for the children in this process. */
+    void (*start)(sgl_node *n);
+    /* The transport's part of superstep s of master n in activation k:
+     * for every child i, hand it its inputs from args (SCATTER: element i,
+     * BCAST: a copy), run its ops, and fill res[i] and element i of every
+     * GATHER destination.  rec is non-NULL with instrumentation, for the
+     * transport's timeline spans. */
+    void (*superstep)(sgl_node *n, sgl_key k, const sgl_site *s, sgl_arg *args,
+                      sgl_child_result *res, sgl_step_rec *rec);
+    /* Once, at the end of the run, with the program's exit status: stop
+     * the children (MPI: tell every process below n to leave
+     * sgl_mpi_serve), then the same below the children in this process. */
+    void (*shutdown)(sgl_node *n, int status);
+};
+
+extern const sgl_transport sgl_transport_local;
+#ifdef SGL_USE_MPI
+extern const sgl_transport sgl_transport_mpi;
+#endif
+
+/* ------------------------------------------------------------------ */
+/* State of the run                                                     */
+
+extern const sgl_program *sgl_prog;      /* sgl_start.c */
+extern _Thread_local sgl_node *sgl_cur;  /* the node this thread runs (sgl_tree.c) */
+
+/* ------------------------------------------------------------------ */
+/* sgl_tree.c                                                           */
+
+/* A node of the tree at depth `depth` (child `child_index` of the node
+ * at parent_path; NULL: the root), with no children connected yet. */
+void sgl_node_init(sgl_node *n, const char *parent_path, int depth, int child_index,
+                   const int *shape, int nlevels);
+/* Run child c's ops of site s for the master activation mk.  in[j]: owned
+ * input value of a SCATTER/BCAST op (moved into the child); out[j]: where
+ * a GATHER op's value goes. */
+void sgl_child_run(sgl_node *c, const sgl_site *s, sgl_key mk, void **in, void **out,
+                   sgl_child_result *r);
+/* Calls via->start / via->shutdown of n, if n has children. */
+void sgl_tree_start(sgl_node *n);
+void sgl_tree_shutdown(sgl_node *n, int status);
+/* Timeline tracks for n and every node below it in this process. */
+void sgl_make_tracks(sgl_node *n);
+
+/* ------------------------------------------------------------------ */
+/* sgl_output.c                                                         */
+
+/* Report an error of the runtime itself (not of the program) and stop
+ * every process. */
+_Noreturn void sgl_internal_error(const char *what);
+char *sgl_strdup(const char *s);
+/* Raise the failure msg (owned) on node n: longjmp to the boundary of its
+ * current action. */
+_Noreturn void sgl_raise(sgl_node *n, char *msg);
+/* The root writes its buffered output to stdout (other nodes: nothing). */
+void sgl_flush_root(sgl_node *n);
+/* Append the children's output to n's and raise the first failure, in the
+ * order of the sequential execution: op by op, child by child. */
+void sgl_merge_results(sgl_node *n, const sgl_site *s, sgl_child_result *res, int nkids);
+
+/* ------------------------------------------------------------------ */
+/* sgl_local.c                                                          */
+
+/* Child i's inputs from the master's arguments, in shared memory (tmp:
+ * storage for copies, one per op). */
+void sgl_local_inputs(const sgl_site *s, sgl_arg *args, int i, void **in, void **out,
+                      sgl_vec *tmp);
+/* Build the subtree below n entirely in this process. */
+void sgl_local_build(sgl_node *n, const int *shape, int nlevels);
+/* The number of threads of the default machine shape (1 without OpenMP). */
+int sgl_local_default_threads(void);
+/* Set OpenMP up for `levels` nested thread levels. */
+void sgl_local_configure(int levels);
+
+/* ------------------------------------------------------------------ */
+/* sgl_mpi.c: MPI processes                                             */
+
+#ifdef SGL_USE_MPI
+/* Stop the program with MPI's error string if an MPI call fails. */
+#define MPI_CHECK(call)                                                      \
+    do {                                                                     \
+        int rc_ = (call);                                                    \
+        if (rc_ != MPI_SUCCESS) {                                            \
+            char s_[MPI_MAX_ERROR_STRING + 64];                              \
+            int n_ = 0;                                                      \
+            MPI_Error_string(rc_, s_, &n_);                                  \
+            s_[n_] = '\0';                                                   \
+            sgl_internal_error(s_);                                          \
+        }                                                                    \
+    } while (0)
+
+/* Start MPI; this process's rank among nprocs. */
+void sgl_mpi_init(int *argc, char ***argv, int *nprocs, int *rank);
+void sgl_mpi_finalize(void);
+/* If MPI is running: MPI_Abort (stops every process). */
+void sgl_mpi_abort(void);
+void sgl_mpi_barrier(void);
+/* Connect the process-level nodes of this process, chain[j0..plevels]
+ * (chain[l] at depth l, digit[]: the rank's digits in the mixed radix of
+ * the process levels of shape): one communicator per master and its
+ * children; chain[l] reaches its children through sgl_transport_mpi. */
+void sgl_mpi_connect(sgl_node *chain, const int *digit, const int *shape, int plevels, int j0);
+/* A node whose master is in another process: serve its commands until
+ * the master says stop. */
+void sgl_mpi_serve(sgl_node *n);
+#else
+static inline void sgl_mpi_init(int *argc, char ***argv, int *nprocs, int *rank)
+{
+    (void)argc;
+    (void)argv;
+    *nprocs = 1;
+    *rank = 0;
+}
+static inline void sgl_mpi_finalize(void) {}
+static inline void sgl_mpi_abort(void) {}
+static inline void sgl_mpi_barrier(void) {}
+static inline void sgl_mpi_connect(sgl_node *chain, const int *digit, const int *shape,
+                                   int plevels, int j0)
+{
+    (void)chain;
+    (void)digit;
+    (void)shape;
+    (void)plevels;
+    (void)j0;
+}
+/* Without MPI every node's master is in this process: never called. */
+static inline void sgl_mpi_serve(sgl_node *n)
+{
+    (void)n;
+    sgl_internal_error("a worker process in a build without MPI");
+}
+#endif
+
+#endif /* SGL_INTERNAL_H */

@@ -1,0 +1,113 @@
+/*
+ * sgl_local.c: the local transport (sgl_internal.h): the children of a
+ * master are nodes of this process.  A superstep runs them one after the
+ * other (the seq target) or, with SGL_USE_OMP, in an OpenMP parallel
+ * region with one thread per child; thread levels nest.  Inputs are
+ * handed over in shared memory: a scatter's element is moved (an owned,
+ * unshared source) or copied, a bcast's value is copied for each child.
+ */
+#include "sgl_internal.h"
+
+#include <stdlib.h>
+
+#ifdef SGL_USE_OMP
+#include <omp.h>
+#endif
+
+void sgl_local_inputs(const sgl_site *s, sgl_arg *args, int i, void **in, void **out,
+                      sgl_vec *tmp)
+{
+    for (int j = 0; j < s->nops; j++) {
+        const sgl_op *op = &s->ops[j];
+        in[j] = out[j] = NULL;
+        if (op->kind == SGL_OP_SCATTER) {
+            sgl_vec *v = args[j].src;
+            char *elem = (char *)v->data + (size_t)i * sgl_sizeof(op->type);
+            if (args[j].owned) {
+                in[j] = elem;
+            } else {
+                sgl_value_copy(op->type, &tmp[j], elem);
+                in[j] = &tmp[j];
+            }
+        } else if (op->kind == SGL_OP_BCAST) {
+            sgl_value_copy(op->type, &tmp[j], args[j].src);
+            in[j] = &tmp[j];
+        } else if (op->kind == SGL_OP_GATHER) {
+            sgl_vec *d = args[j].dst;
+            out[j] = (char *)d->data + (size_t)i * sgl_sizeof(op->type);
+        }
+    }
+}
+
+static void local_superstep(sgl_node *n, sgl_key k, const sgl_site *s, sgl_arg *args,
+                            sgl_child_result *res, sgl_step_rec *rec)
+{
+    (void)rec; /* the local transport adds no timeline spans of its own */
+    int nk = n->nchildren;
+#ifdef SGL_USE_OMP
+#pragma omp parallel for schedule(static, 1) num_threads(nk) if (nk > 1)
+#endif
+    for (int i = 0; i < nk; i++) {
+        void *in[SGL_MAX_OPS], *out[SGL_MAX_OPS];
+        sgl_vec tmp[SGL_MAX_OPS];
+        sgl_local_inputs(s, args, i, in, out, tmp);
+        sgl_child_run(&n->kids[i], s, k, in, out, &res[i]);
+    }
+}
+
+/* Start the OpenMP threads of n's thread levels now (nested teams
+ * included), so that the first superstep does not pay for creating them. */
+static void local_start(sgl_node *n)
+{
+    int nk = n->nchildren;
+#ifdef SGL_USE_OMP
+#pragma omp parallel for schedule(static, 1) num_threads(nk)
+#endif
+    for (int i = 0; i < nk; i++) sgl_tree_start(&n->kids[i]);
+}
+
+/* Local children need no message to stop, and every node below them is
+ * local too (thread levels are below process levels). */
+static void local_shutdown(sgl_node *n, int status)
+{
+    (void)n;
+    (void)status;
+}
+
+const sgl_transport sgl_transport_local = {
+    .start = local_start,
+    .superstep = local_superstep,
+    .shutdown = local_shutdown,
+};
+
+void sgl_local_build(sgl_node *n, const int *shape, int nlevels)
+{
+    if (n->nchildren == 0) return;
+    n->via = &sgl_transport_local;
+    n->kids = calloc((size_t)n->nchildren, sizeof *n->kids);
+    if (!n->kids) sgl_internal_error("out of memory (tree)");
+    n->nlocal = n->nchildren;
+    for (int i = 0; i < n->nchildren; i++) {
+        sgl_node_init(&n->kids[i], n->path, n->depth + 1, i, shape, nlevels);
+        sgl_local_build(&n->kids[i], shape, nlevels);
+    }
+}
+
+int sgl_local_default_threads(void)
+{
+#ifdef SGL_USE_OMP
+    return omp_get_max_threads();
+#else
+    return 1;
+#endif
+}
+
+void sgl_local_configure(int levels)
+{
+#ifdef SGL_USE_OMP
+    omp_set_dynamic(0);
+    omp_set_max_active_levels(levels > 0 ? levels : 1);
+#else
+    (void)levels;
+#endif
+}
