@@ -4,7 +4,7 @@ the C temporaries of one statement with their ownership made explicit.
 Expressions print with the fewest parentheses C's precedence needs (C11
 §6.5), plus the few that gcc's -Wparentheses and -Wlogical-not-parentheses
 ask for (a comparison inside a comparison, `&&` inside `||`, `!x` as the
-operand of a binary operator), so `if (x < y)` comes from printing, not
+operand of a comparison), so `if (x < y)` comes from printing, not
 from taking parentheses off a string.
 
 A `Temp` is a C local declared at the start of a statement scope
@@ -136,10 +136,10 @@ class Binary(Expr):
         return _BINARY[self.op]
 
     def _side(self, x: Expr, prec: int) -> str:
+        inner = x.op if isinstance(x, (Binary, Unary)) else ""
         clarify = (
-            (self.op in _COMPARISONS and isinstance(x, Binary) and x.op in _COMPARISONS)
-            or (self.op == "||" and isinstance(x, Binary) and x.op == "&&")
-            or (isinstance(x, Unary) and x.op == "!")
+            (self.op in _COMPARISONS and (inner in _COMPARISONS or inner == "!"))
+            or (self.op == "||" and inner == "&&")
         )
         return f"({x.render()})" if clarify else _wrap(x, prec)
 
