@@ -23,7 +23,6 @@ builtins, statements, supersteps.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Union
 
 import jinja2
 
@@ -54,7 +53,7 @@ class Owned:
         return self.temp.ref
 
 
-Val = Union[Borrowed, Owned]
+Val = Borrowed | Owned
 
 
 def ctype(t: Type) -> str:
@@ -177,7 +176,7 @@ class _Expressions(_Context):
 
     def ex(self, e: ir.Expr) -> Val:
         m = getattr(self, "ex_" + type(e).__name__)
-        return m(e)  # type: ignore[no-any-return]
+        return m(e)
 
     def scalar(self, e: ir.Expr) -> c.Expr:
         return self.ex(e).expr
@@ -309,7 +308,7 @@ class _Places(_Expressions):
     def place_Index(self, e: ir.Index) -> c.Expr:
         """An element as an assignment target: its vector is made unique
         first (copy-on-write), at every level of a nested target."""
-        base = self.place(e.base)  # type: ignore[arg-type]
+        base = self.place(e.base)
         idx = self.scalar(e.index)
         vt = self.T.ref(e.base.ty)
         if self.em.checked:
