@@ -4,37 +4,56 @@ The file's skeleton (includes, type descriptors, frames, prototypes, the
 superstep site table, main) is the Jinja2 template templates/program.c.j2;
 this module writes the bodies of functions and actions, statement by
 statement, each preceded by a `#line` directive pointing at the .sgl source.
+C expressions are built as a small AST (cnodes.py) that prints itself.
 
-Ownership of vectors (runtime_c/sgl.h): an expression of vector type is
-either borrowed (a variable, or an element of a borrowed vector) or an
-owned temporary `tN`, declared before the statement that needs it and freed
-after it unless its value is moved into a destination.  User calls are
+Ownership of vectors (runtime_c/sgl.h): an expression's value (`Val`) is
+either `Borrowed` (a scalar, a variable, an element of a borrowed vector:
+read where it lies) or `Owned`, a vector in a `Temp` of the statement's
+`Scope`.  The scope declares its temps before the statement and frees the
+ones still owned after it; `take()` moves an owned temp into its new
+owner (`Temp.move()`) and copies a borrowed vector.  User calls are
 hoisted into temporaries too, so that they run left to right (before the
 statement's other operations; docs/language.md §4).
+
+A body is written by one `_Body`, a stack of parts each built on the one
+before: the context (lines, scopes, temps), expressions, places, the
+builtins, statements, supersteps.
 """
 
 from __future__ import annotations
 
-import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import jinja2
 
+from . import cnodes as c
 from . import ir
+from .cnodes import Name, Scope, Temp
 from .paths import templates_dir
 from .types import BOOL, FLOAT, INT, VOID, Type, Vec
 
 
-@dataclass
-class Val:
-    code: str
-    temp: str | None = None  # an owned temporary that may be moved from
+@dataclass(frozen=True)
+class Borrowed:
+    """A value read where it lies: a scalar, a variable, an element of a
+    borrowed vector.  Whoever keeps it must copy it (`take`)."""
+
+    expr: c.Expr
 
 
-@dataclass
-class _Scope:
-    pre: list[str] = field(default_factory=list)
-    frees: list[tuple[str, str]] = field(default_factory=list)  # (temp, descriptor)
+@dataclass(frozen=True)
+class Owned:
+    """A vector the statement owns, in a temporary: moved out by `take`,
+    freed at the end of the statement otherwise."""
+
+    temp: Temp
+
+    @property
+    def expr(self) -> c.Expr:
+        return self.temp.ref
+
+
+Val = Borrowed | Owned
 
 
 def ctype(t: Type) -> str:
@@ -43,40 +62,8 @@ def ctype(t: Type) -> str:
     return {INT: "sgl_int", FLOAT: "sgl_float", BOOL: "sgl_bool"}[t]  # type: ignore[index]
 
 
-def c_string(s: str) -> str:
-    out = []
-    for ch in s:
-        if ch in '\\"':
-            out.append("\\" + ch)
-        elif ch == "\n":
-            out.append("\\n")
-        elif ch == "\t":
-            out.append("\\t")
-        elif ord(ch) < 32 or ord(ch) == 127:
-            out.append(f"\\{ord(ch):03o}")
-        else:
-            out.append(ch)
-    return '"' + "".join(out).replace("??", '?""?') + '"'
-
-
-def c_int(v: int) -> str:
-    v &= (1 << 64) - 1
-    if v >= 1 << 63:
-        v -= 1 << 64
-    if v == -(1 << 63):
-        return "INT64_MIN"
-    return f"INT64_C({v})"
-
-
-def c_float(v: float) -> str:
-    if math.isnan(v):
-        return "NAN"
-    if math.isinf(v):
-        return "INFINITY" if v > 0 else "(-INFINITY)"
-    r = repr(float(v))
-    if "e" not in r and "." not in r:
-        r += ".0"
-    return r if not r.startswith("-") else f"({r})"
+def _ptr(t: Type) -> str:
+    return ctype(t) + " *"
 
 
 class _Types:
@@ -93,8 +80,9 @@ class _Types:
             return "T_" + self._mangle(t)
         return {INT: "sgl_t_int", FLOAT: "sgl_t_float", BOOL: "sgl_t_bool"}[t]  # type: ignore[index]
 
-    def ref(self, t: Type) -> str:
-        return "&" + self.desc(t)
+    def ref(self, t: Type) -> c.Expr:
+        """The address of t's descriptor (a `const sgl_type *`)."""
+        return c.addr(Name(self.desc(t)))
 
     def _mangle(self, t: Type) -> str:
         depth = 0
@@ -110,8 +98,12 @@ class _Types:
         ]
 
 
-class _Body:
-    """Writes the C statements of one function or action."""
+# ---------------------------------------------------------------- the context
+
+
+class _Context:
+    """One function's or action's body being written: its lines, and the
+    scopes of the statements being written (innermost last)."""
 
     def __init__(self, em: Emitter, func: ir.Function, in_function: bool):
         self.em = em
@@ -120,265 +112,330 @@ class _Body:
         self.in_function = in_function
         self.lines: list[str] = []
         self.indent = 1
-        self.scopes: list[_Scope] = []
+        self.scopes: list[Scope] = []
 
-    # ------------------------------------------------------------ helpers
-
-    def var(self, v: ir.Var) -> str:
+    def var(self, v: ir.Var) -> c.Expr:
         """A variable of the node running this code: a C local in the
         function's own body, a field of the child's frame in an action."""
-        return v.cname if self.in_function else f"F->{v.cname}"
+        return Name(v.cname) if self.in_function else c.Member(Name("F"), v.cname, arrow=True)
 
     def out(self, line: str) -> None:
         self.lines.append("    " * self.indent + line if line else "")
+
+    def out_block(self, lines: list[str]) -> None:
+        self.out("{")
+        self.indent += 1
+        for ln in lines:
+            self.out(ln)
+        self.indent -= 1
+        self.out("}")
 
     def line_directive(self, line: int) -> None:
         if self.em.line_directives:
             self.lines.append(f'#line {line} {self.em.c_file}')
 
-    def temp(self, prefix: str = "t") -> str:
+    def new_name(self, prefix: str = "t") -> str:
         self.em.ntemps += 1
         return f"{prefix}{self.em.ntemps}"
 
     @property
-    def scope(self) -> _Scope:
+    def scope(self) -> Scope:
         return self.scopes[-1]
 
-    def hoist(self, ctype_: str, code: str, owned_desc: str | None = None) -> str:
-        name = self.temp()
-        self.scope.pre.append(f"{ctype_} {name} = {code};")
-        if owned_desc is not None:
-            self.scope.frees.append((name, owned_desc))
-        return name
-
-    def owned_vec(self, code: str, t: Type) -> Val:
-        name = self.hoist("sgl_vec", code, self.T.ref(t))
-        return Val(name, name)
-
-    def take(self, v: Val, t: Type) -> str:
-        """C code of an owned copy of v (moving a temporary)."""
-        if not isinstance(t, Vec):
-            return v.code
-        if v.temp is not None:
-            self.scope.frees = [f for f in self.scope.frees if f[0] != v.temp]
-            return v.temp
-        return f"sgl_vec_copy({self.T.ref(t)}, &{v.code})"
-
     def open_scope(self) -> None:
-        self.scopes.append(_Scope())
+        self.scopes.append(Scope())
 
-    def close_scope(self) -> _Scope:
+    def close_scope(self) -> Scope:
         return self.scopes.pop()
 
-    def free_lines(self, sc: _Scope) -> list[str]:
-        return [f"sgl_vec_free({d}, &{n});" for n, d in reversed(sc.frees)]
+    def hoist(self, ctype_: str, init: c.Expr, owned_desc: c.Expr | None = None) -> Temp:
+        """A temp of the current statement holding init's value; with
+        owned_desc (a vector's descriptor) the temp owns that vector."""
+        return self.scope.declare(Temp(self.new_name(), ctype_, owned_desc), init)
 
-    def write_stmt(self, sc: _Scope, main: list[str], block: bool = False) -> None:
-        body = sc.pre + main + self.free_lines(sc)
-        if block or sc.pre or sc.frees:
-            self.out("{")
-            self.indent += 1
-            for ln in body:
-                self.out(ln)
-            self.indent -= 1
-            self.out("}")
+    def write_stmt(self, sc: Scope, main: list[str], block: bool = False) -> None:
+        """The statement `main` with its scope's temps around it."""
+        body = sc.pre + main + sc.frees()
+        if block or not sc.empty:
+            self.out_block(body)
         else:
             for ln in body:
                 self.out(ln)
 
-    def loc(self, e: ir.Expr | ir.Stmt) -> str:
-        return f"{e.line}, {e.col}"
+    def loc(self, e: ir.Expr | ir.Stmt) -> tuple[c.Expr, c.Expr]:
+        """The source position arguments (line, col) of a run-time check."""
+        return Name(str(e.line)), Name(str(e.col))
 
-    # ------------------------------------------------------------ expressions
+
+# ---------------------------------------------------------------- expressions
+
+
+class _Expressions(_Context):
+    """Expressions to C expressions, hoisting what must run first into the
+    current scope."""
 
     def ex(self, e: ir.Expr) -> Val:
         m = getattr(self, "ex_" + type(e).__name__)
         return m(e)
 
-    def scalar(self, e: ir.Expr) -> str:
-        return self.ex(e).code
+    def scalar(self, e: ir.Expr) -> c.Expr:
+        return self.ex(e).expr
+
+    def owned_vec(self, init: c.Expr, t: Type) -> Owned:
+        """A new vector of type t, owned by a temp of the statement."""
+        return Owned(self.hoist("sgl_vec", init, self.T.ref(t)))
+
+    def take(self, v: Val, t: Type) -> c.Expr:
+        """An owned copy of v: an owned temp is moved, a borrowed vector copied."""
+        if not isinstance(t, Vec):
+            return v.expr
+        if isinstance(v, Owned):
+            return v.temp.move()
+        return c.call("sgl_vec_copy", self.T.ref(t), c.addr(v.expr))
+
+    def addressable(self, e: ir.Expr) -> c.Expr:
+        """An lvalue holding e's value (scalars get a temporary)."""
+        v = self.ex(e)
+        if isinstance(e.ty, Vec):
+            return v.expr
+        return self.hoist(ctype(e.ty), v.expr).ref
 
     def ex_Lit(self, e: ir.Lit) -> Val:
         if e.ty == BOOL:
-            return Val("true" if e.value else "false")
+            return Borrowed(Name("true" if e.value else "false"))
         if e.ty == FLOAT:
-            return Val(c_float(float(e.value)))
-        return Val(c_int(int(e.value)))
+            return Borrowed(c.float_lit(float(e.value)))
+        return Borrowed(c.int_lit(int(e.value)))
 
     def ex_Str(self, e: ir.Str) -> Val:
-        return Val(c_string(e.value))
+        return Borrowed(c.string_lit(e.value))
 
     def ex_VarRef(self, e: ir.VarRef) -> Val:
-        return Val(self.var(e.var))
+        return Borrowed(self.var(e.var))
 
     def ex_Query(self, e: ir.Query) -> Val:
         if e.name == "worker":
-            return Val("(!sgl_q_master(N))")
-        return Val(f"sgl_q_{e.name}(N)")
+            return Borrowed(c.Unary("!", c.call("sgl_q_master", Name("N"))))
+        return Borrowed(c.call(f"sgl_q_{e.name}", Name("N")))
 
     def ex_Index(self, e: ir.Index) -> Val:
-        base = self.ex(e.base)
+        base = self.ex(e.base).expr
         idx = self.scalar(e.index)
         ct = ctype(e.ty)
         if self.em.checked:
-            return Val(f"(*({ct} *)sgl_at(&{base.code}, {idx}, sizeof({ct}), {self.loc(e)}))")
-        return Val(f"((({ct} *)({base.code}).data)[{idx}])")
-
-    def place_Index(self, e: ir.Index) -> str:
-        """An element as an assignment target: its vector is made unique
-        first (copy-on-write), at every level of a nested target."""
-        base = self.place(e.base)
-        idx = self.scalar(e.index)
-        ct = ctype(e.ty)
-        vt = self.T.ref(e.base.ty)
-        if self.em.checked:
-            return f"(*({ct} *)sgl_at_mut({vt}, &{base}, {idx}, sizeof({ct}), {self.loc(e)}))"
-        return f"((({ct} *)sgl_data_mut({vt}, &{base}))[{idx}])"
+            at = c.call("sgl_at", c.addr(base), idx, c.SizeOf(ct), *self.loc(e))
+            return Borrowed(c.deref(c.Cast(_ptr(e.ty), at)))
+        return Borrowed(c.Index(c.Cast(_ptr(e.ty), c.member(base, "data")), idx))
 
     def ex_Call(self, e: ir.Call) -> Val:
-        args = [self.ex(a).code for a in e.args]
-        call = f"{e.func}({', '.join(['N'] + args)})"
+        args = [self.ex(a).expr for a in e.args]
+        call = c.call(e.func, Name("N"), *args)
         if isinstance(e.ty, Vec):
             return self.owned_vec(call, e.ty)
-        return Val(self.hoist(ctype(e.ty), call))
+        return Borrowed(self.hoist(ctype(e.ty), call).ref)
 
     def ex_Unary(self, e: ir.Unary) -> Val:
         x = self.scalar(e.operand)
         if e.op == "!":
-            return Val(f"(!{x})")
+            return Borrowed(c.Unary("!", x))
         if e.ty == INT:
-            return Val(f"sgl_neg({x})")
-        return Val(f"(-{x})")
+            return Borrowed(c.call("sgl_neg", x))
+        return Borrowed(c.Unary("-", x))
 
     _INT_OPS = {"+": "sgl_add", "-": "sgl_sub", "*": "sgl_mul"}
+
+    def int_arith(self, op: str, a: c.Expr, b: c.Expr, at: ir.Expr | ir.Stmt) -> c.Expr:
+        """a op b on sgl_int: wrapping + - *, checked (or not) / and %."""
+        if op in self._INT_OPS:
+            return c.call(self._INT_OPS[op], a, b)
+        fn = "sgl_div" if op == "/" else "sgl_mod"
+        if self.em.checked:
+            return c.call(fn, a, b, *self.loc(at))
+        return c.call(fn + "_unchecked", a, b)
 
     def ex_Binary(self, e: ir.Binary) -> Val:
         if e.op in ("&&", "||"):
             return self._logical(e)
         lt = e.left.ty
-        a = self.ex(e.left)
-        b = self.ex(e.right)
-        if e.op in ("==", "!="):
-            if isinstance(lt, Vec):
-                eq = f"sgl_value_eq({self.T.ref(lt)}, &{a.code}, &{b.code})"
-                return Val(eq if e.op == "==" else f"(!{eq})")
-            return Val(f"({a.code} {e.op} {b.code})")
-        if e.op in ("<", "<=", ">", ">="):
-            return Val(f"({a.code} {e.op} {b.code})")
-        if lt == INT:
-            if e.op in self._INT_OPS:
-                return Val(f"{self._INT_OPS[e.op]}({a.code}, {b.code})")
-            fn = "sgl_div" if e.op == "/" else "sgl_mod"
-            if self.em.checked:
-                return Val(f"{fn}({a.code}, {b.code}, {self.loc(e)})")
-            return Val(f"{fn}_unchecked({a.code}, {b.code})")
-        return Val(f"({a.code} {e.op} {b.code})")
+        a = self.ex(e.left).expr
+        b = self.ex(e.right).expr
+        if e.op in ("==", "!=") and isinstance(lt, Vec):
+            eq = c.call("sgl_value_eq", self.T.ref(lt), c.addr(a), c.addr(b))
+            return Borrowed(eq if e.op == "==" else c.Unary("!", eq))
+        if lt == INT and e.op in ("+", "-", "*", "/", "%"):
+            return Borrowed(self.int_arith(e.op, a, b, e))
+        return Borrowed(c.Binary(e.op, a, b))
 
     def _logical(self, e: ir.Binary) -> Val:
+        """a && b, a || b; when b needs statements of its own, they run
+        only if a does not decide."""
         a = self.scalar(e.left)
         self.open_scope()
         b = self.scalar(e.right)
         sc = self.close_scope()
-        if not sc.pre and not sc.frees:
-            return Val(f"({a} {e.op} {b})")
-        name = self.temp()
-        self.scope.pre.append(f"sgl_bool {name} = {a};")
-        cond = name if e.op == "&&" else f"!{name}"
-        inner = sc.pre + [f"{name} = {b};"] + self.free_lines(sc)
-        self.scope.pre.append(f"if ({cond}) {{ " + " ".join(inner) + " }")
-        return Val(name)
+        if sc.empty:
+            return Borrowed(c.Binary(e.op, a, b))
+        t = self.hoist("sgl_bool", a)
+        cond = t.ref if e.op == "&&" else c.Unary("!", t.ref)
+        inner = sc.pre + [c.assign(t.ref, b)] + sc.frees()
+        self.scope.add(f"if ({cond}) {{ " + " ".join(inner) + " }")
+        return Borrowed(t.ref)
 
     def ex_VecLit(self, e: ir.VecLit) -> Val:
         assert isinstance(e.ty, Vec)
         et = e.ty.elem
-        v = self.owned_vec(f"sgl_vec_new({self.T.ref(e.ty)}, {len(e.elems)}, {self.loc(e)})", e.ty)
+        n = Name(str(len(e.elems)))
+        v = self.owned_vec(c.call("sgl_vec_new", self.T.ref(e.ty), n, *self.loc(e)), e.ty)
+        data = c.Cast(_ptr(et), c.member(v.expr, "data"))
         for i, x in enumerate(e.elems):
             val = self.take(self.ex(x), et)
-            self.scope.pre.append(f"(({ctype(et)} *){v.code}.data)[{i}] = {val};")
+            self.scope.add(c.assign(c.Index(data, Name(str(i))), val))
         return v
 
-    def addressable(self, e: ir.Expr) -> str:
-        """An lvalue holding e's value (scalars get a temporary)."""
-        v = self.ex(e)
-        if isinstance(e.ty, Vec):
-            return v.code
-        return self.hoist(ctype(e.ty), v.code)
 
-    def ex_Builtin(self, e: ir.Builtin) -> Val:
-        n, args, loc, T = e.name, e.args, self.loc(e), self.T
-        a0t = args[0].ty if args else None
-        if n == "len":
-            return Val(f"((sgl_int)({self.ex(args[0]).code}).len)")
-        if n == "fill":
-            cnt = self.scalar(args[0])
-            x = self.addressable(args[1])
-            return self.owned_vec(f"sgl_fill({T.ref(e.ty)}, {cnt}, &{x}, {loc})", e.ty)
-        if n == "range":
-            a, b = self.scalar(args[0]), self.scalar(args[1])
-            return self.owned_vec(f"sgl_range({a}, {b}, {loc})", e.ty)
-        if n == "slice":
-            v = self.ex(args[0]).code
-            a, b = self.scalar(args[1]), self.scalar(args[2])
-            return self.owned_vec(f"sgl_slice({T.ref(a0t)}, &{v}, {a}, {b}, {loc})", e.ty)  # type: ignore[arg-type]
-        if n in ("concat", "sort"):
-            v = self.ex(args[0]).code
-            return self.owned_vec(f"sgl_{n}({T.ref(a0t)}, &{v}, {loc})", e.ty)  # type: ignore[arg-type]
-        if n == "split":
-            v = self.ex(args[0]).code
-            k = self.scalar(args[1])
-            return self.owned_vec(f"sgl_split({T.ref(a0t)}, &{v}, {k}, {loc})", e.ty)  # type: ignore[arg-type]
-        if n in ("min", "max") and len(args) == 2:
-            a, b = self.scalar(args[0]), self.scalar(args[1])
-            return Val(f"sgl_{n}2_{e.ty}({a}, {b})")
-        if n in ("sum", "min", "max"):
-            v = self.ex(args[0]).code
-            if n == "sum":
-                return Val(f"sgl_sum_{e.ty}(&{v})")
-            return Val(f"sgl_{n}_{e.ty}(&{v}, {loc})")
-        if n == "abs":
-            x = self.scalar(args[0])
-            return Val(f"sgl_abs_int({x})" if e.ty == INT else f"fabs({x})")
-        if n in ("sqrt", "exp", "log", "sin", "cos", "floor", "ceil"):
-            return Val(f"{n}({self.scalar(args[0])})")
-        if n == "pow":
-            return Val(f"pow({self.scalar(args[0])}, {self.scalar(args[1])})")
-        if n == "float":
-            return Val(f"((sgl_float)({self.scalar(args[0])}))")
-        if n == "int":
-            return Val(f"sgl_float_to_int({self.scalar(args[0])}, {loc})")
-        if n == "rand_ints":
-            xs = ", ".join(self.scalar(a) for a in args)
-            return self.owned_vec(f"sgl_rand_ints({xs}, {loc})", e.ty)
-        if n == "rand_floats":
-            xs = ", ".join(self.scalar(a) for a in args)
-            return self.owned_vec(f"sgl_rand_floats({xs}, {loc})", e.ty)
-        if n == "arg_int":
-            return Val(f"sgl_arg_int({self.scalar(args[0])}, {self.scalar(args[1])}, {loc})")
-        if n == "arg_float":
-            return Val(f"sgl_arg_float({self.scalar(args[0])}, {self.scalar(args[1])}, {loc})")
-        if n == "wtime":
-            return Val("sgl_wtime()")
-        if n in ("read_ints", "read_floats"):
-            return self.owned_vec(f"sgl_{n}({self.scalar(args[0])}, {loc})", e.ty)
-        raise AssertionError(f"emit: builtin {n} used as a value")
+# ---------------------------------------------------------------- places
 
-    # ------------------------------------------------------------ places
 
-    def place(self, e: ir.LValue) -> str:
+class _Places(_Expressions):
+    """Assignment targets, and storing a value into one."""
+
+    def place(self, e: ir.LValue) -> c.Expr:
         """An lvalue expression for an assignment target."""
         if isinstance(e, ir.VarRef):
             return self.var(e.var)
         return self.place_Index(e)
 
-    def assign_into(self, place: str, t: Type, v: Val) -> str:
-        if not isinstance(t, Vec):
-            return f"{place} = {v.code};"
-        if v.temp is not None:
-            self.take(v, t)
-            return f"sgl_value_assign_move({self.T.ref(t)}, &{place}, &{v.temp});"
-        return f"sgl_value_assign({self.T.ref(t)}, &{place}, &{v.code});"
+    def place_Index(self, e: ir.Index) -> c.Expr:
+        """An element as an assignment target: its vector is made unique
+        first (copy-on-write), at every level of a nested target."""
+        base = self.place(e.base)
+        idx = self.scalar(e.index)
+        vt = self.T.ref(e.base.ty)
+        if self.em.checked:
+            at = c.call("sgl_at_mut", vt, c.addr(base), idx, c.SizeOf(ctype(e.ty)), *self.loc(e))
+            return c.deref(c.Cast(_ptr(e.ty), at))
+        return c.Index(c.Cast(_ptr(e.ty), c.call("sgl_data_mut", vt, c.addr(base))), idx)
 
-    # ------------------------------------------------------------ statements
+    def assign_into(self, place: c.Expr, t: Type, v: Val) -> str:
+        if not isinstance(t, Vec):
+            return c.assign(place, v.expr)
+        if isinstance(v, Owned):
+            return c.stmt(c.call("sgl_value_assign_move", self.T.ref(t), c.addr(place),
+                                 c.addr(v.temp.move())))
+        return c.stmt(c.call("sgl_value_assign", self.T.ref(t), c.addr(place), c.addr(v.expr)))
+
+
+# ---------------------------------------------------------------- builtins
+
+
+class _Builtins(_Places):
+    """The builtins: as values (`ex_Builtin`) and as statements
+    (`builtin_stmt`: print, push, write_ints, write_floats)."""
+
+    def ex_Builtin(self, e: ir.Builtin) -> Val:
+        n, args, loc, T = e.name, e.args, self.loc(e), self.T
+        a0t = args[0].ty if args else VOID
+        call, vec = c.call, self.owned_vec
+        if n == "len":
+            return Borrowed(c.Cast("sgl_int", c.member(self.ex(args[0]).expr, "len")))
+        if n == "fill":
+            cnt = self.scalar(args[0])
+            x = self.addressable(args[1])
+            return vec(call("sgl_fill", T.ref(e.ty), cnt, c.addr(x), *loc), e.ty)
+        if n == "range":
+            a, b = self.scalar(args[0]), self.scalar(args[1])
+            return vec(call("sgl_range", a, b, *loc), e.ty)
+        if n == "slice":
+            v = self.ex(args[0]).expr
+            a, b = self.scalar(args[1]), self.scalar(args[2])
+            return vec(call("sgl_slice", T.ref(a0t), c.addr(v), a, b, *loc), e.ty)
+        if n in ("concat", "sort"):
+            v = self.ex(args[0]).expr
+            return vec(call(f"sgl_{n}", T.ref(a0t), c.addr(v), *loc), e.ty)
+        if n == "split":
+            v = self.ex(args[0]).expr
+            k = self.scalar(args[1])
+            return vec(call("sgl_split", T.ref(a0t), c.addr(v), k, *loc), e.ty)
+        if n in ("min", "max") and len(args) == 2:
+            a, b = self.scalar(args[0]), self.scalar(args[1])
+            return Borrowed(call(f"sgl_{n}2_{e.ty}", a, b))
+        if n in ("sum", "min", "max"):
+            v = self.ex(args[0]).expr
+            if n == "sum":
+                return Borrowed(call(f"sgl_sum_{e.ty}", c.addr(v)))
+            return Borrowed(call(f"sgl_{n}_{e.ty}", c.addr(v), *loc))
+        if n == "abs":
+            x = self.scalar(args[0])
+            return Borrowed(call("sgl_abs_int", x) if e.ty == INT else call("fabs", x))
+        if n in ("sqrt", "exp", "log", "sin", "cos", "floor", "ceil"):
+            return Borrowed(call(n, self.scalar(args[0])))
+        if n == "pow":
+            return Borrowed(call("pow", self.scalar(args[0]), self.scalar(args[1])))
+        if n == "float":
+            return Borrowed(c.Cast("sgl_float", self.scalar(args[0])))
+        if n == "int":
+            return Borrowed(call("sgl_float_to_int", self.scalar(args[0]), *loc))
+        if n in ("rand_ints", "rand_floats"):
+            xs = [self.scalar(a) for a in args]
+            return vec(call(f"sgl_{n}", *xs, *loc), e.ty)
+        if n in ("arg_int", "arg_float"):
+            return Borrowed(call(f"sgl_{n}", self.scalar(args[0]), self.scalar(args[1]), *loc))
+        if n == "wtime":
+            return Borrowed(call("sgl_wtime"))
+        if n in ("read_ints", "read_floats"):
+            return vec(call(f"sgl_{n}", self.scalar(args[0]), *loc), e.ty)
+        raise AssertionError(f"emit: builtin {n} used as a value")
+
+    def builtin_stmt(self, e: ir.Expr) -> tuple[list[str], bool] | None:
+        """The C of a builtin statement and whether it needs a block of its
+        own; None when e is not one."""
+        if not isinstance(e, ir.Builtin):
+            return None
+        if e.name == "print":
+            return self._print(e), True  # declares `ob`
+        if e.name == "push":
+            target, x = e.args
+            assert isinstance(target.ty, Vec) and isinstance(target, (ir.VarRef, ir.Index))
+            et = target.ty.elem
+            tmp = self.hoist(ctype(et), self.take(self.ex(x), et))
+            place = self.place(target)
+            return [c.stmt(c.call("sgl_vec_push_move", self.T.ref(target.ty), c.addr(place),
+                                  c.addr(tmp.ref), *self.loc(e)))], False
+        if e.name in ("write_ints", "write_floats"):
+            path = self.scalar(e.args[0])
+            v = self.ex(e.args[1]).expr
+            return [c.stmt(c.call(f"sgl_{e.name}", path, c.addr(v), *self.loc(e)))], False
+        return None
+
+    def _print(self, e: ir.Builtin) -> list[str]:
+        vals: list[tuple[ir.Expr, c.Expr]] = []
+        for a in e.args:
+            if isinstance(a, ir.Str):
+                vals.append((a, c.string_lit(a.value)))
+            elif isinstance(a.ty, Vec):
+                vals.append((a, self.ex(a).expr))
+            else:
+                vals.append((a, self.hoist(ctype(a.ty), self.ex(a).expr).ref))
+        ob = Name("ob")
+        main = [c.decl("sgl_buf *", "ob", c.call("sgl_out", Name("N")))]
+        for i, (a, x) in enumerate(vals):
+            if i:
+                main.append(c.stmt(c.call("sgl_buf_put", ob, Name('" "'), Name("1"))))
+            if isinstance(a, ir.Str):
+                main.append(c.stmt(c.call("sgl_buf_puts", ob, x)))
+            elif isinstance(a.ty, Vec):
+                main.append(c.stmt(c.call("sgl_fmt_value", ob, self.T.ref(a.ty), c.addr(x))))
+            else:
+                main.append(c.stmt(c.call(f"sgl_fmt_{a.ty}", ob, x)))
+        main.append(c.stmt(c.call("sgl_print_end", Name("N"))))
+        return main
+
+
+# ---------------------------------------------------------------- statements
+
+
+class _Statements(_Builtins):
+    """Statements, each in a scope of its own temps."""
 
     def block(self, stmts: list[ir.Stmt]) -> None:
         for s in stmts:
@@ -404,30 +461,26 @@ class _Body:
             # vector unique (sgl_at_mut) may release the buffer the value
             # is read from, when it is read from that vector (vv[0] = vv[1]).
             if isinstance(t, Vec):
-                if v.temp is None:
-                    v = self.owned_vec(f"sgl_vec_copy({self.T.ref(t)}, &{v.code})", t)
+                if isinstance(v, Borrowed):
+                    v = self.owned_vec(self.take(v, t), t)
             else:
-                v = Val(self.hoist(ctype(t), v.code))
+                v = Borrowed(self.hoist(ctype(t), v.expr).ref)
         place = self.place(s.target)
+        main: list[str] = []
         if s.op == "=":
-            main = [self.assign_into(place, t, v)]
+            main.append(self.assign_into(place, t, v))
         else:
             op = s.op[0]
-            main = []
             cur = place
             if isinstance(s.target, ir.Index):
-                p = self.temp("p")
-                main.append(f"{ctype(t)} *{p} = &{place};")
-                cur = f"*{p}"
-            if t == INT and op in self._INT_OPS:
-                rhs = f"{self._INT_OPS[op]}({cur}, {v.code})"
-            elif t == INT:
-                fn = "sgl_div" if op == "/" else "sgl_mod"
-                rhs = (f"{fn}({cur}, {v.code}, {self.loc(s)})" if self.em.checked
-                       else f"{fn}_unchecked({cur}, {v.code})")
+                p = self.new_name("p")
+                main.append(c.decl(_ptr(t), p, c.addr(place)))
+                cur = c.deref(Name(p))
+            if t == INT:
+                rhs = self.int_arith(op, cur, v.expr, s)
             else:
-                rhs = f"{cur} {op} {v.code}"
-            main.append(f"{cur} = {rhs};")
+                rhs = c.Binary(op, cur, v.expr)
+            main.append(c.assign(cur, rhs))
         self.write_stmt(self.close_scope(), main, block=len(main) > 1)
 
     def st_ExprStmt(self, s: ir.ExprStmt) -> None:
@@ -435,67 +488,34 @@ class _Body:
         self.open_scope()
         main: list[str] = []
         block = False
-        if isinstance(e, ir.Builtin) and e.name == "print":
-            main = self._print(e)
-            block = True  # declares `ob`
-        elif isinstance(e, ir.Builtin) and e.name == "push":
-            target, x = e.args
-            assert isinstance(target.ty, Vec) and isinstance(target, (ir.VarRef, ir.Index))
-            xv = self.take(self.ex(x), target.ty.elem)
-            tmp = self.hoist(ctype(target.ty.elem), xv)
-            place = self.place(target)
-            main = [f"sgl_vec_push_move({self.T.ref(target.ty)}, &{place}, &{tmp}, {self.loc(e)});"]
-        elif isinstance(e, ir.Builtin) and e.name in ("write_ints", "write_floats"):
-            path = self.scalar(e.args[0])
-            v = self.ex(e.args[1]).code
-            main = [f"sgl_{e.name}({path}, &{v}, {self.loc(e)});"]
+        builtin = self.builtin_stmt(e)
+        if builtin is not None:
+            main, block = builtin
         elif isinstance(e, ir.Call) and not _has_value(e.ty):
-            args = [self.ex(a).code for a in e.args]
-            main = [f"{e.func}({', '.join(['N'] + args)});"]
+            args = [self.ex(a).expr for a in e.args]
+            main = [c.stmt(c.call(e.func, Name("N"), *args))]
         else:
             v = self.ex(e)
-            if v.temp is None and not (isinstance(e, ir.Call)):
-                main = [f"(void){v.code};"]
+            if isinstance(v, Borrowed) and not isinstance(e, ir.Call):
+                main = [c.stmt(c.Cast("void", v.expr))]
         self.write_stmt(self.close_scope(), main, block=block)
 
-    def _print(self, e: ir.Builtin) -> list[str]:
-        vals: list[tuple[ir.Expr, str]] = []
-        for a in e.args:
-            if isinstance(a, ir.Str):
-                vals.append((a, c_string(a.value)))
-            elif isinstance(a.ty, Vec):
-                vals.append((a, self.ex(a).code))
-            else:
-                vals.append((a, self.hoist(ctype(a.ty), self.ex(a).code)))
-        main = ["sgl_buf *ob = sgl_out(N);"]
-        for i, (a, code) in enumerate(vals):
-            if i:
-                main.append('sgl_buf_put(ob, " ", 1);')
-            if isinstance(a, ir.Str):
-                main.append(f"sgl_buf_puts(ob, {code});")
-            elif isinstance(a.ty, Vec):
-                main.append(f"sgl_fmt_value(ob, {self.T.ref(a.ty)}, &{code});")
-            else:
-                main.append(f"sgl_fmt_{a.ty}(ob, {code});")
-        main.append("sgl_print_end(N);")
-        return main
-
-    def _cond(self, e: ir.Expr) -> tuple[_Scope, str]:
+    def _cond(self, e: ir.Expr) -> tuple[Scope, c.Expr]:
         self.open_scope()
-        c = self.scalar(e)
-        return self.close_scope(), c
+        x = self.scalar(e)
+        return self.close_scope(), x
 
     def st_If(self, s: ir.If) -> None:
-        sc, c = self._cond(s.cond)
-        wrapped = bool(sc.pre or sc.frees)
+        sc, cond = self._cond(s.cond)
+        wrapped = not sc.empty
         if wrapped:
-            name = self.temp("c")
+            name = self.new_name("c")
             self.out("{")
             self.indent += 1
-            for ln in sc.pre + [f"sgl_bool {name} = {c};"] + self.free_lines(sc):
+            for ln in sc.pre + [c.decl("sgl_bool", name, cond)] + sc.frees():
                 self.out(ln)
-            c = name
-        self.out(f"if ({_strip(c)}) {{")
+            cond = Name(name)
+        self.out(f"if ({cond}) {{")
         self.indent += 1
         self.block(s.then)
         self.indent -= 1
@@ -510,39 +530,34 @@ class _Body:
             self.out("}")
 
     def st_While(self, s: ir.While) -> None:
-        sc, c = self._cond(s.cond)
-        if not sc.pre and not sc.frees:
-            self.out(f"while ({_strip(c)}) {{")
+        sc, cond = self._cond(s.cond)
+        if sc.empty:
+            self.out(f"while ({cond}) {{")
             self.indent += 1
         else:
             self.out("for (;;) {")
             self.indent += 1
-            name = self.temp("c")
-            self.out("sgl_bool " + name + ";")
-            self.out("{")
-            self.indent += 1
-            for ln in sc.pre + [f"{name} = {c};"] + self.free_lines(sc):
-                self.out(ln)
-            self.indent -= 1
-            self.out("}")
-            self.out(f"if (!{name}) break;")
+            name = self.new_name("c")
+            self.out(c.decl("sgl_bool", name))
+            self.out_block(sc.pre + [c.assign(Name(name), cond)] + sc.frees())
+            self.out(f"if ({c.Unary('!', Name(name))}) break;")
         self.block(s.body)
         self.indent -= 1
         self.out("}")
 
     def st_For(self, s: ir.For) -> None:
         self.open_scope()
-        a = self.hoist("sgl_int", self.scalar(s.start))
-        b = self.hoist("sgl_int", self.scalar(s.stop))
+        a = self.hoist("sgl_int", self.scalar(s.start)).ref
+        b = self.hoist("sgl_int", self.scalar(s.stop)).ref
         sc = self.close_scope()
-        i = self.temp("i")
+        i = self.new_name("i")
         self.out("{")
         self.indent += 1
-        for ln in sc.pre + self.free_lines(sc):
+        for ln in sc.pre + sc.frees():
             self.out(ln)
         self.out(f"for (sgl_int {i} = {a}; {i} < {b}; {i}++) {{")
         self.indent += 1
-        self.out(f"{self.var(s.var)} = {i};")
+        self.out(c.assign(self.var(s.var), Name(i)))
         self.block(s.body)
         self.indent -= 1
         self.out("}")
@@ -561,24 +576,26 @@ class _Body:
         main: list[str] = []
         if s.value is not None and f.ret is not None:
             v = self.ex(s.value)
-            if (isinstance(f.ret, Vec) and v.temp is None and isinstance(s.value, ir.VarRef)
+            if (isinstance(f.ret, Vec) and isinstance(v, Borrowed) and isinstance(s.value, ir.VarRef)
                     and not s.value.var.is_param):
-                code = self.var(s.value.var)
-                main.append(f"sgl_vec r_ = {code};")
-                main.append(f"{code} = (sgl_vec){{0}};")
+                # a local vector is moved out, not copied
+                var = self.var(s.value.var)
+                main.append(c.decl("sgl_vec", "r_", var))
+                main.append(c.assign(var, Name("(sgl_vec){0}")))
             else:
-                main.append(f"{ctype(f.ret)} r_ = {self.take(v, f.ret)};")
+                main.append(c.decl(ctype(f.ret), "r_", self.take(v, f.ret)))
         sc = self.close_scope()
-        main += self.free_lines(sc)
-        sc.frees = []
+        main += sc.frees()
         main += self.em.epilogue(f)
         main.append("return r_;" if s.value is not None else "return;")
-        self.out("{")
-        self.indent += 1
-        for ln in sc.pre + main:
-            self.out(ln)
-        self.indent -= 1
-        self.out("}")
+        self.out_block(sc.pre + main)
+
+
+# ---------------------------------------------------------------- supersteps
+
+
+class _Body(_Statements):
+    """Writes the C statements of one function or action."""
 
     def st_Superstep(self, s: ir.Superstep) -> None:
         site = s.site
@@ -587,33 +604,37 @@ class _Body:
         pre_args: list[str] = [f"sgl_arg A_[{n}];", "memset(A_, 0, sizeof A_);"]
         after: list[str] = []
         for j, op in enumerate(site.ops):
+            arg = c.Index(Name("A_"), Name(str(j)))
             if op.kind == ir.SCATTER:
                 assert op.src is not None
                 v = self.ex(op.src)
-                owned = "true" if v.temp is not None else "false"
-                pre_args.append(f"A_[{j}].src = (void *)&{v.code};")
-                pre_args.append(f"A_[{j}].owned = {owned};")
+                pre_args.append(c.assign(c.member(arg, "src"), c.Cast("void *", c.addr(v.expr))))
+                # an owned temp is lent, not moved: the runtime may take its
+                # elements when the vector is unique, and the scope frees it
+                owned = "true" if isinstance(v, Owned) else "false"
+                pre_args.append(c.assign(c.member(arg, "owned"), Name(owned)))
             elif op.kind == ir.BCAST:
                 assert op.src is not None
                 x = self.addressable(op.src)
-                pre_args.append(f"A_[{j}].src = (void *)&{x};")
+                pre_args.append(c.assign(c.member(arg, "src"), c.Cast("void *", c.addr(x))))
             elif op.kind == ir.GATHER:
                 assert op.target is not None and op.ty is not None
-                g = self.temp("g")
-                pre_args.append(f"sgl_vec {g};")
-                pre_args.append(f"A_[{j}].dst = &{g};")
+                g = Name(self.new_name("g"))  # filled by the superstep, moved into the target
+                pre_args.append(c.decl("sgl_vec", g.text))
+                pre_args.append(c.assign(c.member(arg, "dst"), c.addr(g)))
                 # the target (its index included) is evaluated after the
                 # superstep, in op order, as the sequential execution does
                 self.open_scope()
                 place = self.place(op.target)
                 sc = self.close_scope()
-                vt = Vec(op.ty)
-                store = [f"sgl_value_assign_move({self.T.ref(vt)}, &{place}, &{g});"]
-                if sc.pre or sc.frees:
-                    after += ["{", *sc.pre, *store, *self.free_lines(sc), "}"]
+                store = [c.stmt(c.call("sgl_value_assign_move", self.T.ref(Vec(op.ty)),
+                                       c.addr(place), c.addr(g)))]
+                if not sc.empty:
+                    after += ["{", *sc.pre, *store, *sc.frees(), "}"]
                 else:
                     after += store
-        main = pre_args + [f"sgl_superstep(N, K, &{site.cname}, A_);"] + after
+        sstep = c.call("sgl_superstep", Name("N"), Name("K"), c.addr(Name(site.cname)), Name("A_"))
+        main = pre_args + [c.stmt(sstep)] + after
         self.write_stmt(self.close_scope(), main, block=True)
 
 
@@ -645,24 +666,6 @@ def _has_value(t: Type | None) -> bool:
     return t is not None and t != VOID
 
 
-def _strip(c: str) -> str:
-    if c.startswith("(") and c.endswith(")") and _balanced(c[1:-1]):
-        return c[1:-1]
-    return c
-
-
-def _balanced(s: str) -> bool:
-    depth = 0
-    for ch in s:
-        if ch == "(":
-            depth += 1
-        elif ch == ")":
-            depth -= 1
-            if depth < 0:
-                return False
-    return depth == 0
-
-
 class Emitter:
     def __init__(self, prog: ir.Program, *, checked: bool = True, line_directives: bool = True):
         self.prog = prog
@@ -670,11 +673,11 @@ class Emitter:
         self.line_directives = line_directives
         self.types = _Types()
         self.ntemps = 0
-        self.c_file = c_string(prog.file)
+        self.c_file = c.string_lit(prog.file).render()
         self.locals: dict[str, list[ir.Var]] = {}
 
     def epilogue(self, f: ir.Function) -> list[str]:
-        lines = [f"sgl_vec_free({self.types.ref(v.ty)}, &{v.cname});"
+        lines = [c.stmt(c.call("sgl_vec_free", self.types.ref(v.ty), c.addr(Name(v.cname))))
                  for v in self.locals[f.cname] if isinstance(v.ty, Vec)]
         if f.runs_supersteps:
             lines.append("sgl_leave(N, K);")
@@ -719,9 +722,10 @@ class Emitter:
             b.open_scope()
             place = b.place(a.target)
             if isinstance(t, Vec):
-                main = [f"sgl_value_assign_move({self.types.ref(t)}, &{place}, value_);"]
+                main = [c.stmt(c.call("sgl_value_assign_move", self.types.ref(t), c.addr(place),
+                                      Name("value_")))]
             else:
-                main = [f"{place} = *({ctype(t)} *)value_;"]
+                main = [c.assign(place, c.deref(c.Cast(_ptr(t), Name("value_"))))]
             b.write_stmt(b.close_scope(), main)
         elif a.kind == "body":
             b.block(a.body)
@@ -730,7 +734,8 @@ class Emitter:
             b.line_directive(a.expr.line)
             b.open_scope()
             v = b.ex(a.expr)
-            main = [f"*({ctype(a.expr.ty)} *)out_ = {b.take(v, a.expr.ty)};"]
+            out = c.deref(c.Cast(_ptr(a.expr.ty), Name("out_")))
+            main = [c.assign(out, b.take(v, a.expr.ty))]
             b.write_stmt(b.close_scope(), main)
         return b.lines
 

@@ -64,8 +64,8 @@ static void f_main(sgl_node *N)
     sgl_value_assign(&T_v_int, &v_w, &v_v);
 #line 6 "values.sgl"
     {
-        sgl_int t2 = sgl_div(INT64_C(10), (*(sgl_int *)sgl_at(&v_v, INT64_C(1), sizeof(sgl_int), 6, 17)), 6, 12);
-        (*(sgl_int *)sgl_at_mut(&T_v_int, &v_w, INT64_C(0), sizeof(sgl_int), 6, 5)) = t2;
+        sgl_int t2 = sgl_div(INT64_C(10), *(sgl_int *)sgl_at(&v_v, INT64_C(1), sizeof(sgl_int), 6, 17), 6, 12);
+        *(sgl_int *)sgl_at_mut(&T_v_int, &v_w, INT64_C(0), sizeof(sgl_int), 6, 5) = t2;
     }
 #line 7 "values.sgl"
     {
@@ -76,13 +76,13 @@ static void f_main(sgl_node *N)
     }
 #line 8 "values.sgl"
     {
-        sgl_int *p4 = &(*(sgl_int *)sgl_at_mut(&T_v_int, &(*(sgl_vec *)sgl_at_mut(&T_vv_int, &v_vv, INT64_C(1), sizeof(sgl_vec), 8, 5)), INT64_C(2), sizeof(sgl_int), 8, 5));
+        sgl_int *p4 = (sgl_int *)sgl_at_mut(&T_v_int, (sgl_vec *)sgl_at_mut(&T_vv_int, &v_vv, INT64_C(1), sizeof(sgl_vec), 8, 5), INT64_C(2), sizeof(sgl_int), 8, 5);
         *p4 = sgl_add(*p4, INT64_C(1));
     }
 #line 9 "values.sgl"
     {
         sgl_int t5 = INT64_C(0);
-        sgl_int t6 = ((sgl_int)(v_v).len);
+        sgl_int t6 = (sgl_int)v_v.len;
         for (sgl_int i7 = t5; i7 < t6; i7++) {
             v_i = i7;
 #line 10 "values.sgl"

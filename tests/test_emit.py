@@ -1,0 +1,193 @@
+"""Unit tests of the emitter's C AST (sglc/cnodes.py): printing by
+precedence, and the ownership of temporaries (a moved temp is not freed, an
+unmoved one is freed exactly once, in reverse order); and of the emitter
+using them on small programs."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from sglc import cnodes as c
+from sglc.cnodes import Binary, Cast, Index, Name, Scope, Temp, Unary
+from sglc.emit import emit_program
+from sglc.frontend import load_source
+from sglc.lower import lower_program
+
+a, b, x = Name("a"), Name("b"), Name("x")
+
+# ---------------------------------------------------------------- printing
+
+
+@pytest.mark.parametrize("expr, text", [
+    (Binary("*", Binary("+", a, b), x), "(a + b) * x"),
+    (Binary("+", a, Binary("*", b, x)), "a + b * x"),
+    (Binary("-", Binary("-", a, b), x), "a - b - x"),
+    (Binary("-", a, Binary("-", b, x)), "a - (b - x)"),
+    (Binary("/", a, Binary("*", b, x)), "a / (b * x)"),
+    (Binary("<", Binary("+", a, b), x), "a + b < x"),
+    (Binary("&&", Binary("<", a, b), Binary("==", b, x)), "a < b && b == x"),
+    # the parentheses gcc's -Wparentheses and -Wlogical-not-parentheses want
+    (Binary("==", Binary("<", a, b), x), "(a < b) == x"),
+    (Binary("!=", a, Binary("==", b, x)), "a != (b == x)"),
+    (Binary("||", Binary("&&", a, b), x), "(a && b) || x"),
+    (Binary("&&", Binary("||", a, b), x), "(a || b) && x"),
+    (Binary("==", Unary("!", a), b), "(!a) == b"),
+    (Binary("&&", Unary("!", a), b), "!a && b"),
+    (Unary("!", Binary("<", a, b)), "!(a < b)"),
+    (Unary("!", c.call("sgl_q_master", Name("N"))), "!sgl_q_master(N)"),
+    # no `--` token, whatever the operands
+    (Unary("-", Unary("-", x)), "-(-x)"),
+    (Binary("-", a, Unary("-", b)), "a - -b"),
+    (Unary("-", c.float_lit(-1.5)), "-(-1.5)"),
+    (Cast("sgl_float", Unary("-", x)), "(sgl_float)-x"),
+    (Cast("sgl_int", c.member(x, "len")), "(sgl_int)x.len"),
+    (Index(Cast("sgl_int *", c.member(x, "data")), Name("0")), "((sgl_int *)x.data)[0]"),
+    (c.deref(Cast("sgl_int *", c.call("sgl_at", c.addr(x), a))), "*(sgl_int *)sgl_at(&x, a)"),
+    (c.call("f", Binary("+", a, b), c.SizeOf("sgl_int")), "f(a + b, sizeof(sgl_int))"),
+])
+def test_prints_with_the_fewest_parentheses(expr: c.Expr, text: str) -> None:
+    assert str(expr) == text
+
+
+def test_address_and_dereference_cancel() -> None:
+    p = Cast("sgl_vec *", c.call("sgl_at", c.addr(x), a))
+    assert c.addr(c.deref(p)) is p
+    assert c.deref(c.addr(x)) is x
+    assert str(c.member(c.deref(p), "len")) == "((sgl_vec *)sgl_at(&x, a))->len"
+    assert str(c.member(Name("F"), "v_x")) == "F.v_x"
+    assert str(c.addr(c.Member(Name("F"), "v_x", arrow=True))) == "&F->v_x"
+
+
+@pytest.mark.parametrize("value, text", [
+    (5, "INT64_C(5)"), (-5, "INT64_C(-5)"), (-(1 << 63), "INT64_MIN"),
+    (1 << 63, "INT64_MIN"), ((1 << 64) + 3, "INT64_C(3)"),
+])
+def test_int_literals(value: int, text: str) -> None:
+    assert str(c.int_lit(value)) == text
+
+
+@pytest.mark.parametrize("value, text", [
+    (2.0, "2.0"), (-2.5, "-2.5"), (1e300, "1e+300"), (-0.0, "-0.0"),
+    (float("inf"), "INFINITY"), (float("-inf"), "-INFINITY"), (float("nan"), "NAN"),
+])
+def test_float_literals(value: float, text: str) -> None:
+    assert str(c.float_lit(value)) == text
+
+
+def test_string_literals_escape_and_break_trigraphs() -> None:
+    assert str(c.string_lit('a"\\\n\t\x01??=')) == '"a\\"\\\\\\n\\t\\001?""?="'
+
+
+_ARITH = ["+", "-", "*"]
+
+
+def _trees(depth: int = 4) -> st.SearchStrategy[tuple[c.Expr, int]]:
+    leaves = st.integers(-9, 9).map(lambda v: (Name(f"({v})"), v))
+
+    def extend(sub: st.SearchStrategy[tuple[c.Expr, int]]) -> st.SearchStrategy[tuple[c.Expr, int]]:
+        def combine(op: str, left: tuple[c.Expr, int], right: tuple[c.Expr, int]) -> tuple[c.Expr, int]:
+            value = {"+": left[1] + right[1], "-": left[1] - right[1], "*": left[1] * right[1]}[op]
+            return Binary(op, left[0], right[0]), value
+        negs = sub.map(lambda t: (Unary("-", t[0]), -t[1]))
+        return st.builds(combine, st.sampled_from(_ARITH), sub, sub) | negs
+
+    return st.recursive(leaves, extend, max_leaves=12)
+
+
+@given(_trees())
+def test_printed_arithmetic_keeps_the_tree(tree: tuple[c.Expr, int]) -> None:
+    """Python's precedence and associativity of + - * and unary minus are
+    C's: evaluating the printed text gives the tree's value."""
+    expr, value = tree
+    text = str(expr)
+    assert "--" not in text
+    assert eval(text) == value  # noqa: S307 (digits, parentheses and + - * only)
+
+
+# ---------------------------------------------------------------- ownership
+
+DESC = c.addr(Name("T_v_int"))
+
+
+def test_an_unmoved_temp_is_freed_once() -> None:
+    sc = Scope()
+    t = sc.declare(Temp("t1", "sgl_vec", DESC), c.call("sgl_range", a, b))
+    assert sc.pre == ["sgl_vec t1 = sgl_range(a, b);"]
+    assert sc.frees() == ["sgl_vec_free(&T_v_int, &t1);"]
+    assert t.freed
+    assert sc.frees() == []
+
+
+def test_a_moved_temp_is_not_freed() -> None:
+    sc = Scope()
+    t = sc.declare(Temp("t1", "sgl_vec", DESC), c.call("f"))
+    assert str(t.move()) == "t1"
+    assert not t.owns
+    assert sc.frees() == []
+
+
+def test_a_temp_moves_at_most_once_and_never_after_its_free() -> None:
+    sc = Scope()
+    t = sc.declare(Temp("t1", "sgl_vec", DESC), c.call("f"))
+    t.move()
+    with pytest.raises(AssertionError):
+        t.move()
+    u = sc.declare(Temp("t2", "sgl_vec", DESC), c.call("f"))
+    sc.frees()
+    with pytest.raises(AssertionError):
+        u.move()
+    with pytest.raises(AssertionError):
+        u.free()
+
+
+def test_frees_are_in_reverse_order_and_skip_scalars_and_moved_temps() -> None:
+    sc = Scope()
+    sc.declare(Temp("t1", "sgl_vec", DESC), c.call("f"))
+    sc.declare(Temp("t2", "sgl_int"), a)
+    moved = sc.declare(Temp("t3", "sgl_vec", DESC), c.call("f"))
+    sc.declare(Temp("t4", "sgl_vec", c.addr(Name("T_vv_int"))), c.call("g"))
+    moved.move()
+    assert sc.frees() == ["sgl_vec_free(&T_vv_int, &t4);", "sgl_vec_free(&T_v_int, &t1);"]
+    with pytest.raises(AssertionError):
+        Temp("t5", "sgl_int").move()  # a scalar owns nothing
+
+
+# ---------------------------------------------------------------- the emitter
+
+
+def _c(src: str) -> str:
+    return emit_program(lower_program(load_source(src, "t.sgl"), "t.sgl"))
+
+
+def _frees(text: str, temp: str) -> int:
+    return len(re.findall(rf"sgl_vec_free\([^;]*&{temp}\);", text))
+
+
+def test_emitted_temps_are_moved_or_freed_exactly_once() -> None:
+    text = _c("func main() {\n"
+              "    var v = range(0, 4);\n"
+              "    print(sum(range(1, 3)));\n"
+              "}\n")
+    moved = re.search(r"sgl_vec (t\d+) = sgl_range\(INT64_C\(0\)", text)
+    freed = re.search(r"sgl_vec (t\d+) = sgl_range\(INT64_C\(1\)", text)
+    assert moved and freed
+    assert f"sgl_value_assign_move(&T_v_int, &v_v, &{moved[1]});" in text
+    assert _frees(text, moved[1]) == 0
+    assert _frees(text, freed[1]) == 1
+
+
+def test_a_condition_prints_without_outer_parentheses() -> None:
+    text = _c("func main() {\n"
+              "    var v = [1, 2, 3];\n"
+              "    if v[0] < v[1] && !(v[1] == v[2]) { print(1); }\n"
+              "    while len(v) > 5 { push(v, 1); }\n"
+              "}\n")
+    assert ("if (*(sgl_int *)sgl_at(&v_v, INT64_C(0), sizeof(sgl_int), 3, 8) < "
+            "*(sgl_int *)sgl_at(&v_v, INT64_C(1), sizeof(sgl_int), 3, 15) && "
+            "!(*(sgl_int *)sgl_at(&v_v, INT64_C(1), sizeof(sgl_int), 3, 25) == "
+            "*(sgl_int *)sgl_at(&v_v, INT64_C(2), sizeof(sgl_int), 3, 33))) {") in text
+    assert "while ((sgl_int)v_v.len > INT64_C(5)) {" in text
