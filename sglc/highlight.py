@@ -37,21 +37,23 @@ from pygments.token import (
 from .check import BUILTINS, QUERIES
 from .parse import KEYWORDS
 
-__all__ = ["SGLLexer", "KEYWORDS", "BUILTIN_NAMES", "QUERY_NAMES"]
+__all__ = ["SGLLexer", "KEYWORD_NAMES", "BUILTIN_NAMES", "QUERY_NAMES"]
 
+#: The keywords of brief §2, as the parser knows them.
+KEYWORD_NAMES: frozenset[str] = frozenset(KEYWORDS)
 #: The builtin functions of brief §8, as the checker knows them.
 BUILTIN_NAMES: frozenset[str] = frozenset(BUILTINS)
 #: The node queries of brief §7 (master, worker, nchildren, ...).
 QUERY_NAMES: frozenset[str] = frozenset(QUERIES)
 
-# How the keywords are shown.  The set of keywords is KEYWORDS; these only
+# How the keywords are shown.  The set of keywords is KEYWORD_NAMES; these only
 # pick a token type for some of them, and any other keyword is a Keyword.
-_TYPES = KEYWORDS & {"int", "float", "bool"}
-_CONSTANTS = KEYWORDS & {"true", "false"}
-_DECLARATIONS = KEYWORDS & {"func", "const", "var"}
-_OTHER_KEYWORDS = KEYWORDS - _TYPES - _CONSTANTS - _DECLARATIONS
+_TYPES = KEYWORD_NAMES & {"int", "float", "bool"}
+_CONSTANTS = KEYWORD_NAMES & {"true", "false"}
+_DECLARATIONS = KEYWORD_NAMES & {"func", "const", "var"}
+_OTHER_KEYWORDS = KEYWORD_NAMES - _TYPES - _CONSTANTS - _DECLARATIONS
 # Keywords that are also builtins: `int(x)`, `float(i)`.
-_KEYWORD_CALLS = KEYWORDS & BUILTIN_NAMES
+_KEYWORD_CALLS = KEYWORD_NAMES & BUILTIN_NAMES
 
 _IDENT = r"[A-Za-z_][A-Za-z0-9_]*"
 _END = r"(?![A-Za-z0-9_])"  # a whole word (the brief's identifiers are ASCII)

@@ -38,9 +38,14 @@ from pygments.token import (
     _TokenType,
 )
 
-from sglc.check import BUILTINS, QUERIES
+from sglc.check import BUILTINS as _BUILTINS
+from sglc.check import QUERIES as _QUERIES
 from sglc.highlight import SGLLexer
-from sglc.parse import KEYWORDS
+from sglc.parse import KEYWORDS as _KEYWORDS
+
+KEYWORDS = frozenset(_KEYWORDS)
+BUILTINS = frozenset(_BUILTINS)
+QUERIES = frozenset(_QUERIES)
 
 VSCODE = REPO / "editors" / "vscode"
 TM_GRAMMAR = VSCODE / "syntaxes" / "sgl.tmLanguage.json"
