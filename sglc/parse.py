@@ -241,7 +241,7 @@ class _Builder(Transformer):
 
     # ------------------------------------------------------------ expressions
 
-    def atom(self, c: list[Any]) -> ast.Expr:
+    def paren(self, c: list[Any]) -> ast.Expr:
         # "(" expr ")": the expression keeps its own span
         return c[1]
 
@@ -280,9 +280,6 @@ class _Builder(Transformer):
     def name(self, c: list[Any]) -> ast.Name:
         tok = c[0]
         return ast.Name(_tspan(tok), id=str(tok))
-
-    def callee(self, c: list[Any]) -> Token:
-        return c[0]
 
     def args(self, c: list[Any]) -> list[ast.Expr]:
         return c[::2]
