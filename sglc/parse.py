@@ -42,7 +42,9 @@ _parser: Optional[Lark] = None
 
 
 def _build(strict: bool, transformer: Optional[Transformer] = None) -> Lark:
-    """The grammar as a Lark LALR parser with Lark's basic lexer.
+    """The grammar as a Lark LALR parser with Lark's basic lexer (its
+    contextual lexer would lex a keyword as a NAME where the keyword cannot
+    follow, and so accept `var pardo = 1;`).
 
     `strict` makes Lark reject shift/reduce conflicts and colliding
     terminals; the collision check needs the optional package interegular,
