@@ -1,28 +1,30 @@
 """The parse stage: SGL source text -> AST (sglc.ast).
 
-The grammar is grammar/sgl.lark (found through sglc.paths), built once per
-process as a Lark LALR parser (strict: no conflicts).  For speed the tokens
-come from a lexer of our own (one compiled regular expression; the
-grammar's terminals give the token names) and the AST is built while
-parsing, by callbacks that receive every token (keep_all_tokens) and take
-each node's span from its first and last token.  Lark's trees and tokens
-never leave this module: `parse_program` returns the dataclasses of
-sglc.ast, each with its span, or raises CompileError with one syntax or
-lexical error in words ("expected ';' after the declaration",
-"unterminated string", ...).
+The grammar file grammar/sgl.lark (found through sglc.paths) is the one
+definition of SGL's syntax and of its tokens.  It is built once per process
+as a stock Lark LALR parser with Lark's own basic lexer, through Lark's
+public API only.  The AST is built during the parse: `_Builder`, a Lark
+Transformer passed as `transformer=`, receives every token of each rule
+(keep_all_tokens) and takes each node's span from its first and last token
+(1-based, end-exclusive).  The parse is a loop, not a recursion, so deeply
+nested input cannot overflow the Python stack here (the checker reports
+input nested too deeply).
+
+Lark's trees and tokens never leave this module: `parse_program` returns
+the dataclasses of sglc.ast, or raises CompileError with one syntax or
+lexical error in words ("expected ';' after the declaration", "unterminated
+string", ...), made from Lark's exceptions (UnexpectedToken with its
+interactive parser's `accepts()`, UnexpectedCharacters).
 """
 
 from __future__ import annotations
 
 import gc
-import operator
 import re
-from collections.abc import Iterator
 from typing import Any, Optional
 
-from lark import Lark, Token
-from lark.exceptions import UnexpectedEOF, UnexpectedInput, UnexpectedToken
-from lark.lexer import Lexer
+from lark import Lark, Token, Transformer
+from lark.exceptions import UnexpectedCharacters, UnexpectedEOF, UnexpectedInput, UnexpectedToken
 
 from . import ast
 from .diagnostics import CompileError, Diagnostic
@@ -39,205 +41,43 @@ KEYWORDS = frozenset(
 _parser: Optional[Lark] = None
 
 
-class _LexError(Exception):
-    def __init__(self, pos: int):
-        super().__init__(pos)
-        self.pos = pos
+def _build(strict: bool, transformer: Optional[Transformer] = None) -> Lark:
+    """The grammar as a Lark LALR parser with Lark's basic lexer (its
+    contextual lexer would lex a keyword as a NAME where the keyword cannot
+    follow, and so accept `var pardo = 1;`).
 
-
-class _Lexer(Lexer):
-    """The tokens of SGL, named as the grammar's terminals."""
-
-    master: re.Pattern[str]
-    words: dict[str, str] = {}
-    puncts: dict[str, str] = {}
-
-    def __init__(self, lexer_conf: Any) -> None:
-        pass
-
-    @classmethod
-    def configure(cls, terminals: Any) -> None:
-        words: dict[str, str] = {}
-        puncts: dict[str, str] = {}
-        for t in terminals:
-            if t.pattern.type == "str":
-                v = t.pattern.value
-                if re.fullmatch(r"[A-Za-z_]\w*", v):
-                    words[v] = t.name
-                else:
-                    puncts[v] = t.name
-        digits = r"[0-9]+(?:_[0-9]+)*"
-        exp = rf"[eE][+-]?{digits}"
-        cls.words, cls.puncts = words, puncts
-        cls.master = re.compile(
-            r"(?P<WS>[ \t\r\n\f]+)"
-            r"|(?P<COMMENT>//[^\n]*)"
-            r"|(?P<BLOCK_COMMENT>/\*[^*]*\*+(?:[^/*][^*]*\*+)*/)"
-            rf"|(?P<FLOAT_LIT>{digits}\.{digits}(?:{exp})?|{digits}{exp}|\.{digits}(?:{exp})?)"
-            rf"|(?P<INT_LIT>{digits})"
-            r"|(?P<NAME>[A-Za-z_][A-Za-z0-9_]*)"
-            r'|(?P<STRING>"(?:\\.|[^"\\\n])*")'
-            r"|(?P<P>" + "|".join(re.escape(p) for p in sorted(puncts, key=len, reverse=True)) + ")"
-        )
-
-    def lex(self, text: Any, *_: Any) -> Iterator[Token]:  # type: ignore[override]
-        if not isinstance(text, str):  # a LexerState (older Lark)
-            text = text.text.text if hasattr(text.text, "text") else text.text
-        return _tokens(text)
-
-
-def _tokens(text: str) -> Iterator[Token]:
-    match = _Lexer.master.match
-    words = _Lexer.words
-    puncts = _Lexer.puncts
-    line, linestart, pos, n = 1, 0, 0, len(text)
-    while pos < n:
-        mo = match(text, pos)
-        if mo is None:
-            raise _LexError(pos)
-        kind = mo.lastgroup
-        end = mo.end()
-        if kind == "WS" or kind == "COMMENT" or kind == "BLOCK_COMMENT":
-            c = text.count("\n", pos, end)
-            if c:
-                line += c
-                linestart = text.rfind("\n", pos, end) + 1
-            pos = end
-            continue
-        v = mo.group()
-        if kind == "NAME":
-            kind = words.get(v, "NAME")
-        elif kind == "P":
-            kind = puncts[v]
-        col = pos - linestart + 1
-        yield Token(kind, v, pos, line, col, line, col + end - pos, end)  # type: ignore[arg-type]
-        pos = end
+    `strict` makes Lark reject shift/reduce conflicts and colliding
+    terminals; the collision check needs the optional package interegular,
+    so the tests build the grammar strictly (build_strict_basic) and the
+    compiler, whose parse tables are the same, does not repeat the check.
+    Positions come from the tokens (see _sp), so Lark need not propagate
+    them.
+    """
+    return Lark(
+        grammar_path().read_text(encoding="utf-8"),
+        parser="lalr",
+        lexer="basic",
+        strict=strict,
+        propagate_positions=False,
+        maybe_placeholders=True,
+        keep_all_tokens=True,
+        transformer=transformer,
+    )
 
 
 def _get_parser() -> Lark:
     global _parser
     if _parser is None:
-        grammar = grammar_path().read_text(encoding="utf-8")
-        # conflicts are checked here; terminal collisions by the tests
-        # (they need the optional package interegular).  Positions come
-        # from the tokens (see _sp), so Lark need not propagate them.
-        _parser = Lark(
-            grammar,
-            parser="lalr",
-            lexer=_Lexer,
-            strict=True,
-            propagate_positions=False,
-            maybe_placeholders=True,
-            keep_all_tokens=True,
-            transformer=_Builder(),
-        )
-        _Lexer.configure(_parser.terminals)
-        _speed_up_unit_rules(_parser)
-        _build_fast_tables(_parser)
+        _parser = _build(strict=False, transformer=_Builder())
     return _parser
 
 
-# The LALR driver.  Lark's own loop looks up every reduction's Rule (and the
-# nonterminal's name) in dicts keyed by objects whose __hash__/__eq__ are
-# Python functions; this copy of its tables uses plain ints and strings.
-# On a syntax error the source is parsed again by Lark, whose exception
-# (with its interactive parser) the error messages are made from.
-_fast: Optional[tuple[dict[int, dict[str, tuple[bool, Any]]], int, int]] = None
-
-
-def _build_fast_tables(parser: Lark) -> None:
-    global _fast
-    try:
-        inner = parser.parser.parser.parser  # type: ignore[attr-defined]
-        table = inner.parse_table
-        callbacks = inner.callbacks
-    except AttributeError:  # pragma: no cover - another Lark layout: use Lark's loop
-        _fast = None
-        return
-    states: dict[int, dict[str, tuple[bool, Any]]] = {}
-    for state, actions in table.states.items():
-        row: dict[str, tuple[bool, Any]] = {}
-        for key, (action, arg) in actions.items():
-            if action.name == "Shift":
-                row[str(key)] = (True, arg)
-            else:
-                row[str(key)] = (False, (len(arg.expansion), callbacks[arg], str(arg.origin.name)))
-        states[state] = row
-    _fast = (states, table.start_states["start"], table.end_states["start"])
-
-
-class _SlowPath(Exception):
-    """A token the tables do not accept: let Lark report it."""
-
-
-def _reduce(states: dict, stack: list[Any], values: list[Any], rule: tuple) -> None:
-    """One LALR reduction: pop the rule's children, push what its callback
-    builds, and go to the state the rule's origin leads to."""
-    size, cb, origin = rule
-    if size:
-        s = values[-size:]
-        del stack[-size:]
-        del values[-size:]
-    else:
-        s = []
-    values.append(cb(s))
-    stack.append(states[stack[-1]][origin][1])
-
-
-def _fast_parse(source: str) -> Any:
-    assert _fast is not None
-    states, start, end = _fast
-    stack = [start]
-    values: list[Any] = []
-    for tok in _tokens(source):
-        typ = tok.type
-        while True:
-            act = states[stack[-1]].get(typ)
-            if act is None:
-                raise _SlowPath
-            if act[0]:
-                stack.append(act[1])
-                values.append(tok)
-                break
-            _reduce(states, stack, values, act[1])
-    while True:
-        act = states[stack[-1]].get("$END")
-        if act is None or act[0]:
-            raise _SlowPath
-        _reduce(states, stack, values, act[1])
-        if stack[-1] == end:
-            return values[-1]
-
-
-def _speed_up_unit_rules(parser: Lark) -> None:
-    """A `?rule: other` reduction only passes its one child on; do that with
-    a C-level callable instead of Lark's wrapper (the precedence chain makes
-    these most of the reductions)."""
-    try:
-        callbacks = parser.parser.parser.parser.callbacks  # type: ignore[attr-defined]
-    except AttributeError:  # pragma: no cover - another Lark layout: keep its wrappers
-        return
-    first = operator.itemgetter(0)
-    for rule, f in list(callbacks.items()):
-        if (
-            type(f).__name__ == "ExpandSingleChild"
-            and rule.options.expand1
-            and not rule.alias
-            and len(rule.expansion) == 1
-        ):
-            callbacks[rule] = first
-
-
 def build_strict_basic() -> Lark:
-    """The grammar with Lark's own lexer in strict mode (checks that no two
-    terminals collide; needs interegular).  Used by the tests."""
-    return Lark(
-        grammar_path().read_text(encoding="utf-8"),
-        parser="lalr",
-        lexer="basic",
-        strict=True,
-        propagate_positions=True,
-    )
+    """The compiler's parser options, in strict mode and without the AST
+    builder (parse() returns a Lark tree).  Used by the tests: it proves
+    the grammar has no conflict and no two terminals collide (needs
+    interegular)."""
+    return _build(strict=True)
 
 
 def parse_program(source: str, path: str) -> ast.Program:
@@ -246,12 +86,9 @@ def parse_program(source: str, path: str) -> ast.Program:
     gc_was_enabled = gc.isenabled()
     gc.disable()  # the parse makes many objects and frees none: no cycles to find
     try:
-        try:
-            prog = _fast_parse(source) if _fast is not None else parser.parse(source)
-        except _SlowPath:
-            prog = parser.parse(source)  # raises the syntax error
-    except _LexError as e:
-        raise CompileError([_lexical_diagnostic(source, e.pos)]) from None
+        prog = parser.parse(source)
+    except UnexpectedCharacters as e:
+        raise CompileError([_lexical_diagnostic(source, e.pos_in_stream)]) from None
     except UnexpectedInput as e:
         raise CompileError([_syntax_diagnostic(parser, source, e)]) from None
     finally:
@@ -290,8 +127,9 @@ def _nodes(children: list[Any]) -> list[Any]:
     return [c for c in children if c is not None and not isinstance(c, Token)]
 
 
-class _Builder:
-    """Callbacks run by the parser at each reduction; each gets all the
+class _Builder(Transformer):
+    """The AST builder, run by the parser at each reduction (Lark calls the
+    method named after the rule or its alias); each method gets all the
     children of its rule (tokens included) and returns an AST node."""
 
     # ------------------------------------------------------------ top level
@@ -405,7 +243,7 @@ class _Builder:
 
     # ------------------------------------------------------------ expressions
 
-    def atom(self, c: list[Any]) -> ast.Expr:
+    def paren(self, c: list[Any]) -> ast.Expr:
         # "(" expr ")": the expression keeps its own span
         return c[1]
 
@@ -444,9 +282,6 @@ class _Builder:
     def name(self, c: list[Any]) -> ast.Name:
         tok = c[0]
         return ast.Name(_tspan(tok), id=str(tok))
-
-    def callee(self, c: list[Any]) -> Token:
-        return c[0]
 
     def args(self, c: list[Any]) -> list[ast.Expr]:
         return c[::2]
@@ -487,7 +322,6 @@ _NUMBER_RE = re.compile(
     r"|\.[0-9]+(_[0-9]+)*([eE][+-]?[0-9]+(_[0-9]+)*)?"
 )
 _RUN_CHARS = frozenset("0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ_.")
-_EXPR_START = {"NAME", "INT_LIT", "FLOAT_LIT", "LPAR", "LSQB", "MINUS", "BANG", "TRUE", "FALSE"}
 _COMPARISONS = {"LT", "LE", "GT", "GE", "EQ", "NE"}
 
 
@@ -545,13 +379,14 @@ def _bad_number(source: str, pos: int) -> Optional[tuple[int, str]]:
 
 
 def _tokens_before(parser: Lark, source: str, pos: int) -> list[Token]:
+    """The tokens that start before offset `pos`, by Lark's lexer."""
     toks: list[Token] = []
     try:
-        for t in _tokens(source):
+        for t in parser.lex(source):
             if t.start_pos is not None and t.start_pos >= pos:
                 break
             toks.append(t)
-    except _LexError:
+    except UnexpectedCharacters:
         pass
     return toks
 

@@ -286,6 +286,43 @@ def test_syntax_error_is_single_and_compile_error() -> None:
     assert len(errors("func main() { var = ; }")) == 1
 
 
+def test_positions_count_lines_inside_comments_and_tabs() -> None:
+    # Lark's lexer counts the lines of the ignored comments and whitespace;
+    # a tab is one column
+    src = "/* one\n two */ // three\nfunc main() {\n\tvar x = 1 @ 2;\n}\n"
+    assert first_error(src).startswith("4:12: invalid character '@'")
+    prog = parse_program(src.replace("@", "+"), "t.sgl")
+    f = prog.funcs[0]
+    assert f.span == A.Span(3, 1, 5, 2)
+    decl = f.body.stmts[0]
+    assert isinstance(decl, A.VarDecl) and decl.span == A.Span(4, 2, 4, 16)
+    assert first_error("func main() {\n  var s = \"a\\\"b;\n}").startswith("2:11: unterminated string")
+
+
+def test_keywords_are_the_grammar_words() -> None:
+    # KEYWORDS (the parser's interface) and the grammar agree: its keywords
+    # are the terminals whose text is a word
+    pytest.importorskip("interegular")
+    from sglc.parse import KEYWORDS, build_strict_basic
+
+    words = {
+        t.pattern.value
+        for t in build_strict_basic().terminals
+        if t.pattern.type == "str" and re.fullmatch(r"[A-Za-z_]\w*", t.pattern.value)
+    }
+    assert words == KEYWORDS
+
+
+def test_parser_uses_lark_public_api_only() -> None:
+    # the parse stage is stock Lark: no copied driver, no private attributes,
+    # no lexer of its own (the grammar file defines the tokens)
+    text = (REPO / "sglc" / "parse.py").read_text(encoding="utf-8")
+    imports = set(re.findall(r"^(?:from|import) (lark\S*)", text, re.M))
+    assert imports <= {"lark", "lark.exceptions"}, imports
+    for private in (".parser.parser", "parse_table", "callbacks", "__name__ ==", "Lexer)", "re.compile(r\"(?P<"):
+        assert private not in text, private
+
+
 # ------------------------------------------------------------------ checking: types
 
 
