@@ -17,9 +17,11 @@ What later stages can rely on:
 - Assignment targets (Assign.target, push's first argument, the targets of
   scatter/gather/bcast) are a Name or an Index chain rooted at a Name whose
   symbol is a "var", "param" (only at a level >= 1) or "loop" symbol.
-- `Call.builtin` is the builtin's name; `Call.target` the FuncDecl.  Calls
-  to print, push, write_ints, write_floats and to user functions without a
-  result have `ty == VOID` and appear only as statements (ExprStmt).
+- `Call.builtin` is the builtin's name, the key of its entry in
+  sglc.builtins.TABLE (whose rules check the call); `Call.target` the
+  FuncDecl.  Calls of statement builtins (print, push, write_ints,
+  write_floats) and of user functions without a result have `ty == VOID`
+  and appear only as statements (ExprStmt).
 - Symbols of a function have distinct `cname`s ("v_<name>", "v_<name>_<n>"
   for shadowing definitions); consts have cname "c_<name>" and `value` (a
   Python int, float or bool); queries have kind "query" and cname == name.
@@ -34,6 +36,7 @@ from dataclasses import dataclass, field
 from typing import Any, Optional
 
 from . import ast as A
+from . import builtins as B
 from .diagnostics import CompileError, Diagnostic
 from .types import BOOL, FLOAT, INT, STR, VOID, Type, Vec, is_numeric
 
@@ -48,11 +51,7 @@ QUERIES: dict[str, Type] = {
     "nworkers": INT,
 }
 
-BUILTINS = frozenset(
-    "len fill range slice push concat split sort sum min max abs sqrt exp log sin cos "
-    "floor ceil pow float int rand_ints rand_floats arg_int arg_float wtime print "
-    "read_ints read_floats write_ints write_floats".split()
-)
+BUILTINS = B.NAMES
 
 FIXED_NAMES = frozenset(QUERIES) | BUILTINS
 
@@ -67,44 +66,6 @@ class _Pending(Type):
 
 
 PENDING = _Pending()
-
-# builtins whose parameter types are fixed: name -> (params, result)
-_FIXED_SIGS: dict[str, tuple[list[Type], Type]] = {
-    "range": ([INT, INT], Vec(INT)),
-    "sqrt": ([FLOAT], FLOAT),
-    "exp": ([FLOAT], FLOAT),
-    "log": ([FLOAT], FLOAT),
-    "sin": ([FLOAT], FLOAT),
-    "cos": ([FLOAT], FLOAT),
-    "floor": ([FLOAT], FLOAT),
-    "ceil": ([FLOAT], FLOAT),
-    "pow": ([FLOAT, FLOAT], FLOAT),
-    "rand_ints": ([INT, INT, INT, INT], Vec(INT)),
-    "rand_floats": ([INT, INT], Vec(FLOAT)),
-    "arg_int": ([INT, INT], INT),
-    "arg_float": ([INT, FLOAT], FLOAT),
-    "wtime": ([], FLOAT),
-    "read_ints": ([STR], Vec(INT)),
-    "read_floats": ([STR], Vec(FLOAT)),
-    "write_ints": ([STR, Vec(INT)], VOID),
-    "write_floats": ([STR, Vec(FLOAT)], VOID),
-}
-
-_ARITY: dict[str, str] = {
-    "len": "1",
-    "fill": "2",
-    "slice": "3",
-    "push": "2",
-    "concat": "1",
-    "split": "2",
-    "sort": "1",
-    "sum": "1",
-    "min": "1 or 2",
-    "max": "1 or 2",
-    "abs": "1",
-    "float": "1",
-    "int": "1",
-}
 
 
 def check_program(prog: A.Program, path: str) -> None:
@@ -141,10 +102,20 @@ def _can_coerce(e: A.Expr, t: Type) -> bool:
         return isinstance(t, Vec) and all(_can_coerce(x, t.elem) for x in e.elems)
     if e.ty is not None and e.ty == t:
         return True
-    if isinstance(e, A.Call) and e.builtin == "fill" and e.ty is not None and len(e.args) == 2:
+    i = _coerced_arg(e)
+    if i is not None and e.ty is not None:
         # fill(n, 0) where a [float] is expected
-        return isinstance(t, Vec) and _can_coerce(e.args[1], t.elem)
+        return isinstance(t, Vec) and _can_coerce(e.args[i], t.elem)
     return t == FLOAT and _is_int_lit(e)
+
+
+def _coerced_arg(e: A.Expr) -> Optional[int]:
+    """The argument of a builtin call whose type its result takes (see
+    Form.coerce_arg), if any."""
+    if not isinstance(e, A.Call) or e.builtin is None:
+        return None
+    form = B.TABLE[e.builtin].form(len(e.args))
+    return form.coerce_arg if form is not None else None
 
 
 def _apply_coerce(e: A.Expr, t: Type) -> None:
@@ -153,10 +124,10 @@ def _apply_coerce(e: A.Expr, t: Type) -> None:
         e.ty = t
         for x in e.elems:
             _apply_coerce(x, t.elem)
-    elif isinstance(e, A.Call) and e.builtin == "fill":
-        assert isinstance(t, Vec)
+    elif (i := _coerced_arg(e)) is not None:
+        assert isinstance(t, Vec) and isinstance(e, A.Call)
         e.ty = t
-        _apply_coerce(e.args[1], t.elem)
+        _apply_coerce(e.args[i], t.elem)
     elif t == FLOAT and _is_int_lit(e):
         e.ty = FLOAT
         if isinstance(e, A.Unary):
@@ -1200,168 +1171,80 @@ class _Checker:
         self.error(e.span, f"'{e.func}' takes {want} {word} but {n} {'was' if n == 1 else 'were'} given")
         return False
 
-    def _arg_err(self, e: A.Call, i: int, want: str, got: Type) -> None:
-        self.error(e.args[i].span, f"argument {i + 1} of '{e.func}' must be {want}, not {got}",
-                   self._conv_note(FLOAT if want == "float" else INT if want == "int" else None, got))
-
     def _builtin(self, e: A.Call, level: int) -> Optional[Type]:
-        name = e.func
-        args = e.args
-        if name == "print":
-            ok = True
-            for a in args:
-                if self.expr(a, level, allow_str=True) is None:
-                    ok = False
-            return VOID if ok else None
-        sig = _FIXED_SIGS.get(name)
-        if sig is not None:
-            params, ret = sig
-            if not self._arity(e, (len(params),)):
+        """A call of a builtin, checked by the rules of its table entry."""
+        form = B.TABLE[e.func].form(len(e.args))
+        if form is None:
+            self._arity(e, B.TABLE[e.func].arities)
+            return None
+        types: list[Optional[Type]] = []
+        not_place: Optional[tuple[int, B.Arg]] = None
+        ok = True
+        for i, a in enumerate(e.args):
+            arg = form.args[0] if form.variadic else form.args[i]
+            expected = arg.expect
+            if arg.place is not None:
+                if _root_name(a) is None:
+                    self.expr(a, level)
+                    not_place = not_place or (i, arg)
+                    t = None
+                else:
+                    t = self.target(a, level, compound=True, what=arg.place)
+            elif arg.elem_of is not None:
+                base = types[arg.elem_of]
+                if base is None or not form.args[arg.elem_of].accepts(base) or not isinstance(base, Vec):
+                    # the vector is unknown or wrong: check this one alone
+                    self.expr(a, level, allow_pending=True)
+                    types.append(None)
+                    continue
+                expected = base.elem
+                t = self.expr(a, level, expected)
+            else:
+                t = self.expr(a, level, expected, allow_str=arg.allow_str)
+            types.append(t)
+            if form.each and not self._accepted(e, i, arg, t, expected, types):
+                ok = False
+        if not_place is not None:
+            self.error(e.args[not_place[0]].span, not_place[1].not_place)
+            return None
+        if form.each:
+            return form.result(types) if ok else None  # type: ignore[arg-type]
+        if form.same_type and None not in types:
+            types[0], types[1] = self._unify(e.args[0], types[0], e.args[1], types[1])  # type: ignore[arg-type]
+        for i, t in enumerate(types):
+            arg = form.args[0] if form.variadic else form.args[i]
+            expected = arg.expect
+            if arg.elem_of is not None:
+                base = types[arg.elem_of]
+                assert isinstance(base, Vec)
+                expected = base.elem
+            if not self._accepted(e, i, arg, t, expected, types):
                 return None
-            ok = True
-            for i, (a, p) in enumerate(zip(args, params)):
-                t = self.expr(a, level, p, allow_str=p == STR)
-                if t is None:
-                    ok = False
-                elif t != p:
-                    want = "a file name (a string)" if p == STR else str(p)
-                    self._arg_err(e, i, want, t)
-                    ok = False
-            return ret if ok else None
-        if name in ("min", "max"):
-            if not self._arity(e, (1, 2)):
-                return None
-            if len(args) == 1:
-                return self._num_vec_arg(e, level, elem=True)
-            ta = self.expr(args[0], level)
-            tb = self.expr(args[1], level)
-            if ta is None or tb is None:
-                return None
-            ta, tb = self._unify(args[0], ta, args[1], tb)
-            for i, t in enumerate((ta, tb)):
-                if not is_numeric(t):
-                    self._arg_err(e, i, "a number (int or float)", t)
-                    return None
+        if form.same_type:
+            ta, tb = types
+            assert ta is not None and tb is not None
             if ta != tb:
-                self.error(e.span, f"'{name}' needs two numbers of the same type, not {ta} and {tb}",
+                self.error(e.span, f"'{e.func}' needs two numbers of the same type, not {ta} and {tb}",
                            self._mix_note(ta, tb))
                 return None
-            return ta
-        arity = _ARITY[name]
-        counts = tuple(int(x) for x in arity.split(" or "))
-        if not self._arity(e, counts):
-            return None
-        if name in ("sort", "sum"):
-            return self._num_vec_arg(e, level, elem=name == "sum")
-        if name == "abs":
-            t = self.expr(args[0], level)
-            if t is None:
-                return None
-            if not is_numeric(t):
-                self._arg_err(e, 0, "a number (int or float)", t)
-                return None
-            return t
-        if name == "float":
-            t = self.expr(args[0], level)
-            if t is None:
-                return None
-            if t != INT:
-                self.error(e.args[0].span, f"float() converts an int, not {t}")
-                return None
-            return FLOAT
-        if name == "int":
-            t = self.expr(args[0], level, FLOAT)
-            if t is None:
-                return None
-            if t != FLOAT:
-                self.error(e.args[0].span, f"int() converts a float, not {t}")
-                return None
-            return INT
-        if name == "len":
-            t = self.expr(args[0], level)
-            if t is None:
-                return None
-            if not isinstance(t, Vec):
-                self._arg_err(e, 0, "a vector", t)
-                return None
-            return INT
-        if name == "fill":
-            tn = self.expr(args[0], level, INT)
-            tx = self.expr(args[1], level)
-            if tn is None or tx is None:
-                return None
-            if tn != INT:
-                self._arg_err(e, 0, "int", tn)
-                return None
-            return Vec(tx)
-        if name == "slice":
-            tv = self.expr(args[0], level)
-            ta = self.expr(args[1], level, INT)
-            tb = self.expr(args[2], level, INT)
-            if tv is None or ta is None or tb is None:
-                return None
-            if not isinstance(tv, Vec):
-                self._arg_err(e, 0, "a vector", tv)
-                return None
-            for i, t in ((1, ta), (2, tb)):
-                if t != INT:
-                    self._arg_err(e, i, "int", t)
-                    return None
-            return tv
-        if name == "split":
-            tv = self.expr(args[0], level)
-            tk = self.expr(args[1], level, INT)
-            if tv is None or tk is None:
-                return None
-            if not isinstance(tv, Vec):
-                self._arg_err(e, 0, "a vector", tv)
-                return None
-            if tk != INT:
-                self._arg_err(e, 1, "int", tk)
-                return None
-            return Vec(tv)
-        if name == "concat":
-            tv = self.expr(args[0], level)
-            if tv is None:
-                return None
-            if not (isinstance(tv, Vec) and isinstance(tv.elem, Vec)):
-                self._arg_err(e, 0, "a vector of vectors", tv)
-                return None
-            return tv.elem
-        if name == "push":
-            return self._push(e, level)
-        raise AssertionError(name)  # pragma: no cover
+        return form.result(types)  # type: ignore[arg-type]
 
-    def _num_vec_arg(self, e: A.Call, level: int, elem: bool) -> Optional[Type]:
-        t = self.expr(e.args[0], level)
+    def _accepted(self, e: A.Call, i: int, arg: B.Arg, t: Optional[Type], expected: Optional[Type],
+                  types: list[Optional[Type]]) -> bool:
+        """Whether argument i (of type t, None after an error) meets its
+        rule; reports it when not."""
         if t is None:
-            return None
-        if not (isinstance(t, Vec) and is_numeric(t.elem)):
-            self._arg_err(e, 0, "[int] or [float]", t)
-            return None
-        return t.elem if elem else t
-
-    def _push(self, e: A.Call, level: int) -> Optional[Type]:
-        v, x = e.args
-        if _root_name(v) is None:
-            self.expr(v, level)
-            self.expr(x, level, allow_pending=True)
-            self.error(v.span, "the first argument of 'push' must be a vector variable or element, like push(v, x)")
-            return None
-        tv = self.target(v, level, compound=True, what="push onto")
-        if tv is None:
-            self.expr(x, level, allow_pending=True)
-            return None
-        if not isinstance(tv, Vec):
-            self.expr(x, level, allow_pending=True)
-            self._arg_err(e, 0, "a vector", tv)
-            return None
-        tx = self.expr(x, level, tv.elem)
-        if tx is None:
-            return None
-        if tx != tv.elem:
-            self.error(x.span, f"cannot push a value of type {tx} onto '{_show(v)}' of type {tv}",
-                       self._conv_note(tv.elem, tx))
-            return None
-        return VOID
-
+            return False
+        if arg.elem_of is not None:
+            good = t == expected
+        else:
+            good = arg.accepts(t)
+        if good:
+            return True
+        notes = self._conv_note(expected, t) if arg.note else []
+        if arg.message is None:
+            msg = f"argument {i + 1} of '{e.func}' must be {arg.want}, not {t}"
+        else:
+            msg = arg.message.format(t=t, t0=_tstr(types[0]), a0=_show(e.args[0]))
+        self.error(e.args[i].span, msg, notes)
+        return False

@@ -16,10 +16,12 @@ statement's other operations; docs/language.md §4).
 from __future__ import annotations
 
 import math
+import re
 from dataclasses import dataclass, field
 
 import jinja2
 
+from . import builtins as B
 from . import ir
 from .paths import templates_dir
 from .types import BOOL, FLOAT, INT, VOID, Type, Vec
@@ -304,64 +306,6 @@ class _Body:
             return v.code
         return self.hoist(ctype(e.ty), v.code)
 
-    def ex_Builtin(self, e: ir.Builtin) -> Val:
-        n, args, loc, T = e.name, e.args, self.loc(e), self.T
-        a0t = args[0].ty if args else None
-        if n == "len":
-            return Val(f"((sgl_int)({self.ex(args[0]).code}).len)")
-        if n == "fill":
-            cnt = self.scalar(args[0])
-            x = self.addressable(args[1])
-            return self.owned_vec(f"sgl_fill({T.ref(e.ty)}, {cnt}, &{x}, {loc})", e.ty)
-        if n == "range":
-            a, b = self.scalar(args[0]), self.scalar(args[1])
-            return self.owned_vec(f"sgl_range({a}, {b}, {loc})", e.ty)
-        if n == "slice":
-            v = self.ex(args[0]).code
-            a, b = self.scalar(args[1]), self.scalar(args[2])
-            return self.owned_vec(f"sgl_slice({T.ref(a0t)}, &{v}, {a}, {b}, {loc})", e.ty)  # type: ignore[arg-type]
-        if n in ("concat", "sort"):
-            v = self.ex(args[0]).code
-            return self.owned_vec(f"sgl_{n}({T.ref(a0t)}, &{v}, {loc})", e.ty)  # type: ignore[arg-type]
-        if n == "split":
-            v = self.ex(args[0]).code
-            k = self.scalar(args[1])
-            return self.owned_vec(f"sgl_split({T.ref(a0t)}, &{v}, {k}, {loc})", e.ty)  # type: ignore[arg-type]
-        if n in ("min", "max") and len(args) == 2:
-            a, b = self.scalar(args[0]), self.scalar(args[1])
-            return Val(f"sgl_{n}2_{e.ty}({a}, {b})")
-        if n in ("sum", "min", "max"):
-            v = self.ex(args[0]).code
-            if n == "sum":
-                return Val(f"sgl_sum_{e.ty}(&{v})")
-            return Val(f"sgl_{n}_{e.ty}(&{v}, {loc})")
-        if n == "abs":
-            x = self.scalar(args[0])
-            return Val(f"sgl_abs_int({x})" if e.ty == INT else f"fabs({x})")
-        if n in ("sqrt", "exp", "log", "sin", "cos", "floor", "ceil"):
-            return Val(f"{n}({self.scalar(args[0])})")
-        if n == "pow":
-            return Val(f"pow({self.scalar(args[0])}, {self.scalar(args[1])})")
-        if n == "float":
-            return Val(f"((sgl_float)({self.scalar(args[0])}))")
-        if n == "int":
-            return Val(f"sgl_float_to_int({self.scalar(args[0])}, {loc})")
-        if n == "rand_ints":
-            xs = ", ".join(self.scalar(a) for a in args)
-            return self.owned_vec(f"sgl_rand_ints({xs}, {loc})", e.ty)
-        if n == "rand_floats":
-            xs = ", ".join(self.scalar(a) for a in args)
-            return self.owned_vec(f"sgl_rand_floats({xs}, {loc})", e.ty)
-        if n == "arg_int":
-            return Val(f"sgl_arg_int({self.scalar(args[0])}, {self.scalar(args[1])}, {loc})")
-        if n == "arg_float":
-            return Val(f"sgl_arg_float({self.scalar(args[0])}, {self.scalar(args[1])}, {loc})")
-        if n == "wtime":
-            return Val("sgl_wtime()")
-        if n in ("read_ints", "read_floats"):
-            return self.owned_vec(f"sgl_{n}({self.scalar(args[0])}, {loc})", e.ty)
-        raise AssertionError(f"emit: builtin {n} used as a value")
-
     # ------------------------------------------------------------ places
 
     def place(self, e: ir.LValue) -> str:
@@ -435,20 +379,8 @@ class _Body:
         self.open_scope()
         main: list[str] = []
         block = False
-        if isinstance(e, ir.Builtin) and e.name == "print":
-            main = self._print(e)
-            block = True  # declares `ob`
-        elif isinstance(e, ir.Builtin) and e.name == "push":
-            target, x = e.args
-            assert isinstance(target.ty, Vec) and isinstance(target, (ir.VarRef, ir.Index))
-            xv = self.take(self.ex(x), target.ty.elem)
-            tmp = self.hoist(ctype(target.ty.elem), xv)
-            place = self.place(target)
-            main = [f"sgl_vec_push_move({self.T.ref(target.ty)}, &{place}, &{tmp}, {self.loc(e)});"]
-        elif isinstance(e, ir.Builtin) and e.name in ("write_ints", "write_floats"):
-            path = self.scalar(e.args[0])
-            v = self.ex(e.args[1]).code
-            main = [f"sgl_{e.name}({path}, &{v}, {self.loc(e)});"]
+        if isinstance(e, ir.Builtin) and B.TABLE[e.name].statement:
+            main, block = self.builtin_stmt(e)
         elif isinstance(e, ir.Call) and not _has_value(e.ty):
             args = [self.ex(a).code for a in e.args]
             main = [f"{e.func}({', '.join(['N'] + args)});"]
@@ -458,27 +390,59 @@ class _Body:
                 main = [f"(void){v.code};"]
         self.write_stmt(self.close_scope(), main, block=block)
 
-    def _print(self, e: ir.Builtin) -> list[str]:
-        vals: list[tuple[ir.Expr, str]] = []
-        for a in e.args:
-            if isinstance(a, ir.Str):
-                vals.append((a, c_string(a.value)))
-            elif isinstance(a.ty, Vec):
-                vals.append((a, self.ex(a).code))
+    # ============================================================ builtins
+    # An interpreter of the C lowering of sglc.builtins (see its docstring
+    # for the placeholders), written only in terms of the primitives above:
+    # ex, scalar, addressable, take, hoist, place, owned_vec, loc, T.ref.
+
+    def ex_Builtin(self, e: ir.Builtin) -> Val:
+        code = self._builtin_c(e)
+        if isinstance(e.ty, Vec):
+            return self.owned_vec(code, e.ty)
+        return Val(code)
+
+    def builtin_stmt(self, e: ir.Builtin) -> tuple[list[str], bool]:
+        """The C lines of a statement builtin, and whether they need a
+        block of their own."""
+        c = B.form_of(e.name, len(e.args)).c
+        if callable(c):
+            return c(self, e), True
+        return [self._builtin_c(e) + ";"], False
+
+    _HOLE = re.compile(r"\{([a-zA-Z]*)(\d*)\}")
+
+    def _builtin_c(self, e: ir.Builtin) -> str:
+        c = B.form_of(e.name, len(e.args)).c
+        assert not callable(c), e.name
+        tmpl = c if isinstance(c, str) else c[e.ty]
+        kinds = {int(i): k for k, i in self._HOLE.findall(tmpl) if i and k != "T"}
+        vals: dict[int, str] = {}
+        for i in sorted(kinds, key=lambda i: (kinds[i] == "p", i)):  # places last
+            a, k = e.args[i], kinds[i]
+            if k == "p":
+                assert isinstance(a, (ir.VarRef, ir.Index))
+                vals[i] = self.place(a)
+            elif k == "a":
+                vals[i] = self.addressable(a)
+            elif k == "m":
+                vals[i] = self.hoist(ctype(a.ty), self.take(self.ex(a), a.ty))
             else:
-                vals.append((a, self.hoist(ctype(a.ty), self.ex(a).code)))
-        main = ["sgl_buf *ob = sgl_out(N);"]
-        for i, (a, code) in enumerate(vals):
-            if i:
-                main.append('sgl_buf_put(ob, " ", 1);')
-            if isinstance(a, ir.Str):
-                main.append(f"sgl_buf_puts(ob, {code});")
-            elif isinstance(a.ty, Vec):
-                main.append(f"sgl_fmt_value(ob, {self.T.ref(a.ty)}, &{code});")
-            else:
-                main.append(f"sgl_fmt_{a.ty}(ob, {code});")
-        main.append("sgl_print_end(N);")
-        return main
+                assert k in ("", "v"), k
+                vals[i] = self.ex(a).code
+
+        def fill(m: re.Match[str]) -> str:
+            k, i = m.group(1), m.group(2)
+            if k == "loc":
+                return self.loc(e)
+            if k == "S":
+                return B.C_SUFFIX[e.ty]
+            if k == "TR":
+                return self.T.ref(e.ty)
+            if k == "T":
+                return self.T.ref(e.args[int(i)].ty)
+            return vals[int(i)]
+
+        return self._HOLE.sub(fill, tmpl)
 
     def _cond(self, e: ir.Expr) -> tuple[_Scope, str]:
         self.open_scope()
