@@ -191,6 +191,16 @@ sgl_int sgl_q_child_index(const sgl_node *n) { return n->child_index; }
 sgl_int sgl_q_depth(const sgl_node *n) { return n->depth; }
 sgl_int sgl_q_nworkers(const sgl_node *n) { return n->nworkers; }
 
+sgl_vec sgl_child_speeds(sgl_node *n)
+{
+    /* the default speeds: the workers of each child's subtree (trees are
+     * regular, so each child has nworkers / nchildren of them) */
+    sgl_vec r = sgl_vec_new(&(sgl_type){SGL_T_VEC, &sgl_t_float}, n->nchildren, 0, 0);
+    for (int i = 0; i < n->nchildren; i++)
+        ((sgl_float *)r.data)[i] = (sgl_float)(n->nworkers / n->nchildren);
+    return r;
+}
+
 sgl_buf *sgl_out(sgl_node *n) { return &n->out; }
 
 static void flush_root(sgl_node *n)

@@ -301,6 +301,8 @@ _ENTRIES: list[Builtin] = [
                             "sgl_concat({T0}, &{v0}, {loc})"),)),
     Builtin("split", (Form((VECTOR, INT_ARG), VecOf(0), "sgl_split({T0}, &{v0}, {1}, {loc})",
                            can_fail=True),)),
+    Builtin("split_by", (Form((VECTOR, NUM_VEC), VecOf(0),
+                              "sgl_split_by({T0}, &{v0}, {T1}, &{v1}, {loc})", can_fail=True),)),
     Builtin("sort", (Form((NUM_VEC,), ArgType(0), "sgl_sort({T0}, &{v0}, {loc})"),)),
     Builtin("sum", (Form((NUM_VEC,), ElemOf(0), "sgl_sum_{S}(&{v0})"),)),
     _minmax("min"),
@@ -321,6 +323,8 @@ _ENTRIES: list[Builtin] = [
     Builtin("arg_int", (_fixed([INT, INT], INT, "sgl_arg_int({0}, {1}, {loc})", can_fail=True),)),
     Builtin("arg_float", (_fixed([INT, FLOAT], FLOAT, "sgl_arg_float({0}, {1}, {loc})", can_fail=True),)),
     Builtin("wtime", (_fixed([], FLOAT, "sgl_wtime()"),), pure=False),  # reads the clock
+    # ---- the machine
+    Builtin("child_speeds", (_fixed([], Vec(FLOAT), "sgl_child_speeds(N)"),)),
     # ---- output and files
     Builtin("print", (Form((Arg("a value", any_type, allow_str=True),), Fixed(VOID), _lower_print,
                            variadic=True),), pure=False, statement=True),
