@@ -170,6 +170,11 @@ sgl_vec sgl_slice(const sgl_type *vt, const sgl_vec *v, sgl_int a, sgl_int b, in
 sgl_vec sgl_concat(const sgl_type *vvt, const sgl_vec *vv, int line, int col);
 /* vt: type of v ([T]); result is [[T]]. */
 sgl_vec sgl_split(const sgl_type *vt, const sgl_vec *v, sgl_int k, int line, int col);
+/* vt: type of v ([T]), wt: type of w ([int] or [float]); result is [[T]]:
+ * len(w) blocks of v (views, as split's), block i ending at
+ * floor(len(v) * (w[0] + ... + w[i]) / sum(w)), the last at len(v). */
+sgl_vec sgl_split_by(const sgl_type *vt, const sgl_vec *v, const sgl_type *wt, const sgl_vec *w, int line,
+                     int col);
 sgl_vec sgl_sort(const sgl_type *vt, const sgl_vec *v, int line, int col);
 sgl_int sgl_sum_int(const sgl_vec *v);
 sgl_float sgl_sum_float(const sgl_vec *v);
@@ -261,6 +266,9 @@ sgl_int sgl_q_nchildren(const sgl_node *n);
 sgl_int sgl_q_child_index(const sgl_node *n);
 sgl_int sgl_q_depth(const sgl_node *n);
 sgl_int sgl_q_nworkers(const sgl_node *n);
+/* child_speeds(): one relative speed per child, the number of workers in
+ * its subtree; [] on a worker. */
+sgl_vec sgl_child_speeds(sgl_node *n);
 
 /* The output buffer of node n: print appends here.  sgl_print_end ends a
  * line (and lets the root flush to stdout). */

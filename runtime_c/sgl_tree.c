@@ -52,6 +52,17 @@ sgl_int sgl_q_child_index(const sgl_node *n) { return n->child_index; }
 sgl_int sgl_q_depth(const sgl_node *n) { return n->depth; }
 sgl_int sgl_q_nworkers(const sgl_node *n) { return n->nworkers; }
 
+sgl_vec sgl_child_speeds(sgl_node *n)
+{
+    /* the default speeds: the workers of each child's subtree (trees are
+     * regular, so each child has nworkers / nchildren of them) */
+    static const sgl_type vec_float = {SGL_T_VEC, &sgl_t_float};
+    sgl_vec r = sgl_vec_new(&vec_float, n->nchildren, 0, 0);
+    for (int i = 0; i < n->nchildren; i++)
+        ((sgl_float *)r.data)[i] = (sgl_float)(n->nworkers / n->nchildren);
+    return r;
+}
+
 void sgl_tree_start(sgl_node *n)
 {
     if (n->via) n->via->start(n);

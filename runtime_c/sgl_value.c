@@ -472,6 +472,94 @@ sgl_vec sgl_split(const sgl_type *vt, const sgl_vec *v, sgl_int k, int line, int
     return r;
 }
 
+__extension__ typedef unsigned __int128 u128; /* gcc and clang */
+
+/* floor(n * c / w) for c <= w, exactly (n < 2^63, w < 2^127). */
+static int64_t mul_div_u128(int64_t n, u128 c, u128 w)
+{
+    if (w <= UINT64_MAX) /* n * c < 2^127 */
+        return (int64_t)((u128)n * c / w);
+    /* long division of the 192-bit n * c by w, one bit at a time */
+    uint64_t lo = (uint64_t)c, hi = (uint64_t)(c >> 64);
+    u128 p_lo = (u128)(uint64_t)n * lo;
+    u128 p_hi = (u128)(uint64_t)n * hi + (uint64_t)(p_lo >> 64);
+    uint64_t limbs[3] = {(uint64_t)(p_hi >> 64), (uint64_t)p_hi, (uint64_t)p_lo};
+    u128 rem = 0;
+    uint64_t q = 0;
+    for (int b = 0; b < 192; b++) {
+        rem = (rem << 1) | ((limbs[b / 64] >> (63 - b % 64)) & 1u);
+        q <<= 1; /* the quotient is at most n: its high bits stay 0 */
+        if (rem >= w) {
+            rem -= w;
+            q |= 1;
+        }
+    }
+    return (int64_t)q;
+}
+
+sgl_vec sgl_split_by(const sgl_type *vt, const sgl_vec *v, const sgl_type *wt, const sgl_vec *w, int line,
+                     int col)
+{
+    int64_t k = w->len, n = v->len;
+    if (k == 0)
+        sgl_fail(line, col, "split_by with no weights (the weight vector is empty)");
+    bool ints = wt->elem->kind == SGL_T_INT;
+    const sgl_int *wi = w->data;
+    const sgl_float *wf = w->data;
+    u128 isum = 0;
+    sgl_float fsum = 0.0;
+    for (int64_t i = 0; i < k; i++) {
+        if (ints) {
+            if (wi[i] < 0)
+                sgl_fail(line, col, "split_by with a negative weight (w[%lld] = %lld)", (long long)i,
+                         (long long)wi[i]);
+            isum += (uint64_t)wi[i];
+        } else {
+            if (!isfinite(wf[i]))
+                sgl_fail(line, col, "split_by with a weight that is not finite (w[%lld] = %s)", (long long)i,
+                         isnan(wf[i]) ? "nan" : wf[i] > 0 ? "inf" : "-inf");
+            if (wf[i] < 0)
+                sgl_fail(line, col, "split_by with a negative weight (w[%lld] = %.17g)", (long long)i, wf[i]);
+            fsum += wf[i];
+        }
+    }
+    if (ints ? isum == 0 : fsum == 0.0)
+        sgl_fail(line, col, "split_by with weights whose sum is 0 (it must be positive)");
+    if (!ints && !isfinite(fsum))
+        sgl_fail(line, col, "split_by with weights whose sum is too large for a float");
+    const sgl_type *et = vt->elem;
+    size_t esz = sgl_sizeof(et);
+    sgl_vec r = vec_alloc(vt, k, true, line, col);
+    sgl_vec *blocks = r.data;
+    u128 ic = 0;
+    sgl_float fc = 0.0;
+    int64_t pos = 0;
+    for (int64_t i = 0; i < k; i++) {
+        int64_t end = n;
+        if (i < k - 1) {
+            if (ints) {
+                ic += (uint64_t)wi[i];
+                end = mul_div_u128(n, ic, isum);
+            } else {
+                fc += wf[i];
+                double x = (double)n * fc;
+                double e = isinf(x) ? (double)n * (fc / fsum) : x / fsum;
+                end = e >= (double)n ? n : (int64_t)floor(e);
+            }
+            if (end < pos)
+                end = pos;
+        }
+        /* the blocks are views of v's buffer, as split's */
+        if (end > pos) {
+            blocks[i] = sgl_vec_copy(vt, v);
+            blocks[i].data = elem_ptr(v, esz, pos);
+            blocks[i].len = end - pos;
+        }
+        pos = end;
+    }
+    return r;
+}
+
 /* Sorting: a stable merge sort, so the result does not depend on the C
  * library.  Floats: ascending, -0.0 before 0.0, NaNs last (in their
  * original order). */

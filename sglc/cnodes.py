@@ -15,7 +15,9 @@ reverse order of declaration, at its end, unless it was moved out first
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
+from functools import cache
 
 # Precedence levels, higher binds tighter.
 PRIMARY, POSTFIX, UNARY = 16, 15, 14
@@ -229,6 +231,126 @@ def assign(lhs: Expr, rhs: Expr) -> str:
 
 def stmt(e: Expr) -> str:
     return f"{e.render()};"
+
+
+# ---------------------------------------------------------------- templates
+
+_TOKEN = re.compile(r"\s*(?:(\{[A-Za-z]*\d*\})|((?:\w|\{S\})+)|([(),.&]))")
+_CAST_TYPES = {"sgl_int", "sgl_float", "sgl_bool"}
+_Tree = tuple  # ("call", name, [args]) | ("hole", h) | ("addr", x) | ("cast", t, x)
+#                | ("member", x, field) | ("name", text)
+
+
+class Template:
+    """A C expression with holes, parsed from the text of a builtin's C
+    lowering (sglc.builtins): calls `f(a, b)`, `&x`, casts `(sgl_int)x`,
+    members `x.len`, parentheses, names, and holes `{v0}`, `{loc}`, ...;
+    `{S}` may also stand inside a function's name (`sgl_sum_{S}`).
+    `fill` builds the expression from the holes' values, so the result is
+    a C AST like any other, printed with the parentheses it needs."""
+
+    def __init__(self, text: str):
+        self.text = text
+        self._toks = [m for m in _TOKEN.finditer(text)]
+        if "".join(m.group(0) for m in self._toks).strip() != text.strip():
+            raise ValueError(f"bad C template {text!r}")
+        self._pos = 0
+        self.arg_holes: list[tuple[str, int]] = []  # (kind, argument): ("v", 0) for {v0}
+        self.other_holes: list[str] = []  # loc, S, TR, T0, ...
+        self.tree = self._unary()
+        if self._pos != len(self._toks):
+            raise ValueError(f"bad C template {text!r}")
+
+    # parsing
+    def _peek(self, k: int = 0) -> str:
+        i = self._pos + k
+        return self._toks[i].group(0).strip() if i < len(self._toks) else ""
+
+    def _take(self, want: str | None = None) -> str:
+        t = self._peek()
+        if not t or (want is not None and t != want):
+            raise ValueError(f"bad C template {self.text!r}: expected {want or 'more'}")
+        self._pos += 1
+        return t
+
+    def _unary(self) -> _Tree:
+        if self._peek() == "&":
+            self._take()
+            return ("addr", self._unary())
+        if self._peek() == "(" and self._peek(1) in _CAST_TYPES and self._peek(2) == ")":
+            self._take()
+            t = self._take()
+            self._take(")")
+            return ("cast", t, self._unary())
+        x = self._primary()
+        while self._peek() == ".":
+            self._take()
+            x = ("member", x, self._take())
+        return x
+
+    def _primary(self) -> _Tree:
+        t = self._take()
+        if t == "(":
+            x = self._unary()
+            self._take(")")
+            return x
+        if t.startswith("{") and t.endswith("}"):
+            h = t[1:-1]
+            m = re.fullmatch(r"([a-z]?)(\d+)", h)
+            if m:
+                self.arg_holes.append((m.group(1), int(m.group(2))))
+            elif h not in self.other_holes:
+                self.other_holes.append(h)
+            return ("hole", h)
+        if "{S}" in t and "S" not in self.other_holes:
+            self.other_holes.append("S")
+        if self._peek() == "(":
+            self._take()
+            args: list[_Tree] = []
+            while self._peek() != ")":
+                args.append(self._unary())
+                if self._peek() != ")":
+                    self._take(",")
+            self._take(")")
+            return ("call", t, args)
+        return ("name", t)
+
+    # filling
+    def fill(self, holes: dict[str, Expr | tuple[Expr, ...]]) -> Expr:
+        x = self._build(self.tree, holes)
+        assert isinstance(x, Expr), self.text
+        return x
+
+    def _build(self, t: _Tree, holes: dict[str, Expr | tuple[Expr, ...]]) -> Expr | tuple[Expr, ...]:
+        kind = t[0]
+        if kind == "hole":
+            return holes[t[1]]
+        if kind == "name":
+            return Name(t[1])
+        if kind == "call":
+            name = t[1]
+            if "{S}" in name:
+                suffix = holes["S"]
+                assert isinstance(suffix, Name)
+                name = name.replace("{S}", suffix.text)
+            args: list[Expr] = []
+            for a in t[2]:
+                v = self._build(a, holes)
+                args.extend(v if isinstance(v, tuple) else (v,))
+            return Call(name, tuple(args))
+        x = self._build(t[-1] if kind != "member" else t[1], holes)
+        assert isinstance(x, Expr), self.text
+        if kind == "addr":
+            return addr(x)
+        if kind == "cast":
+            return Cast(t[1], x)
+        return member(x, t[2])
+
+
+@cache
+def parse_template(text: str) -> Template:
+    """The parsed template of `text` (parsed once)."""
+    return Template(text)
 
 
 # ---------------------------------------------------------------- temporaries

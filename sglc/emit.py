@@ -26,6 +26,7 @@ from dataclasses import dataclass
 
 import jinja2
 
+from . import builtins as B
 from . import cnodes as c
 from . import ir
 from .cnodes import Name, Scope, Temp
@@ -329,106 +330,56 @@ class _Places(_Expressions):
 
 
 class _Builtins(_Places):
-    """The builtins: as values (`ex_Builtin`) and as statements
-    (`builtin_stmt`: print, push, write_ints, write_floats)."""
+    """The builtins, read from the table (sglc.builtins): as values
+    (`ex_Builtin`) and as statements (`builtin_stmt`).  A template of the
+    table is parsed once into a C expression with holes (`c.parse_template`)
+    and filled here; a lowering function (print) gets this body."""
 
     def ex_Builtin(self, e: ir.Builtin) -> Val:
-        n, args, loc, T = e.name, e.args, self.loc(e), self.T
-        a0t = args[0].ty if args else VOID
-        call, vec = c.call, self.owned_vec
-        if n == "len":
-            return Borrowed(c.Cast("sgl_int", c.member(self.ex(args[0]).expr, "len")))
-        if n == "fill":
-            cnt = self.scalar(args[0])
-            x = self.addressable(args[1])
-            return vec(call("sgl_fill", T.ref(e.ty), cnt, c.addr(x), *loc), e.ty)
-        if n == "range":
-            a, b = self.scalar(args[0]), self.scalar(args[1])
-            return vec(call("sgl_range", a, b, *loc), e.ty)
-        if n == "slice":
-            v = self.ex(args[0]).expr
-            a, b = self.scalar(args[1]), self.scalar(args[2])
-            return vec(call("sgl_slice", T.ref(a0t), c.addr(v), a, b, *loc), e.ty)
-        if n in ("concat", "sort"):
-            v = self.ex(args[0]).expr
-            return vec(call(f"sgl_{n}", T.ref(a0t), c.addr(v), *loc), e.ty)
-        if n == "split":
-            v = self.ex(args[0]).expr
-            k = self.scalar(args[1])
-            return vec(call("sgl_split", T.ref(a0t), c.addr(v), k, *loc), e.ty)
-        if n in ("min", "max") and len(args) == 2:
-            a, b = self.scalar(args[0]), self.scalar(args[1])
-            return Borrowed(call(f"sgl_{n}2_{e.ty}", a, b))
-        if n in ("sum", "min", "max"):
-            v = self.ex(args[0]).expr
-            if n == "sum":
-                return Borrowed(call(f"sgl_sum_{e.ty}", c.addr(v)))
-            return Borrowed(call(f"sgl_{n}_{e.ty}", c.addr(v), *loc))
-        if n == "abs":
-            x = self.scalar(args[0])
-            return Borrowed(call("sgl_abs_int", x) if e.ty == INT else call("fabs", x))
-        if n in ("sqrt", "exp", "log", "sin", "cos", "floor", "ceil"):
-            return Borrowed(call(n, self.scalar(args[0])))
-        if n == "pow":
-            return Borrowed(call("pow", self.scalar(args[0]), self.scalar(args[1])))
-        if n == "float":
-            return Borrowed(c.Cast("sgl_float", self.scalar(args[0])))
-        if n == "int":
-            return Borrowed(call("sgl_float_to_int", self.scalar(args[0]), *loc))
-        if n in ("rand_ints", "rand_floats"):
-            xs = [self.scalar(a) for a in args]
-            return vec(call(f"sgl_{n}", *xs, *loc), e.ty)
-        if n in ("arg_int", "arg_float"):
-            return Borrowed(call(f"sgl_{n}", self.scalar(args[0]), self.scalar(args[1]), *loc))
-        if n == "wtime":
-            return Borrowed(call("sgl_wtime"))
-        if n in ("read_ints", "read_floats"):
-            return vec(call(f"sgl_{n}", self.scalar(args[0]), *loc), e.ty)
-        raise AssertionError(f"emit: builtin {n} used as a value")
+        code = self._builtin_c(e)
+        if isinstance(e.ty, Vec):
+            return self.owned_vec(code, e.ty)
+        return Borrowed(code)
 
     def builtin_stmt(self, e: ir.Expr) -> tuple[list[str], bool] | None:
         """The C of a builtin statement and whether it needs a block of its
         own; None when e is not one."""
-        if not isinstance(e, ir.Builtin):
+        if not isinstance(e, ir.Builtin) or not B.TABLE[e.name].statement:
             return None
-        if e.name == "print":
-            return self._print(e), True  # declares `ob`
-        if e.name == "push":
-            target, x = e.args
-            assert isinstance(target.ty, Vec) and isinstance(target, (ir.VarRef, ir.Index))
-            et = target.ty.elem
-            tmp = self.hoist(ctype(et), self.take(self.ex(x), et))
-            place = self.place(target)
-            return [c.stmt(c.call("sgl_vec_push_move", self.T.ref(target.ty), c.addr(place),
-                                  c.addr(tmp.ref), *self.loc(e)))], False
-        if e.name in ("write_ints", "write_floats"):
-            path = self.scalar(e.args[0])
-            v = self.ex(e.args[1]).expr
-            return [c.stmt(c.call(f"sgl_{e.name}", path, c.addr(v), *self.loc(e)))], False
-        return None
+        low = B.form_of(e.name, len(e.args)).c
+        if callable(low):
+            return low(self, e), True
+        return [c.stmt(self._builtin_c(e))], False
 
-    def _print(self, e: ir.Builtin) -> list[str]:
-        vals: list[tuple[ir.Expr, c.Expr]] = []
-        for a in e.args:
-            if isinstance(a, ir.Str):
-                vals.append((a, c.string_lit(a.value)))
-            elif isinstance(a.ty, Vec):
-                vals.append((a, self.ex(a).expr))
+    def _builtin_c(self, e: ir.Builtin) -> c.Expr:
+        low = B.form_of(e.name, len(e.args)).c
+        assert not callable(low), e.name
+        tmpl = c.parse_template(low if isinstance(low, str) else low[e.ty])
+        holes: dict[str, c.Expr | tuple[c.Expr, ...]] = {}
+        # arguments in order, assignable places last (an assignment's target
+        # is computed after its value)
+        for kind, i in sorted(tmpl.arg_holes, key=lambda h: (h[0] == "p", h[1])):
+            a = e.args[i]
+            if kind == "p":
+                assert isinstance(a, (ir.VarRef, ir.Index))
+                holes[f"p{i}"] = self.place(a)
+            elif kind == "a":
+                holes[f"a{i}"] = self.addressable(a)
+            elif kind == "m":
+                holes[f"m{i}"] = self.hoist(ctype(a.ty), self.take(self.ex(a), a.ty)).ref
             else:
-                vals.append((a, self.hoist(ctype(a.ty), self.ex(a).expr).ref))
-        ob = Name("ob")
-        main = [c.decl("sgl_buf *", "ob", c.call("sgl_out", Name("N")))]
-        for i, (a, x) in enumerate(vals):
-            if i:
-                main.append(c.stmt(c.call("sgl_buf_put", ob, Name('" "'), Name("1"))))
-            if isinstance(a, ir.Str):
-                main.append(c.stmt(c.call("sgl_buf_puts", ob, x)))
-            elif isinstance(a.ty, Vec):
-                main.append(c.stmt(c.call("sgl_fmt_value", ob, self.T.ref(a.ty), c.addr(x))))
+                holes[f"{kind}{i}"] = self.ex(a).expr
+        for name in tmpl.other_holes:
+            if name == "loc":
+                holes[name] = self.loc(e)
+            elif name == "S":
+                holes[name] = Name(B.C_SUFFIX[e.ty])
+            elif name == "TR":
+                holes[name] = self.T.ref(e.ty)
             else:
-                main.append(c.stmt(c.call(f"sgl_fmt_{a.ty}", ob, x)))
-        main.append(c.stmt(c.call("sgl_print_end", Name("N"))))
-        return main
+                assert name[0] == "T", name
+                holes[name] = self.T.ref(e.args[int(name[1:])].ty)
+        return tmpl.fill(holes)
 
 
 # ---------------------------------------------------------------- statements

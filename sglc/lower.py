@@ -10,22 +10,15 @@ runtime checks every scatter, before any child runs; an op may join the
 current superstep when that cannot be observed:
   - scatter/bcast: only scatters and bcasts before it in the superstep, and
     its source cannot print or fail (no user calls, indexing, division,
-    split, fill, ...);
+    split, fill, ...: see `_safe_builtin`);
   - pardo, gather: always, unless the previous op is a gather into an
     indexed target (whose assignment on the master may fail).
 """
 
 from __future__ import annotations
 
-from . import ast, ir
+from . import ast, builtins, ir
 from .types import FLOAT, VOID, Type
-
-# Builtins whose evaluation on the master neither prints nor (on a master,
-# with sane arguments) fails; see the module docstring.
-_SAFE_BUILTINS = {
-    "len", "concat", "sort", "sum", "range", "float", "abs", "sqrt", "exp", "log",
-    "sin", "cos", "floor", "ceil", "pow",
-}
 
 MAX_OPS = 64  # runtime_c/sgl_tree.c: SGL_MAX_OPS
 
@@ -228,6 +221,13 @@ def _is_primitive(s: ast.Stmt) -> bool:
     return isinstance(s, (ast.Scatter, ast.Bcast, ast.Gather, ast.Pardo))
 
 
+def _safe_builtin(name: str, nargs: int) -> bool:
+    """A builtin whose evaluation on the master neither prints nor (on a
+    master, with sane arguments) fails: the table says so (sglc.builtins)."""
+    entry = builtins.TABLE[name]
+    return entry.pure and not entry.can_fail_on_master(nargs)
+
+
 def _safe(e: ast.Expr) -> bool:
     """Evaluating e on the master cannot print or (normally) fail."""
     if isinstance(e, (ast.IntLit, ast.FloatLit, ast.BoolLit, ast.Name)):
@@ -239,7 +239,7 @@ def _safe(e: ast.Expr) -> bool:
     if isinstance(e, ast.Binary):
         return e.op not in ("/", "%") and _safe(e.left) and _safe(e.right)
     if isinstance(e, ast.Call):
-        if e.builtin in _SAFE_BUILTINS or (e.builtin in ("min", "max") and len(e.args) == 2):
+        if e.builtin is not None and _safe_builtin(e.builtin, len(e.args)):
             return all(_safe(a) for a in e.args)
         return False
     return False

@@ -358,6 +358,106 @@ static void test_concat_split(void)
     sgl_vec_free(&T_IVV, &vv);
 }
 
+/* split_by(v, w): block i ends at floor(len(v) * (w[0] + ... + w[i]) / sum(w)) */
+static void test_split_by(void)
+{
+    sgl_vec v = sgl_range(0, 10, 1, 1);
+    sgl_vec w = IVEC(1, 1, 1);
+    sgl_vec s = sgl_split_by(&T_IV, &v, &T_IV, &w, 1, 1);
+    CHECK_STR(show(&T_IVV, &s), "[[0, 1, 2], [3, 4, 5], [6, 7, 8, 9]]");
+    /* the blocks are views of v: writing one copies it */
+    MUT_II(&s, 1, 0) = -1;
+    CHECK_STR(show(&T_IVV, &s), "[[0, 1, 2], [-1, 4, 5], [6, 7, 8, 9]]");
+    CHECK_STR(show(&T_IV, &v), "[0, 1, 2, 3, 4, 5, 6, 7, 8, 9]");
+    sgl_vec_free(&T_IVV, &s);
+    sgl_vec_free(&T_IV, &w);
+
+    /* zero weights give empty blocks */
+    w = IVEC(0, 2, 0, 1);
+    s = sgl_split_by(&T_IV, &v, &T_IV, &w, 1, 1);
+    CHECK_STR(show(&T_IVV, &s), "[[], [0, 1, 2, 3, 4, 5], [], [6, 7, 8, 9]]");
+    sgl_vec_free(&T_IVV, &s);
+    sgl_vec_free(&T_IV, &w);
+
+    /* large int weights are exact: a sum of 2^63 (one 64-bit word) ... */
+    w = IVEC(INT64_MAX, 1);
+    s = sgl_split_by(&T_IV, &v, &T_IV, &w, 1, 1);
+    CHECK_STR(show(&T_IVV, &s), "[[0, 1, 2, 3, 4, 5, 6, 7, 8], [9]]");
+    sgl_vec_free(&T_IVV, &s);
+    sgl_vec_free(&T_IV, &w);
+    /* ... and sums beyond 64 bits: 3 (2^63 - 1) and 2^64 */
+    w = IVEC(INT64_MAX, INT64_MAX, INT64_MAX);
+    s = sgl_split_by(&T_IV, &v, &T_IV, &w, 1, 1);
+    CHECK_STR(show(&T_IVV, &s), "[[0, 1, 2], [3, 4, 5], [6, 7, 8, 9]]");
+    sgl_vec_free(&T_IVV, &s);
+    sgl_vec_free(&T_IV, &w);
+    w = IVEC(INT64_MAX, INT64_MAX, 2);
+    s = sgl_split_by(&T_IV, &v, &T_IV, &w, 1, 1);
+    CHECK_STR(show(&T_IVV, &s), "[[0, 1, 2, 3], [4, 5, 6, 7, 8], [9]]");
+    sgl_vec_free(&T_IVV, &s);
+    sgl_vec_free(&T_IV, &w);
+
+    /* float weights */
+    w = FVEC(0.5, 1.5);
+    s = sgl_split_by(&T_IV, &v, &T_FV, &w, 1, 1);
+    CHECK_STR(show(&T_IVV, &s), "[[0, 1], [2, 3, 4, 5, 6, 7, 8, 9]]");
+    sgl_vec_free(&T_IVV, &s);
+    sgl_vec_free(&T_FV, &w);
+    w = FVEC(1e300, 1e300, 0.0);
+    s = sgl_split_by(&T_IV, &v, &T_FV, &w, 1, 1);
+    CHECK_STR(show(&T_IVV, &s), "[[0, 1, 2, 3, 4], [5, 6, 7, 8, 9], []]");
+    sgl_vec_free(&T_IVV, &s);
+    sgl_vec_free(&T_FV, &w);
+
+    /* the errors */
+    sgl_vec e = {NULL, 0, 0};
+    CHECK_FAILS(sgl_split_by(&T_IV, &v, &T_IV, &e, 2, 3),
+                "split_by with no weights (the weight vector is empty)");
+    w = IVEC(1, -2);
+    CHECK_FAILS(sgl_split_by(&T_IV, &v, &T_IV, &w, 2, 3), "split_by with a negative weight (w[1] = -2)");
+    sgl_vec_free(&T_IV, &w);
+    w = IVEC(0, 0);
+    CHECK_FAILS(sgl_split_by(&T_IV, &v, &T_IV, &w, 2, 3),
+                "split_by with weights whose sum is 0 (it must be positive)");
+    sgl_vec_free(&T_IV, &w);
+    w = FVEC(1.0, -0.5);
+    CHECK_FAILS(sgl_split_by(&T_IV, &v, &T_FV, &w, 2, 3), "split_by with a negative weight (w[1] = -0.5)");
+    sgl_vec_free(&T_FV, &w);
+    w = FVEC(0.0, -0.0);
+    CHECK_FAILS(sgl_split_by(&T_IV, &v, &T_FV, &w, 2, 3),
+                "split_by with weights whose sum is 0 (it must be positive)");
+    sgl_vec_free(&T_FV, &w);
+    w = FVEC(1.0, NAN);
+    CHECK_FAILS(sgl_split_by(&T_IV, &v, &T_FV, &w, 2, 3),
+                "split_by with a weight that is not finite (w[1] = nan)");
+    sgl_vec_free(&T_FV, &w);
+    w = FVEC(INFINITY);
+    CHECK_FAILS(sgl_split_by(&T_IV, &v, &T_FV, &w, 2, 3),
+                "split_by with a weight that is not finite (w[0] = inf)");
+    sgl_vec_free(&T_FV, &w);
+    w = FVEC(1e308, 1e308);
+    CHECK_FAILS(sgl_split_by(&T_IV, &v, &T_FV, &w, 2, 3),
+                "split_by with weights whose sum is too large for a float");
+    sgl_vec_free(&T_FV, &w);
+    sgl_vec_free(&T_IV, &v);
+
+    /* an empty v: every block is empty */
+    w = IVEC(1, 2);
+    s = sgl_split_by(&T_IV, &e, &T_IV, &w, 1, 1);
+    CHECK_STR(show(&T_IVV, &s), "[[], []]");
+    sgl_vec_free(&T_IVV, &s);
+    sgl_vec_free(&T_IV, &w);
+
+    /* nested vectors: [[int]] -> [[[int]]] */
+    sgl_vec vv = sample_ivv();
+    w = IVEC(1, 2);
+    s = sgl_split_by(&T_IVV, &vv, &T_IV, &w, 1, 1);
+    CHECK_STR(show(&T_IVVV, &s), "[[[1, 2]], [[], [3]]]");
+    sgl_vec_free(&T_IVVV, &s);
+    sgl_vec_free(&T_IV, &w);
+    sgl_vec_free(&T_IVV, &vv);
+}
+
 static void test_sort(void)
 {
     sgl_vec v = IVEC(5, -3, 9, 0, -3, INT64_MIN, INT64_MAX, 2);
@@ -809,6 +909,7 @@ int main(void)
     test_copy_eq_assign();
     test_fill_range_slice();
     test_concat_split();
+    test_split_by();
     test_sort();
     test_sum_min_max();
     test_numbers();

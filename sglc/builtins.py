@@ -1,0 +1,361 @@
+"""The builtin table: one entry per builtin function (brief §8).
+
+The checker, the lowering and the emitter read this table and name no
+builtin themselves; adding a builtin is one `Builtin(...)` entry in
+`_ENTRIES` plus its runtime function in runtime_c/.
+
+Schema
+------
+`Builtin(name, forms, pure=True, statement=False)`
+
+- `forms`: one `Form` per accepted number of arguments (`min`/`max` have a
+  form with 1 and one with 2).  A call whose argument count matches no form
+  is reported as "'NAME' takes 1 or 2 arguments but 3 were given".
+- `pure`: evaluating it prints, reads and writes nothing outside its
+  arguments and result (no output, no file, no clock, no assignment); with
+  `not Form.can_fail`, fusion may evaluate it early on a master
+  (sglc.lower).
+- `statement`: the call has no value (its result is VOID) and is written
+  as a statement (print, push, write_ints, write_floats).
+
+`Form(args, result, c, can_fail=False, each=False, same_type=False,
+coerce_arg=None, variadic=False)`
+
+- `args`: one `Arg` rule per parameter (with `variadic`, the one rule of
+  every argument: print).
+- `result`: a rule from the argument types to the result type: `Fixed(t)`,
+  `ArgType(i)` (the type of argument i), `ElemOf(i)` (its element type),
+  `VecOf(i)` (a vector of it).
+- `can_fail`: it may stop the program with a run-time error (brief §9) even
+  on a master with well-typed arguments.
+- `each`: each argument is type-checked right after it is evaluated (the
+  builtins of fixed signature); otherwise all are evaluated first, then
+  checked in order (which decides the one error reported for a statement).
+- `same_type`: the two arguments (after literal coercion between them,
+  `min(x, 1)` with x a float) must have one type.
+- `coerce_arg`: the result is `[type of argument i]`, and where `[U]` is
+  expected argument i is coerced to U (`fill(n, 0)` as a `[float]`).
+
+`Arg(want, accepts, expect=None, allow_str=False, message=None, note=True,
+elem_of=None, place=None, not_place="")`
+
+- `accepts(t)`: a reusable predicate (`is_vec`, `is_num_vec`,
+  `is_vec_of_vec`, `is_numeric`, `any_type`, or `Exactly(t)`);
+  `want` is its description in "argument 2 of 'slice' must be int, not
+  float".
+- `expect`: the type the argument is checked against, so that an int literal
+  there is a float (`pow(2, 0.5)`) and `[]` takes it.
+- `allow_str`: a string literal is allowed (print, the file builtins).
+- `message`: replaces the standard message; `{t}` is the argument's type,
+  `{t0}`/`{a0}` the type/source text of argument 0.  `note`: add the
+  "no implicit conversion" note to it.
+- `elem_of=i`: the argument must have (and is expected to have) the element
+  type of argument i (push).  `place="push onto"`: the argument is an
+  assignment target (read and written); `not_place` is the message when it
+  is not a variable or an element.
+
+C lowering (`Form.c`)
+---------------------
+A template of C code (an expression; for a statement builtin the emitter
+adds the `;`), or a mapping from the result type to templates (`abs`), or
+a function `(body, node) -> list of C lines` for a statement that needs
+more (print; it uses only `body.ex(a).expr`, `body.hoist(...).ref` and
+`body.T.ref`, with the C AST of sglc.cnodes). The emitter parses a
+template once into a C expression with holes (`cnodes.parse_template`).
+Placeholders of a template, for argument i:
+
+    {i}    its C value (a scalar; a string literal is a C string)
+    {vi}   a vector argument, borrowed: an lvalue, pass it as &{vi}
+    {ai}   an addressable lvalue holding its value (scalars get a temporary)
+    {mi}   an owned copy moved into an addressable temporary (the callee
+           takes it over: push)
+    {pi}   an assignable place (made unique, copy-on-write); places are
+           computed after all the other arguments, as an assignment's
+           target is computed after its value
+    {Ti}   a pointer to its run-time type descriptor; {TR} the result's
+    {S}    the C suffix of the result type (`C_SUFFIX`: int -> "int",
+           float -> "float"): `sgl_sum_{S}` is sgl_sum_int or sgl_sum_float
+    {loc}  `line, col` of the call, for run-time errors
+    N      the node running the code (`sgl_node *N`)
+
+Arguments are evaluated in order (places last).  A builtin whose result is
+a vector returns a new owned vector (the emitter frees or moves it).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Optional, Protocol, Union
+
+from . import cnodes as c
+from .types import BOOL, FLOAT, INT, STR, VOID, Type, Vec, is_numeric
+
+if TYPE_CHECKING:  # pragma: no cover
+    from . import ir
+
+__all__ = [
+    "Arg", "Builtin", "Form", "Fixed", "ArgType", "ElemOf", "VecOf", "Exactly",
+    "TABLE", "NAMES", "C_SUFFIX", "lookup", "form_of",
+]
+
+# C names of scalar types: sgl_<suffix> is the C type, sgl_fmt_<suffix> the
+# printer, sgl_sum_<suffix> ... the type-directed variants of a builtin.
+C_SUFFIX: dict[Type, str] = {INT: "int", FLOAT: "float", BOOL: "bool"}
+
+
+# ---------------------------------------------------------------- type rules
+
+
+def is_vec(t: Type) -> bool:
+    return isinstance(t, Vec)
+
+
+def is_num_vec(t: Type) -> bool:
+    return isinstance(t, Vec) and is_numeric(t.elem)
+
+
+def is_vec_of_vec(t: Type) -> bool:
+    return isinstance(t, Vec) and isinstance(t.elem, Vec)
+
+
+def any_type(t: Type) -> bool:
+    return True
+
+
+@dataclass(frozen=True)
+class Exactly:
+    t: Type
+
+    def __call__(self, t: Type) -> bool:
+        return t == self.t
+
+
+@dataclass(frozen=True)
+class Fixed:
+    t: Type
+
+    def __call__(self, ts: list[Type]) -> Type:
+        return self.t
+
+
+@dataclass(frozen=True)
+class ArgType:
+    i: int
+
+    def __call__(self, ts: list[Type]) -> Type:
+        return ts[self.i]
+
+
+@dataclass(frozen=True)
+class ElemOf:
+    i: int
+
+    def __call__(self, ts: list[Type]) -> Type:
+        t = ts[self.i]
+        assert isinstance(t, Vec)
+        return t.elem
+
+
+@dataclass(frozen=True)
+class VecOf:
+    i: int
+
+    def __call__(self, ts: list[Type]) -> Type:
+        return Vec(ts[self.i])
+
+
+@dataclass(frozen=True)
+class Arg:
+    want: str
+    accepts: Callable[[Type], bool]
+    expect: Optional[Type] = None
+    allow_str: bool = False
+    message: Optional[str] = None
+    note: bool = True
+    elem_of: Optional[int] = None
+    place: Optional[str] = None
+    not_place: str = ""
+
+
+class CBody(Protocol):
+    """What a lowering function may use of the emitter (sglc.emit._Body)."""
+
+    T: CTypes
+
+    def ex(self, e: ir.Expr) -> CVal: ...
+
+    def hoist(self, ctype_: str, init: c.Expr, owned_desc: Optional[c.Expr] = None) -> c.Temp: ...
+
+
+class CTypes(Protocol):
+    def ref(self, t: Type) -> c.Expr: ...
+
+
+class CVal(Protocol):
+    @property
+    def expr(self) -> c.Expr: ...
+
+
+LowerFn = Callable[[CBody, "ir.Builtin"], list[str]]
+Lowering = Union[str, Mapping[Type, str], LowerFn]
+
+
+@dataclass(frozen=True)
+class Form:
+    args: tuple[Arg, ...]
+    result: Callable[[list[Type]], Type]
+    c: Lowering
+    can_fail: bool = False
+    each: bool = False
+    same_type: bool = False
+    coerce_arg: Optional[int] = None
+    variadic: bool = False
+
+
+@dataclass(frozen=True)
+class Builtin:
+    name: str
+    forms: tuple[Form, ...]
+    pure: bool = True
+    statement: bool = False
+
+    @property
+    def arities(self) -> tuple[int, ...]:
+        return tuple(sorted(len(f.args) for f in self.forms))
+
+    def form(self, nargs: int) -> Optional[Form]:
+        for f in self.forms:
+            if f.variadic or len(f.args) == nargs:
+                return f
+        return None
+
+    def can_fail_on_master(self, nargs: int) -> bool:
+        f = self.form(nargs)
+        return f is None or f.can_fail
+
+
+# ---------------------------------------------------------------- common rules
+
+INT_ARG = Arg("int", Exactly(INT), expect=INT)
+VECTOR = Arg("a vector", is_vec)
+NUM_VEC = Arg("[int] or [float]", is_num_vec)
+NUMBER = Arg("a number (int or float)", is_numeric)
+ANY = Arg("a value", any_type)
+
+
+def _exact(t: Type) -> Arg:
+    want = "a file name (a string)" if t == STR else str(t)
+    return Arg(want, Exactly(t), expect=t, allow_str=t == STR)
+
+
+def _fixed(params: list[Type], ret: Type, c: Lowering, can_fail: bool = False) -> Form:
+    """A form of fixed parameter types, each checked as it is evaluated."""
+    return Form(tuple(_exact(p) for p in params), Fixed(ret), c, can_fail=can_fail, each=True)
+
+
+def _math(name: str) -> Builtin:
+    return Builtin(name, (_fixed([FLOAT], FLOAT, f"{name}({{0}})"),))
+
+
+def _minmax(name: str) -> Builtin:
+    return Builtin(name, (
+        Form((NUM_VEC,), ElemOf(0), f"sgl_{name}_{{S}}(&{{v0}}, {{loc}})", can_fail=True),
+        Form((NUMBER, NUMBER), ArgType(0), f"sgl_{name}2_{{S}}({{0}}, {{1}})", same_type=True),
+    ))
+
+
+def _lower_print(b: CBody, e: ir.Builtin) -> list[str]:
+    """print(e1, e2, ...): evaluate every argument, then write them."""
+    vals: list[c.Expr] = []
+    for a in e.args:
+        x = b.ex(a).expr
+        if a.ty != STR and not isinstance(a.ty, Vec):
+            x = b.hoist("sgl_" + C_SUFFIX[a.ty], x).ref
+        vals.append(x)
+    ob, node = c.Name("ob"), c.Name("N")
+    main = [c.decl("sgl_buf *", "ob", c.call("sgl_out", node))]
+    for i, (a, x) in enumerate(zip(e.args, vals)):
+        if i:
+            main.append(c.stmt(c.call("sgl_buf_put", ob, c.string_lit(" "), c.Name("1"))))
+        if a.ty == STR:
+            main.append(c.stmt(c.call("sgl_buf_puts", ob, x)))
+        elif isinstance(a.ty, Vec):
+            main.append(c.stmt(c.call("sgl_fmt_value", ob, b.T.ref(a.ty), c.addr(x))))
+        else:
+            main.append(c.stmt(c.call(f"sgl_fmt_{C_SUFFIX[a.ty]}", ob, x)))
+    main.append(c.stmt(c.call("sgl_print_end", node)))
+    return main
+
+
+_ENTRIES: list[Builtin] = [
+    # ---- vectors
+    Builtin("len", (Form((VECTOR,), Fixed(INT), "((sgl_int)({v0}).len)"),)),
+    Builtin("fill", (Form((INT_ARG, ANY), VecOf(1), "sgl_fill({TR}, {0}, &{a1}, {loc})",
+                          can_fail=True, coerce_arg=1),)),
+    Builtin("range", (_fixed([INT, INT], Vec(INT), "sgl_range({0}, {1}, {loc})"),)),
+    Builtin("slice", (Form((VECTOR, INT_ARG, INT_ARG), ArgType(0),
+                           "sgl_slice({T0}, &{v0}, {1}, {2}, {loc})", can_fail=True),)),
+    Builtin("push", (Form(
+        (Arg("a vector", is_vec, place="push onto",
+             not_place="the first argument of 'push' must be a vector variable or element, like push(v, x)"),
+         Arg("the element type", any_type, elem_of=0,
+             message="cannot push a value of type {t} onto '{a0}' of type {t0}")),
+        Fixed(VOID), "sgl_vec_push_move({T0}, &{p0}, &{m1}, {loc})"),), pure=False, statement=True),
+    Builtin("concat", (Form((Arg("a vector of vectors", is_vec_of_vec),), ElemOf(0),
+                            "sgl_concat({T0}, &{v0}, {loc})"),)),
+    Builtin("split", (Form((VECTOR, INT_ARG), VecOf(0), "sgl_split({T0}, &{v0}, {1}, {loc})",
+                           can_fail=True),)),
+    Builtin("split_by", (Form((VECTOR, NUM_VEC), VecOf(0),
+                              "sgl_split_by({T0}, &{v0}, {T1}, &{v1}, {loc})", can_fail=True),)),
+    Builtin("sort", (Form((NUM_VEC,), ArgType(0), "sgl_sort({T0}, &{v0}, {loc})"),)),
+    Builtin("sum", (Form((NUM_VEC,), ElemOf(0), "sgl_sum_{S}(&{v0})"),)),
+    _minmax("min"),
+    _minmax("max"),
+    # ---- numbers
+    Builtin("abs", (Form((NUMBER,), ArgType(0), {INT: "sgl_abs_int({0})", FLOAT: "fabs({0})"}),)),
+    *(_math(n) for n in ("sqrt", "exp", "log", "sin", "cos", "floor", "ceil")),
+    Builtin("pow", (_fixed([FLOAT, FLOAT], FLOAT, "pow({0}, {1})"),)),
+    Builtin("float", (Form((Arg("int", Exactly(INT), message="float() converts an int, not {t}", note=False),),
+                           Fixed(FLOAT), "((sgl_float)({0}))"),)),
+    Builtin("int", (Form((Arg("float", Exactly(FLOAT), expect=FLOAT, message="int() converts a float, not {t}",
+                              note=False),),
+                         Fixed(INT), "sgl_float_to_int({0}, {loc})", can_fail=True),)),
+    # ---- random data, arguments, time
+    Builtin("rand_ints", (_fixed([INT, INT, INT, INT], Vec(INT), "sgl_rand_ints({0}, {1}, {2}, {3}, {loc})",
+                                 can_fail=True),)),
+    Builtin("rand_floats", (_fixed([INT, INT], Vec(FLOAT), "sgl_rand_floats({0}, {1}, {loc})", can_fail=True),)),
+    Builtin("arg_int", (_fixed([INT, INT], INT, "sgl_arg_int({0}, {1}, {loc})", can_fail=True),)),
+    Builtin("arg_float", (_fixed([INT, FLOAT], FLOAT, "sgl_arg_float({0}, {1}, {loc})", can_fail=True),)),
+    Builtin("wtime", (_fixed([], FLOAT, "sgl_wtime()"),), pure=False),  # reads the clock
+    # ---- the machine
+    Builtin("child_speeds", (_fixed([], Vec(FLOAT), "sgl_child_speeds(N)"),)),
+    # ---- output and files
+    Builtin("print", (Form((Arg("a value", any_type, allow_str=True),), Fixed(VOID), _lower_print,
+                           variadic=True),), pure=False, statement=True),
+    Builtin("read_ints", (_fixed([STR], Vec(INT), "sgl_read_ints({0}, {loc})", can_fail=True),), pure=False),
+    Builtin("read_floats", (_fixed([STR], Vec(FLOAT), "sgl_read_floats({0}, {loc})", can_fail=True),),
+            pure=False),
+    Builtin("write_ints", (_fixed([STR, Vec(INT)], VOID, "sgl_write_ints({0}, &{v1}, {loc})", can_fail=True),),
+            pure=False, statement=True),
+    Builtin("write_floats", (_fixed([STR, Vec(FLOAT)], VOID, "sgl_write_floats({0}, &{v1}, {loc})",
+                                    can_fail=True),), pure=False, statement=True),
+]
+
+TABLE: dict[str, Builtin] = {b.name: b for b in _ENTRIES}
+NAMES: frozenset[str] = frozenset(TABLE)
+
+for _b in _ENTRIES:
+    assert all((f.result == Fixed(VOID)) == _b.statement for f in _b.forms), _b.name
+
+
+def lookup(name: str) -> Optional[Builtin]:
+    """The entry of builtin `name` (None: not a builtin)."""
+    return TABLE.get(name)
+
+
+def form_of(name: str, nargs: int) -> Form:
+    """The form of a checked call of builtin `name` with `nargs` arguments."""
+    f = TABLE[name].form(nargs)
+    assert f is not None, f"{name} with {nargs} arguments"
+    return f

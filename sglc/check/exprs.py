@@ -1,0 +1,241 @@
+"""Types of expressions: literals, names, indexing, vector literals, unary and
+binary operators, and the implicit coercions (an int literal as a float,
+`[]` as a vector of its context).
+"""
+
+from __future__ import annotations
+
+from typing import Optional
+
+from .. import ast as A
+from ..types import BOOL, FLOAT, INT, STR, VOID, Type, Vec, is_numeric
+from .base import PENDING, CheckerBase, _apply_coerce, _can_coerce, _show, _tstr
+
+_INT_MAX = (1 << 63) - 1
+
+
+class Exprs(CheckerBase):
+    """Expressions."""
+
+    # ------------------------------------------------------------ expressions
+
+    def expr(
+        self,
+        e: A.Expr,
+        level: int,
+        expected: Optional[Type] = None,
+        allow_void: bool = False,
+        allow_str: bool = False,
+        allow_pending: bool = False,
+    ) -> Optional[Type]:
+        """Check `e` at `level`; return its type (None: unknown after an
+        error).  With `expected`, an int literal or `[]` takes that type."""
+        t = self._raw(e, level)
+        if t is None:
+            return None
+        if t is PENDING:
+            if expected is not None and _can_coerce(e, expected):
+                _apply_coerce(e, expected)
+                return expected
+            if allow_pending:
+                return PENDING
+            self.error(
+                e.span,
+                "cannot tell the type of an empty vector; declare it: var v: [int] = [];",
+            )
+            return None
+        if expected is not None and t != expected and _can_coerce(e, expected):
+            _apply_coerce(e, expected)
+            return expected
+        if t == VOID and not allow_void:
+            what = f"'{e.func}'" if isinstance(e, A.Call) else "this"
+            self.error(e.span, f"{what} has no value; it cannot be used in an expression")
+            return None
+        if t == STR and not allow_str:
+            self.error(
+                e.span,
+                "a string can only be an argument of print or the file name of "
+                "read_ints, read_floats, write_ints and write_floats",
+            )
+            return None
+        return t
+
+    def _raw(self, e: A.Expr, level: int) -> Optional[Type]:
+        e.level = level
+        t = getattr(self, "e_" + type(e).__name__)(e, level)
+        if t is not None and t is not PENDING:
+            e.ty = t
+        return t
+
+    def _const_only(self, e: A.Expr, what: str) -> bool:
+        if self.in_const is not None:
+            self.error(
+                e.span,
+                f"a constant must be computed from literals and other constants, not {what}",
+            )
+            return True
+        return False
+
+    # ------------------------------------------------------------ literals and names
+
+    def e_IntLit(self, e: A.IntLit, level: int) -> Optional[Type]:
+        if e.value > _INT_MAX:
+            self.error(e.span, f"the integer {e.value} is too large for int (the largest is {_INT_MAX})")
+            return None
+        return INT
+
+    def e_FloatLit(self, e: A.FloatLit, level: int) -> Optional[Type]:
+        if e.value == float("inf"):
+            self.error(e.span, f"the float literal {e.text} is too large")
+            return None
+        return FLOAT
+
+    def e_BoolLit(self, e: A.BoolLit, level: int) -> Optional[Type]:
+        return BOOL
+
+    def e_StrLit(self, e: A.StrLit, level: int) -> Optional[Type]:
+        if self._const_only(e, "a string"):
+            return None
+        return STR
+
+    def e_Name(self, e: A.Name, level: int) -> Optional[Type]:
+        sym = self._lookup(e.id)
+        if sym is None:
+            self._undefined(e)
+            return None
+        e.sym = sym
+        if self.in_const is not None and sym.kind != "const":
+            self._const_only(e, f"the node query '{e.id}'")
+            return None
+        if sym.kind in ("var", "param", "loop"):
+            self._read(e, sym, level)
+        return sym.ty
+
+    def e_Index(self, e: A.Index, level: int) -> Optional[Type]:
+        if self._const_only(e, "an indexed element"):
+            return None
+        bt = self.expr(e.base, level)
+        it = self.expr(e.index, level, INT)
+        if bt is None:
+            return None
+        if not isinstance(bt, Vec):
+            self.error(e.span, f"cannot index '{_show(e.base)}': it has type {bt}, not a vector type")
+            return None
+        if it is not None and it != INT:
+            self.error(e.index.span, f"a vector index must be an int, not {it}", self._conv_note(INT, it))
+            return None
+        return bt.elem
+
+    def e_VecLit(self, e: A.VecLit, level: int) -> Optional[Type]:
+        if self._const_only(e, "a vector"):
+            return None
+        types: list[Type] = []
+        bad = False
+        for x in e.elems:
+            t = self.expr(x, level, allow_pending=True)
+            if t is None:
+                bad = True
+            elif t is not PENDING:
+                types.append(t)
+        if bad:
+            return None
+        if not types:
+            return PENDING
+        for cand in types:
+            if all(_can_coerce(x, cand) for x in e.elems):
+                vt = Vec(cand)
+                _apply_coerce(e, vt)
+                return vt
+        first = types[0]
+        for x in e.elems:
+            if not _can_coerce(x, first):
+                self.error(
+                    x.span,
+                    f"the elements of a vector must have one type, but this one has type "
+                    f"{_tstr(x.ty) if x.ty is not None else 'an empty vector'} and the first has type {first}",
+                )
+                break
+        return None
+
+    # ------------------------------------------------------------ operators
+
+    def e_Unary(self, e: A.Unary, level: int) -> Optional[Type]:
+        t = self.expr(e.operand, level)
+        if t is None:
+            return None
+        if e.op == "!":
+            if t != BOOL:
+                self.error(e.span, f"'!' needs a bool, not {t}")
+                return None
+            return BOOL
+        if not is_numeric(t):
+            self.error(e.span, f"'-' needs a number, not {t}")
+            return None
+        return t
+
+    def e_Binary(self, e: A.Binary, level: int) -> Optional[Type]:
+        op = e.op
+        if op in ("&&", "||"):
+            lt = self.expr(e.left, level, BOOL)
+            rt = self.expr(e.right, level, BOOL)
+            if lt is None or rt is None:
+                return None
+            for side, t in ((e.left, lt), (e.right, rt)):
+                if t != BOOL:
+                    self.error(side.span, f"'{op}' needs bool operands, but this has type {t}")
+                    return None
+            return BOOL
+        pend = op in ("==", "!=")
+        lt = self.expr(e.left, level, allow_pending=pend)
+        rt = self.expr(e.right, level, allow_pending=pend)
+        if lt is None or rt is None:
+            return None
+        lt, rt = self._unify(e.left, lt, e.right, rt)
+        if lt is PENDING or rt is PENDING:
+            if lt is PENDING and rt is PENDING:
+                self.error(e.span, "cannot tell the type of an empty vector; declare it: var v: [int] = [];")
+                return None
+            other = rt if lt is PENDING else lt
+            self.error(e.span, f"cannot compare an empty vector with a value of type {other}")
+            return None
+        if op in ("==", "!="):
+            if lt != rt:
+                self.error(e.span, f"cannot compare {lt} with {rt} using '{op}'", self._mix_note(lt, rt))
+                return None
+            return BOOL
+        if op in ("<", "<=", ">", ">="):
+            if not is_numeric(lt) or not is_numeric(rt):
+                bad = lt if not is_numeric(lt) else rt
+                self.error(e.span, f"'{op}' compares numbers, not {bad}")
+                return None
+            if lt != rt:
+                self.error(e.span, f"cannot compare {lt} with {rt} using '{op}'", self._mix_note(lt, rt))
+                return None
+            return BOOL
+        if op == "%":
+            if lt != INT or rt != INT:
+                self.error(e.span, f"'%' needs int operands, not {lt} and {rt}",
+                           ["for floats there is no '%'; compute x - floor(x / y) * y"] if FLOAT in (lt, rt) else [])
+                return None
+            return INT
+        # + - * /
+        if not is_numeric(lt) or not is_numeric(rt):
+            bad = lt if not is_numeric(lt) else rt
+            notes = ["to join vectors, use concat([a, b])"] if op == "+" and isinstance(bad, Vec) else []
+            self.error(e.span, f"'{op}' needs numbers, not {bad}", notes)
+            return None
+        if lt != rt:
+            self.error(e.span, f"'{op}' needs operands of the same type, not {lt} and {rt}",
+                       self._mix_note(lt, rt))
+            return None
+        return lt
+
+    def _unify(self, a: A.Expr, ta: Type, b: A.Expr, tb: Type) -> tuple[Type, Type]:
+        if ta != tb:
+            if tb is not PENDING and _can_coerce(a, tb):
+                _apply_coerce(a, tb)
+                return tb, tb
+            if ta is not PENDING and _can_coerce(b, ta):
+                _apply_coerce(b, ta)
+                return ta, ta
+        return ta, tb

@@ -1,0 +1,279 @@
+"""Names and scopes: the top-level namespace (functions and constants), the
+fixed names (node queries and builtins), constants and their values, the
+blocks' scopes, symbol declaration and lookup, and "not defined" messages.
+"""
+
+from __future__ import annotations
+
+import difflib
+from typing import Any, Optional
+
+from .. import ast as A
+from .. import builtins as B
+from ..types import BOOL, FLOAT, INT, Type
+from .base import CheckerBase
+
+QUERIES: dict[str, Type] = {
+    "master": BOOL,
+    "worker": BOOL,
+    "nchildren": INT,
+    "child_index": INT,
+    "depth": INT,
+    "nworkers": INT,
+}
+
+
+BUILTINS = B.NAMES
+
+
+FIXED_NAMES = frozenset(QUERIES) | BUILTINS
+
+
+def _wrap(v: int) -> int:
+    v &= (1 << 64) - 1
+    return v - (1 << 64) if v >= (1 << 63) else v
+
+
+def _cdiv(a: int, b: int) -> int:
+    q = abs(a) // abs(b)
+    return q if (a >= 0) == (b >= 0) else -q
+
+
+class Names(CheckerBase):
+    """Names, scopes and constants."""
+
+    # ------------------------------------------------------------ program
+
+    def program(self, prog: A.Program) -> None:
+        zero = A.Span(1, 1, 1, 1)
+        for q, t in QUERIES.items():
+            self.queries[q] = A.Symbol(q, "query", t, zero, q)
+
+        # names of the top level: functions and consts share one namespace
+        top: dict[str, A.Span] = {}
+        for d in sorted([*prog.consts, *prog.funcs], key=lambda d: (d.span.line, d.span.col)):
+            self.new_stmt()
+            what = "constant" if isinstance(d, A.ConstDecl) else "function"
+            if self._fixed_name(d.name, d.name_span, what):
+                continue
+            if d.name in top:
+                self.error(
+                    d.name_span,
+                    f"'{d.name}' is already defined",
+                    [f"the earlier definition of '{d.name}' is at line {top[d.name].line}"],
+                )
+                continue
+            top[d.name] = d.name_span
+            if isinstance(d, A.ConstDecl):
+                self.consts[d.name] = d
+            else:
+                self.funcs[d.name] = d
+
+        for cd in prog.consts:
+            self.const_decl(cd)
+
+        for f in prog.funcs:
+            self.func_decl(f)
+
+        self.new_stmt()
+        main = self.funcs.get("main")
+        if main is None:
+            self.error(
+                A.Span(1, 1, 1, 2),
+                "the program has no 'main' function",
+                ["every program needs one: func main() { ... }"],
+            )
+        else:
+            self.new_stmt()
+            if main.params:
+                self.error(
+                    main.params[0].span,
+                    "'main' takes no parameters",
+                    ["read the program's arguments with arg_int(i, default) or arg_float(i, default)"],
+                )
+            self.new_stmt()
+            if main.ret is not None:
+                self.error(main.ret.span, "'main' cannot return a value")
+
+    def _fixed_name(self, name: str, span: Optional[A.Span], what: str) -> bool:
+        sp = span or A.Span(1, 1, 1, 2)
+        if name in QUERIES:
+            self.error(sp, f"'{name}' is a node query and cannot be redefined as a {what}")
+            return True
+        if name in BUILTINS:
+            self.error(sp, f"'{name}' is a builtin function and cannot be redefined as a {what}")
+            return True
+        return False
+
+    # ------------------------------------------------------------ constants
+
+    def const_decl(self, cd: A.ConstDecl) -> None:
+        if self.consts.get(cd.name) is not cd:
+            # a duplicate or a fixed name: still check its expression
+            if cd.sym is None:
+                self._eval_const(cd)
+            return
+        self._const_value(cd)
+
+    def _const_value(self, cd: A.ConstDecl) -> Optional[A.Symbol]:
+        state = self.const_state.get(cd.name)
+        if state == "done":
+            return cd.sym
+        if state == "busy":
+            return None
+        self.const_state[cd.name] = "busy"
+        self._eval_const(cd)
+        self.const_state[cd.name] = "done"
+        return cd.sym
+
+    def _eval_const(self, cd: A.ConstDecl) -> None:
+        saved = (self.in_const, self._stmt_err, self.scopes)
+        self.in_const, self.scopes = cd, []
+        self.new_stmt()
+        t = self.expr(cd.value, 0)
+        value: Any = None
+        if t is not None and t not in (INT, FLOAT, BOOL):
+            self.error(cd.value.span, f"a constant must be an int, a float or a bool, not {t}")
+            t = None
+        if t is not None:
+            value = self._fold(cd.value)
+            if value is None:
+                t = None
+        cd.sym = A.Symbol(cd.name, "const", t, cd.name_span, f"c_{cd.name}", value)  # type: ignore[arg-type]
+        self.in_const, self._stmt_err, self.scopes = saved
+
+    def _fold(self, e: A.Expr) -> Any:
+        """The value of a checked constant expression (None after an error)."""
+        if isinstance(e, A.IntLit):
+            return float(e.value) if e.ty == FLOAT else e.value
+        if isinstance(e, (A.FloatLit, A.BoolLit)):
+            return e.value
+        if isinstance(e, A.Name):
+            return e.sym.value if e.sym is not None else None
+        if isinstance(e, A.Unary):
+            v = self._fold(e.operand)
+            if v is None:
+                return None
+            if e.op == "!":
+                return not v
+            if e.ty == INT:
+                return _wrap(-v)
+            return -float(v)
+        if isinstance(e, A.Binary):
+            a = self._fold(e.left)
+            b = self._fold(e.right)
+            if a is None or b is None:
+                return None
+            op = e.op
+            if op == "&&":
+                return a and b
+            if op == "||":
+                return a or b
+            if op == "==":
+                return a == b
+            if op == "!=":
+                return a != b
+            if op == "<":
+                return a < b
+            if op == "<=":
+                return a <= b
+            if op == ">":
+                return a > b
+            if op == ">=":
+                return a >= b
+            if e.ty == INT:
+                if op in ("/", "%") and b == 0:
+                    self.error(e.span, "division by zero in a constant")
+                    return None
+                if op == "+":
+                    return _wrap(a + b)
+                if op == "-":
+                    return _wrap(a - b)
+                if op == "*":
+                    return _wrap(a * b)
+                if op == "/":
+                    return _wrap(_cdiv(a, b))
+                return _wrap(a - _cdiv(a, b) * b)
+            a, b = float(a), float(b)
+            if op == "+":
+                return a + b
+            if op == "-":
+                return a - b
+            if op == "*":
+                return a * b
+            if op == "/":
+                if b == 0.0:
+                    if a == 0.0 or a != a:
+                        return float("nan")
+                    neg = (a < 0) != (str(b).startswith("-"))
+                    return float("-inf") if neg else float("inf")
+                return a / b
+        return None  # pragma: no cover - rejected by the checker
+
+    # ------------------------------------------------------------ scopes
+
+    def _declare(
+        self, name: str, kind: str, ty: Optional[Type], span: A.Span, name_span: Optional[A.Span]
+    ) -> Optional[A.Symbol]:
+        """A new symbol in the innermost scope (None after an error, but the
+        symbol is still made so that later uses resolve)."""
+        fn = self.fn
+        assert fn is not None
+        nsp = name_span or span
+        ok = True
+        what = {"param": "parameter", "var": "variable", "loop": "loop variable"}[kind]
+        if self._fixed_name(name, nsp, what):
+            ok = False
+        scope = self.scopes[-1]
+        if ok and name in scope:
+            earlier = scope[name]
+            self.error(
+                nsp,
+                f"'{name}' is already defined in this block",
+                [f"the earlier definition of '{name}' is at line {earlier.span.line}"],
+            )
+            ok = False
+        cname = f"v_{name}"
+        n = 1
+        while cname in fn.cnames:
+            n += 1
+            cname = f"v_{name}_{n}"
+        fn.cnames.add(cname)
+        sym = A.Symbol(name, kind, ty, nsp, cname)  # type: ignore[arg-type]
+        fn.decl.symbols.append(sym)
+        if ok or name not in scope:
+            scope[name] = sym
+        return sym
+
+    def _lookup(self, name: str) -> Optional[A.Symbol]:
+        for scope in reversed(self.scopes):
+            s = scope.get(name)
+            if s is not None:
+                return s
+        cd = self.consts.get(name)
+        if cd is not None:
+            if cd.sym is None:
+                self._const_value(cd)
+            if cd.sym is None:
+                # a constant defined in terms of itself
+                return None
+            return cd.sym
+        return self.queries.get(name)
+
+    def _visible_names(self) -> list[str]:
+        names: set[str] = set(self.consts) | set(QUERIES)
+        for scope in self.scopes:
+            names.update(scope)
+        return sorted(names)
+
+    def _undefined(self, e: A.Name) -> None:
+        name = e.id
+        if name in self.funcs or name in BUILTINS:
+            self.error(e.span, f"'{name}' is a function; call it: {name}(...)")
+            return
+        if name in self.consts and self.const_state.get(name) == "busy":
+            self.error(e.span, f"the constant '{name}' is defined in terms of itself")
+            return
+        close = difflib.get_close_matches(name, self._visible_names(), n=1)
+        hint = f" (did you mean '{close[0]}'?)" if close else ""
+        self.error(e.span, f"'{name}' is not defined{hint}")
