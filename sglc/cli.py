@@ -118,7 +118,9 @@ _opt_opt = click.option("-O", "opt", type=click.IntRange(0, 3), default=2, show_
 _unchecked_opt = click.option("--unchecked", is_flag=True,
                               help="Drop bounds and division checks.")
 _verbose_opt = click.option("-v", "--verbose", is_flag=True, help="Print every command run.")
-_debug_opt = click.option("--debug", is_flag=True, help="Show Python tracebacks of sglc itself.")
+_debug_opt = click.option("--debug", is_flag=True,
+                          help="Show Python tracebacks of sglc itself; check the IR after "
+                          "every pass.")
 
 
 @cli.command("compile")

@@ -20,15 +20,12 @@ from __future__ import annotations
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Optional
+from typing import Optional
 
 from . import ast, ir
 from .frontend import check, parse
 from .lower import lower_program
 from .passes import IR_STAGES, PIPELINE, Pass, verify
-
-if TYPE_CHECKING:
-    from .build import Toolchain
 
 __all__ = ["STAGES", "IR_STAGES", "Options", "Result", "SourceError", "read_source", "parse",
            "check", "lower", "run_passes", "emit", "build", "run", "to_ir", "c_text",
@@ -115,8 +112,7 @@ def build(c: str, out: Path, opts: Options, stem: str = "prog") -> None:
     toolchain fails)."""
     from .build import compile_c, toolchain
 
-    tc: Toolchain = toolchain(opts.target, opts.opt, sanitize=opts.sanitize,
-                              debug_info=opts.debug_info)
+    tc = toolchain(opts.target, opts.opt, sanitize=opts.sanitize, debug_info=opts.debug_info)
     out.parent.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(prefix="sglc-") as tmp:
         c_path = Path(tmp) / (stem + ".c")
@@ -138,16 +134,11 @@ def run(source: str, path: str, stop_after: str = "emit", opts: Options | None =
     check(res.ast, path)
     if stop_after == "check":
         return res
-    res.ir = lower(res.ast, path)
-    if check_ir:
-        verify(res.ir, after="lower")
-    res.ir = run_passes(res.ir, stop_after=None if stop_after == "emit" else stop_after,
-                        check_ir=check_ir)
+    res.ir = to_ir(res.ast, path, None if stop_after == "emit" else stop_after, check_ir)
     if stop_after in IR_STAGES:
         return res
-    unchecked = opts.unchecked if opts else False
-    res.c = emit(res.ir, checked=not unchecked,
-                 line_directives=opts.line_directives if opts else True)
+    opts = opts or Options("seq")  # checked, with #line directives
+    res.c = emit(res.ir, checked=not opts.unchecked, line_directives=opts.line_directives)
     return res
 
 
