@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from sglc import astext, irtext, pipeline
+from sglc import astext, ir, irtext, pipeline
 from sglc.passes import IR_STAGES
 
 SNAPSHOTS = Path(__file__).resolve().parent / "snapshots"
@@ -46,3 +46,19 @@ def test_dump(name: str, kind: str, request: pytest.FixtureRequest) -> None:
     assert golden.exists(), f"no golden {golden.name}: run make golden-update"
     assert text == golden.read_text(), (
         f"the {kind} dump of {name}.sgl changed; review it and run make golden-update")
+
+
+def test_ir_text_marks_other_levels_and_shadowed_names() -> None:
+    src = ("func main() {\n    var x = 1;\n    if x > 0 {\n        var x = 2.5;\n"
+           "        print(x);\n    }\n    print(-x, (x + 1) * 2);\n}\n")
+    res = pipeline.run(src, "t.sgl", "fuse")
+    assert res.ir is not None
+    text = irtext.format_program(res.ir)
+    # two variables named x: their C names tell them apart
+    assert "x#v_x = 1" in text and "print(x#v_x_" in text, text
+    assert "print(-x#v_x, (x#v_x + 1) * 2)" in text, text
+    # an expression at another level than its statement (none in checked programs)
+    stmt = res.ir.functions[0].body[0]
+    assert isinstance(stmt, ir.Assign)
+    stmt.value.level = 1
+    assert "x#v_x = 1@L1" in irtext.format_program(res.ir)
