@@ -55,7 +55,7 @@ check: venv-test
 
 golden-update: venv-test
 	$(PY) -m pytest -q tests/test_programs.py $(wildcard tests/test_errors.py) \
-	  $(wildcard tests/test_snapshots.py tests/test_emit_snapshots.py) --update-golden
+	  $(wildcard tests/test_snapshots.py tests/test_emit_snapshots.py tests/test_dumps.py) --update-golden
 
 bench: venv
 	$(PY) bench/run.py

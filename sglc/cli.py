@@ -11,24 +11,30 @@ Exit status: 0 ok, 1 errors in the program, 2 bad usage, 3 internal error.
 
 from __future__ import annotations
 
-import hashlib
 import os
 import shlex
 import subprocess
 import sys
-import tempfile
 import threading
 import traceback
-from dataclasses import dataclass
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
+from typing import TYPE_CHECKING, TypeVar
 
 import click
 
 from . import __version__
-from .build import TARGETS, BuildError, cache_dir, compile_c, default_target, toolchain
+from .build import TARGETS, BuildError, cache_dir, default_target
 from .diagnostics import CompileError
+from .passes import IR_STAGES
+
+if TYPE_CHECKING:
+    from .pipeline import Options
 
 EXIT_OK, EXIT_PROGRAM, EXIT_USAGE, EXIT_INTERNAL = 0, 1, 2, 3
+
+T = TypeVar("T")
 
 
 def _color() -> bool:
@@ -41,70 +47,39 @@ class _Failure(Exception):
 
 
 def _read_source(path: str) -> str:
+    from .pipeline import SourceError, read_source
+
     try:
-        return Path(path).read_text(encoding="utf-8")
-    except FileNotFoundError:
-        click.echo(f"sglc: error: no such file: {path}", err=True)
-    except IsADirectoryError:
-        click.echo(f"sglc: error: {path} is a directory", err=True)
-    except UnicodeDecodeError as e:
-        click.echo(f"sglc: error: {path} is not UTF-8 text ({e.reason} at byte {e.start})",
-                   err=True)
-    except OSError as e:
-        click.echo(f"sglc: error: cannot read {path}: {e.strerror}", err=True)
-    raise _Failure(EXIT_USAGE)
+        return read_source(path)
+    except SourceError as e:
+        click.echo(f"sglc: error: {e}", err=True)
+        raise _Failure(EXIT_USAGE) from None
 
 
-def _front(path: str):
-    """parse + check; prints diagnostics and raises _Failure on errors."""
-    from . import frontend
-
-    source = _read_source(path)
+@contextmanager
+def _diagnosed(source: str, path: str) -> Iterator[None]:
+    """Print the diagnostics of a CompileError raised inside, and exit 1."""
     try:
-        return frontend.load_source(source, path)
+        yield
     except CompileError as err:
-        click.echo(frontend.format_errors(err, source, path, _color()), err=True, nl=False)
+        from .frontend import format_errors
+
+        click.echo(format_errors(err, source, path, _color()), err=True, nl=False)
         raise _Failure(EXIT_PROGRAM) from None
 
 
-@dataclass
-class Options:
-    target: str
-    opt: int
-    unchecked: bool
-    verbose: bool
-    line_directives: bool = True
-    sanitize: bool = False
-    debug_info: bool = False
+def _in_pipeline(path: str, fn: Callable[[str], T]) -> T:
+    """fn(source of path), with unreadable files and program errors reported."""
+    source = _read_source(path)
+    with _diagnosed(source, path):
+        return fn(source)
 
 
-def _c_text(path: str, opts: Options, stop: str | None = None) -> str:
-    from .emit import emit_program
-    from .lower import lower_program
+def _options(target: str | None, opt: int = 2, unchecked: bool = False, verbose: bool = False,
+             **kw: bool) -> Options:
+    from .pipeline import Options
 
-    prog = _front(path)
-    if stop == "ast":
-        return _dump(prog)
-    ir_prog = lower_program(prog, path)
-    if stop == "ir":
-        return _dump(ir_prog)
-    return emit_program(ir_prog, checked=not opts.unchecked, line_directives=opts.line_directives)
-
-
-def _dump(obj: object) -> str:
-    import pprint
-
-    return pprint.pformat(obj, width=100) + "\n"
-
-
-def compile_to(path: str, out: Path, opts: Options) -> None:
-    c_text = _c_text(path, opts)
-    tc = toolchain(opts.target, opts.opt, sanitize=opts.sanitize, debug_info=opts.debug_info)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    with tempfile.TemporaryDirectory(prefix="sglc-") as tmp:
-        c_path = Path(tmp) / (Path(path).stem + ".c")
-        c_path.write_text(c_text)
-        compile_c(c_path, out, tc, opts.verbose)
+    return Options(target or default_target(), opt, unchecked, verbose, **kw)
 
 
 class _Main(click.Group):
@@ -143,7 +118,9 @@ _opt_opt = click.option("-O", "opt", type=click.IntRange(0, 3), default=2, show_
 _unchecked_opt = click.option("--unchecked", is_flag=True,
                               help="Drop bounds and division checks.")
 _verbose_opt = click.option("-v", "--verbose", is_flag=True, help="Print every command run.")
-_debug_opt = click.option("--debug", is_flag=True, help="Show Python tracebacks of sglc itself.")
+_debug_opt = click.option("--debug", is_flag=True,
+                          help="Show Python tracebacks of sglc itself; check the IR after "
+                          "every pass.")
 
 
 @cli.command("compile")
@@ -153,24 +130,45 @@ _debug_opt = click.option("--debug", is_flag=True, help="Show Python tracebacks 
 @_opt_opt
 @_unchecked_opt
 @click.option("--emit", type=click.Choice(["ast", "ir", "c", "exe"]), default="exe",
-              show_default=True, help="Stop after a stage and write its result.")
+              show_default=True, help="Stop after a stage and write its result: the checked "
+              "AST or the IR as text (stdout), or the C (FILE.c).")
+@click.option("--dump-after", type=click.Choice(IR_STAGES), default=None, metavar="PASS",
+              help=f"Print the IR after PASS and stop: {', '.join(IR_STAGES)} "
+              "(lower: the unfused IR).")
 @click.option("--no-line", is_flag=True, help="Leave #line directives out of the C.")
 @click.option("--sanitize", is_flag=True, help="Build with -fsanitize=address,undefined.")
 @click.option("-g", "debug_info", is_flag=True, help="Keep debug information (-g).")
 @_verbose_opt
 @_debug_opt
 def compile_cmd(file: str, output: str | None, target: str | None, opt: int, unchecked: bool,
-                emit: str, no_line: bool, sanitize: bool, debug_info: bool, verbose: bool,
-                debug: bool) -> None:
+                emit: str, dump_after: str | None, no_line: bool, sanitize: bool,
+                debug_info: bool, verbose: bool, debug: bool) -> None:
     """Compile FILE.sgl into an executable."""
-    opts = Options(target or default_target(), opt, unchecked, verbose, not no_line, sanitize,
-                   debug_info)
+    if dump_after is not None and emit != "exe":
+        raise click.UsageError("--dump-after and --emit cannot be combined")
+    opts = _options(target, opt, unchecked, verbose, line_directives=not no_line,
+                    sanitize=sanitize, debug_info=debug_info)
 
     def go() -> None:
-        if emit == "exe":
-            compile_to(file, Path(output or _stem(file)), opts)
+        from . import pipeline
+
+        if emit == "exe" and dump_after is None:
+            exe = Path(output or _stem(file))
+            _in_pipeline(file, lambda src: pipeline.compile_file(file, exe, opts, debug, src))
             return
-        text = _c_text(file, opts, stop=emit if emit != "c" else None)
+        stage = dump_after or {"ast": "check", "ir": IR_STAGES[-1], "c": "emit"}[emit]
+        res = _in_pipeline(file, lambda src: pipeline.run(src, file, stage, opts, debug))
+        if res.c is not None:
+            text = res.c
+        elif res.ir is not None:
+            from .irtext import format_program as format_ir
+
+            text = format_ir(res.ir, stage)
+        else:
+            from .astext import format_program as format_ast
+
+            assert res.ast is not None
+            text = format_ast(res.ast, file)
         # the AST and IR go to stdout, the C to FILE.c; -o picks a file, -o - stdout
         if output == "-" or (output is None and emit != "c"):
             click.echo(text, nl=False)
@@ -187,10 +185,12 @@ def check_cmd(files: tuple[str, ...], debug: bool) -> None:
     """Parse and check FILE.sgl..., reporting every error found."""
 
     def go() -> None:
+        from .frontend import load_source
+
         worst = EXIT_OK
         for f in files:
             try:
-                _front(f)
+                _in_pipeline(f, lambda src, f=f: load_source(src, f))
             except _Failure as e:
                 worst = max(worst, e.status)
         if worst:
@@ -215,20 +215,20 @@ def check_cmd(files: tuple[str, ...], debug: bool) -> None:
 def run_cmd(file: str, nprocs: int, threads: int | None, shape: str | None, target: str | None,
             opt: int, unchecked: bool, verbose: bool, debug: bool, args: tuple[str, ...]) -> None:
     """Compile FILE.sgl (cached) and run it."""
-    opts = Options(target or default_target(), opt, unchecked, verbose)
+    opts = _options(target, opt, unchecked, verbose)
     if nprocs > 1 and opts.target != "mpi":
         raise click.UsageError(f"-np {nprocs} needs the mpi target")
 
     def go() -> None:
+        from . import pipeline
+        from .launch import launch_command, run_cache_key
+
         source = _read_source(file)
-        key = hashlib.sha256(
-            "\0".join([__version__, source, file, opts.target, str(opt), str(unchecked),
-                       os.environ.get("CC", ""), os.environ.get("MPICC", ""),
-                       os.environ.get("CFLAGS", ""), os.environ.get("LDFLAGS", "")]).encode()
-        ).hexdigest()[:20]
+        key = run_cache_key(source, file, [opts.target, str(opt), str(unchecked)])
         exe = cache_dir() / "run" / key / _stem(Path(file).name)
         if not exe.exists():
-            compile_to(file, exe, opts)
+            with _diagnosed(source, file):
+                pipeline.compile_file(file, exe, opts, debug, source)
         cmd = launch_command(str(exe), nprocs, threads, shape, list(args))
         env = dict(os.environ)
         if threads is not None:
@@ -270,10 +270,8 @@ def probe_cmd(nprocs: int, threads: int, shape: str | None, output: str, quick: 
         raise click.UsageError(str(e)) from None
 
     def go() -> None:
-        opts = Options(tgt, 2, False, verbose)
         try:
-            machine = probe.run_probe(nprocs, threads, shape, quick, tgt, verbose,
-                                      compile_fn=lambda src, exe: compile_to(src, exe, opts))
+            machine = probe.run_probe(nprocs, threads, shape, quick, tgt, verbose)
         except probe.ProbeError as e:
             click.echo(f"sglc: probe: {e}", err=True)
             raise _Failure(EXIT_INTERNAL) from None
@@ -294,28 +292,15 @@ def cost_cmd(file: str, debug: bool) -> None:
     """Print the symbolic BSP cost of every superstep of FILE.sgl."""
 
     def go() -> None:
+        from . import pipeline
         from .cost import render
-        from .lower import lower_program
 
-        click.echo(render(lower_program(_front(file), file)), nl=False)
+        res = _in_pipeline(file, lambda src: pipeline.run(src, file, IR_STAGES[-1],
+                                                          check_ir=debug))
+        assert res.ir is not None
+        click.echo(render(res.ir), nl=False)
 
     _guard(go, debug)
-
-
-def launch_command(exe: str, nprocs: int, threads: int | None, shape: str | None,
-                   args: list[str]) -> list[str]:
-    """The command that runs exe on nprocs MPI processes (directly for 1)."""
-    prog = [exe] + ([f"--sgl-shape={shape}"] if shape else []) + args
-    if nprocs == 1:
-        return prog
-    cmd = ["mpirun", "-np", str(nprocs), "--bind-to", "none"]
-    if nprocs > (os.cpu_count() or 1):
-        cmd.append("--oversubscribe")
-    if hasattr(os, "geteuid") and os.geteuid() == 0:
-        cmd.append("--allow-run-as-root")
-    if threads is not None:
-        cmd += ["-x", "OMP_NUM_THREADS"]
-    return cmd + prog
 
 
 def _stem(path: str) -> str:

@@ -1,7 +1,7 @@
 """`sglc cost`: the symbolic BSP cost of every superstep site of a program.
 
 One line per site (a run of fused scatter/bcast/pardo/gather statements,
-sglc/lower.py), then an indented line of notes:
+sglc/passes/fuse.py), then an indented line of notes:
 
     hsum:10  scatter+pardo+gather  cost = W(pardo) + g_scatter*(8*len(v)/p + 8) + g_gather*8 + l
         p = nchildren; W(pardo) = max over children of W(lines 11-13), which calls hsum on each child

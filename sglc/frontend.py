@@ -1,6 +1,7 @@
-"""The front end as one call: read a file, parse it and check it.
+"""The front half of the driver (sglc.pipeline): parse and check.
 
-    source, program = load("prog.sgl")      # raises CompileError
+    program = load_source(text, "prog.sgl")   # raises CompileError
+    source, program = load("prog.sgl")
     text = format_errors(err, source, "prog.sgl", color=False)
 """
 
@@ -13,12 +14,18 @@ from .check import check_program
 from .diagnostics import CompileError, render_all
 from .parse import parse_program
 
-__all__ = ["load", "load_source", "format_errors"]
+__all__ = ["parse", "check", "load", "load_source", "format_errors"]
 
 
-def load_source(source: str, path: str) -> Program:
-    """Parse and check source text; `path` is used only in messages."""
-    prog = parse_program(source, path)
+def parse(source: str, path: str) -> Program:
+    """The `parse` stage: source text to the AST; `path` is used only in
+    messages."""
+    return parse_program(source, path)
+
+
+def check(prog: Program, path: str) -> Program:
+    """The `check` stage: annotates prog in place (types, symbols, levels)
+    and returns it; raises CompileError with every error found."""
     gc_was_enabled = gc.isenabled()
     gc.disable()  # the checker makes many small objects and no garbage cycles
     try:
@@ -27,6 +34,11 @@ def load_source(source: str, path: str) -> Program:
         if gc_was_enabled:
             gc.enable()
     return prog
+
+
+def load_source(source: str, path: str) -> Program:
+    """Parse and check source text; `path` is used only in messages."""
+    return check(parse(source, path), path)
 
 
 def load(path: str) -> tuple[str, Program]:

@@ -7,11 +7,12 @@ Typed and structured (no gotos).  Compared with the AST:
 - every expression carries its type and its level (relative to the node
   running the enclosing function, brief §6.2) and the source position of
   the operation, for run-time error messages;
-- the SGL primitives are explicit: consecutive `scatter`/`bcast`, `pardo`
-  and `gather` statements at one level become one `Superstep` whose `Op`s
-  are sent as one command (a fused superstep), and the child-side code of
-  each op is an `Action`, a function run on one child with that child's
-  frame;
+- the SGL primitives are explicit: each `scatter`/`bcast`, `pardo` and
+  `gather` statement becomes a `Superstep` (sglc.lower), and the pass
+  `fuse` (sglc.passes) joins consecutive ones at one level into one
+  `Superstep` whose `Op`s are sent as one command (a fused superstep); the
+  child-side code of each op is an `Action`, a function run on one child
+  with that child's frame;
 - every function names its frame: the variables of which every node of
   the subtree holds a copy (the child frame is the same layout).
 """
@@ -215,6 +216,10 @@ class Site:
 @dataclass(eq=False)
 class Superstep(Stmt):
     site: Site = None  # type: ignore[assignment]
+    # a statement without code (a `var` declaration without initializer)
+    # stands between this superstep and the superstep just before it: `fuse`
+    # joins only supersteps whose statements are consecutive in the source
+    after_decl: bool = False
 
 
 # ---------------------------------------------------------------- program

@@ -1,26 +1,25 @@
-"""Lower: the checked AST to the IR (sglc.ir).
+"""Lower: the checked AST to the IR (sglc.ir), unfused.
 
-Resolves names to frame variables, folds constants into literals, lifts
-the child-side code of every primitive into an Action, and fuses runs of
-consecutive primitives at one level into Supersteps.
+Resolves names to frame variables, folds constants into literals, and
+makes every primitive statement (scatter, bcast, pardo, gather) a
+Superstep of its own: one Site with one Op, whose child-side code is an
+Action.  A `var` declaration without initializer has no code; a
+superstep separated by one from the superstep before it is marked
+`after_decl` (fusion does not join across it).  Joining consecutive primitives into one superstep is the `fuse`
+pass (sglc/passes/fuse.py), which runs after this stage.
 
-Fusion keeps the sequential meaning (brief §1).  A superstep is sent as one
-command, so the master evaluates every scatter/bcast source, and the
-runtime checks every scatter, before any child runs; an op may join the
-current superstep when that cannot be observed:
-  - scatter/bcast: only scatters and bcasts before it in the superstep, and
-    its source cannot print or fail (no user calls, indexing, division,
-    split, fill, ...: see `_safe_builtin`);
-  - pardo, gather: always, unless the previous op is a gather into an
-    indexed target (whose assignment on the master may fail).
+Numbering (which `fuse` keeps): sites are numbered in program order,
+except that a superstep's site comes before the sites in its pardo body
+and an `if`'s else branch is lowered (and numbered) before its then
+branch; the action of op k of site s is `act{s}_{k}_{recv|pardo|eval}`; a
+function's `actions` are in the order the C defines them: the order the
+ops are lowered, a pardo's own action after those of its body.
 """
 
 from __future__ import annotations
 
-from . import ast, builtins, ir
+from . import ast, ir
 from .types import FLOAT, VOID, Type
-
-MAX_OPS = 64  # runtime_c/sgl_tree.c: SGL_MAX_OPS
 
 
 class _FuncLowering:
@@ -62,67 +61,44 @@ class _FuncLowering:
 
     def block(self, stmts: list[ast.Stmt]) -> list[ir.Stmt]:
         out: list[ir.Stmt] = []
-        i = 0
-        while i < len(stmts):
-            s = stmts[i]
+        decl = False  # a declaration without code since the last statement in out
+        for s in stmts:
             if _is_primitive(s):
-                group = [s]
-                j = i + 1
-                while j < len(stmts) and _is_primitive(stmts[j]) and self._joins(group, stmts[j]):
-                    group.append(stmts[j])
-                    j += 1
-                out.append(self.superstep(group))
-                i = j
-                continue
-            lowered = self.stmt(s)
+                after_decl = decl and bool(out) and isinstance(out[-1], ir.Superstep)
+                lowered: ir.Stmt | None = self.superstep(s, after_decl)
+            else:
+                lowered = self.stmt(s)
             if lowered is not None:
                 out.append(lowered)
-            i += 1
+            decl = lowered is None
         return out
 
-    def _joins(self, group: list[ast.Stmt], t: ast.Stmt) -> bool:
-        if len(group) >= MAX_OPS or t.level != group[0].level:
-            return False
-        last = group[-1]
-        if isinstance(last, ast.Gather) and not isinstance(last.target, ast.Name):
-            return False
-        if isinstance(t, (ast.Scatter, ast.Bcast)):
-            # only in the leading run of scatters and bcasts: the runtime
-            # checks every scatter (its length, the node being a master)
-            # before any child runs
-            if any(isinstance(g, (ast.Gather, ast.Pardo)) for g in group):
-                return False
-            return _safe(t.src)
-        return True
-
-    def superstep(self, group: list[ast.Stmt]) -> ir.Superstep:
-        level = group[0].level
+    def superstep(self, s: ast.Stmt, after_decl: bool) -> ir.Superstep:
+        """One primitive statement as a superstep of one op."""
+        line, col, level = s.span.line, s.span.col, s.level
         if level == 0:
             self.runs_supersteps = True
-        ops: list[ir.Op] = []
         site_id = len(self.prog.sites)
-        site = ir.Site(site_id, f"site_{site_id}", self.fd.name, group[0].span.line,
-                       group[0].span.col, ops, self.frame_type, self.free_fn)
-        self.prog.sites.append(site)  # before the pardo bodies add theirs
-        for k, s in enumerate(group):
-            line, col = s.span.line, s.span.col
-            base = f"act{site_id}_{k}"
-            if isinstance(s, (ast.Scatter, ast.Bcast)):
-                kind = ir.SCATTER if isinstance(s, ast.Scatter) else ir.BCAST
-                target = self.lvalue(s.target)
-                act = ir.Action(base + "_recv", "recv", level + 1, target=target)
-                ops.append(ir.Op(kind, line, col, target.ty, act, src=self.expr(s.src)))
-            elif isinstance(s, ast.Pardo):
-                act = ir.Action(base + "_pardo", "body", level + 1, body=self.block(s.body.stmts))
-                ops.append(ir.Op(ir.PARDO, line, col, None, act))
-            else:
-                assert isinstance(s, ast.Gather)
-                src = self.expr(s.src)
-                act = ir.Action(base + "_eval", "eval", level + 1, expr=src)
-                ops.append(ir.Op(ir.GATHER, line, col, src.ty, act, target=self.lvalue(s.target)))
-            self.actions.append(ops[-1].action)
-        s0 = group[0]
-        return ir.Superstep(s0.span.line, s0.span.col, level, site=site)
+        site = ir.Site(site_id, f"site_{site_id}", self.fd.name, line, col, [],
+                       self.frame_type, self.free_fn)
+        self.prog.sites.append(site)  # before the pardo body adds its own
+        base = f"act{site_id}_0"
+        if isinstance(s, (ast.Scatter, ast.Bcast)):
+            kind = ir.SCATTER if isinstance(s, ast.Scatter) else ir.BCAST
+            target = self.lvalue(s.target)
+            act = ir.Action(base + "_recv", "recv", level + 1, target=target)
+            op = ir.Op(kind, line, col, target.ty, act, src=self.expr(s.src))
+        elif isinstance(s, ast.Pardo):
+            act = ir.Action(base + "_pardo", "body", level + 1, body=self.block(s.body.stmts))
+            op = ir.Op(ir.PARDO, line, col, None, act)
+        else:
+            assert isinstance(s, ast.Gather)
+            src = self.expr(s.src)
+            act = ir.Action(base + "_eval", "eval", level + 1, expr=src)
+            op = ir.Op(ir.GATHER, line, col, src.ty, act, target=self.lvalue(s.target))
+        site.ops.append(op)
+        self.actions.append(act)
+        return ir.Superstep(line, col, level, site=site, after_decl=after_decl)
 
     def stmt(self, s: ast.Stmt) -> ir.Stmt | None:
         line, col, lvl = s.span.line, s.span.col, s.level
@@ -139,7 +115,7 @@ class _FuncLowering:
             return ir.Assign(line, col, lvl, target=self.lvalue(s.target), op=s.op,
                              value=self.expr(s.value))
         if isinstance(s, ast.If):
-            orelse: list[ir.Stmt] = []
+            orelse: list[ir.Stmt] = []  # lowered (and numbered) before the then branch
             if isinstance(s.orelse, ast.Block):
                 orelse = self.block(s.orelse.stmts)
             elif isinstance(s.orelse, ast.If):
@@ -221,32 +197,8 @@ def _is_primitive(s: ast.Stmt) -> bool:
     return isinstance(s, (ast.Scatter, ast.Bcast, ast.Gather, ast.Pardo))
 
 
-def _safe_builtin(name: str, nargs: int) -> bool:
-    """A builtin whose evaluation on the master neither prints nor (on a
-    master, with sane arguments) fails: the table says so (sglc.builtins)."""
-    entry = builtins.TABLE[name]
-    return entry.pure and not entry.can_fail_on_master(nargs)
-
-
-def _safe(e: ast.Expr) -> bool:
-    """Evaluating e on the master cannot print or (normally) fail."""
-    if isinstance(e, (ast.IntLit, ast.FloatLit, ast.BoolLit, ast.Name)):
-        return True
-    if isinstance(e, ast.VecLit):
-        return all(_safe(x) for x in e.elems)
-    if isinstance(e, ast.Unary):
-        return _safe(e.operand)
-    if isinstance(e, ast.Binary):
-        return e.op not in ("/", "%") and _safe(e.left) and _safe(e.right)
-    if isinstance(e, ast.Call):
-        if e.builtin is not None and _safe_builtin(e.builtin, len(e.args)):
-            return all(_safe(a) for a in e.args)
-        return False
-    return False
-
-
 def lower_program(prog: ast.Program, path: str) -> ir.Program:
-    """The IR of a checked program."""
+    """The unfused IR of a checked program (the `lower` stage)."""
     pl = _ProgLowering()
     funcs = [_FuncLowering(pl, fd).lower() for fd in prog.funcs]
     return ir.Program(file=path, functions=funcs, sites=pl.sites)

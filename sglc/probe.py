@@ -26,9 +26,13 @@ import os
 import subprocess
 import sys
 import tempfile
+from collections.abc import Callable
 from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
+
+from .launch import launch_command  # the same mpirun line as `sglc run`
+from .pipeline import Options, compile_file
 
 OPS = ("scatter", "bcast", "gather")
 
@@ -169,10 +173,15 @@ def summary(machine: dict) -> str:
 
 
 def run_probe(nprocs: int, threads: int, shape: str | None, quick: bool, target: str,
-              verbose: bool = False, compile_fn=None) -> dict:
+              verbose: bool = False,
+              compile_fn: Callable[[str, Path], None] | None = None) -> dict:
     """Compile and run the probe; the machine dict.  `compile_fn(src_path, exe_path)`
-    compiles an SGL file (the CLI passes its compile_to)."""
-    from .cli import launch_command  # the same mpirun line as `sglc run`
+    compiles an SGL file (default: the pipeline, -O2, checked)."""
+    if compile_fn is None:
+        opts = Options(target, verbose=verbose)
+
+        def compile_fn(src: str, exe: Path) -> None:
+            compile_file(src, exe, opts)
 
     shape = shape or default_shape(nprocs, threads)
     parse_shape(shape)
@@ -182,7 +191,6 @@ def run_probe(nprocs: int, threads: int, shape: str | None, quick: bool, target:
         src = Path(tmp) / "probe.sgl"
         src.write_text(probe_source(), encoding="utf-8")
         exe = Path(tmp) / "probe"
-        assert compile_fn is not None
         compile_fn(str(src), exe)
         cmd = launch_command(str(exe), nprocs, threads, shape, settings.args())
         if nprocs > 1 and "--oversubscribe" not in cmd:

@@ -144,6 +144,72 @@ def test_emit_ast_ir(tiny: Path, stage: str) -> None:
     assert "print" in out
 
 
+SNAPSHOTS = REPO / "tests" / "snapshots"
+
+
+def test_emit_ir_is_readable_text() -> None:
+    rc, out, err = sglc_run(str(REPO / "examples" / "reduce.sgl"), "--emit=ir")
+    assert rc == 0, err
+    assert len(out.encode()) < 10_000, f"--emit=ir is {len(out.encode())} bytes"
+    assert "after fuse: 2 functions, 1 superstep site" in out
+    # the fused superstep, its ops, and their child actions one level below
+    assert re.search(r"^  L0 22:5 +superstep site_0: scatter \+ pardo \+ gather$", out, re.M), out
+    assert re.search(r"^  L1 +act0_1_pardo:$", out, re.M), out
+    assert re.search(r"^  L1 26:9 +partial = tree_sum\(block\)$", out, re.M), out
+    assert "IntLit" not in out and "VarRef(" not in out  # not a dataclass repr
+
+
+@pytest.mark.parametrize("args, golden", [(["--emit=ir"], "superstep.ir"),
+                                          (["--dump-after=fuse"], "superstep.ir"),
+                                          (["--dump-after=lower"], "superstep.lower.ir"),
+                                          (["--emit=ast"], "superstep.ast")])
+def test_dumps_are_the_goldens(args: list[str], golden: str) -> None:
+    # tests/test_dumps.py checks the goldens in-process; this, that the CLI prints them
+    rc, out, err = sglc_run("superstep.sgl", *args, cwd=SNAPSHOTS)
+    assert rc == 0, err
+    assert out == (SNAPSHOTS / golden).read_text()
+
+
+def test_dump_after_lower_is_unfused(tmp_path: Path) -> None:
+    rc, out, err = sglc_run(str(REPO / "examples" / "reduce.sgl"), "--dump-after=lower",
+                            "--debug")
+    assert rc == 0, err
+    assert re.findall(r"superstep (site_\d): (\w+)$", out, re.M) == [
+        ("site_0", "scatter"), ("site_1", "pardo"), ("site_2", "gather")]
+    written = tmp_path / "reduce.ir"
+    rc, out, err = sglc_run(str(REPO / "examples" / "reduce.sgl"), "--dump-after=lower",
+                            "-o", str(written))
+    assert rc == 0 and out == "", err
+    assert "after lower" in written.read_text()
+
+
+def test_dump_after_unknown_pass_is_usage_error(tiny: Path) -> None:
+    rc, out, err = sglc_run(str(tiny), "--dump-after=fusion")
+    assert rc == 2, err
+    assert "'fusion'" in err and "'lower'" in err and "'fuse'" in err, err
+    rc, out, err = sglc_run(str(tiny), "--dump-after=fuse", "--emit=c")
+    assert rc == 2, err
+    assert_no_traceback(err)
+
+
+def test_emit_ast_shows_types_and_levels() -> None:
+    rc, out, err = sglc_run(str(REPO / "examples" / "reduce.sgl"), "--emit=ast")
+    assert rc == 0, err
+    # the scatter's source is on the master (L0), its target on the children (L1)
+    assert re.search(r"^22:13 +src: call split +: \[\[int\]\] +L0 +builtin$", out, re.M), out
+    assert re.search(r"^22:36 +target: name block +: \[int\] +L1 +var v_block$", out, re.M), out
+    assert re.search(r"^26:9 +assign = +L1$", out, re.M), out
+
+
+def test_emit_ir_of_a_program_with_errors(tmp_path: Path) -> None:
+    bad = tmp_path / "bad.sgl"
+    bad.write_text(BAD)
+    for args in (["--emit=ir"], ["--emit=ast"], ["--dump-after=lower"]):
+        rc, out, err = sglc_run(str(bad), *args)
+        assert rc == 1 and "bad.sgl:2:" in err, err
+        assert_no_traceback(err)
+
+
 # ------------------------------------------------------- verbose, CC, MPICC
 
 
@@ -310,6 +376,64 @@ def test_run_np2(shape_arg: Path) -> None:
     rc, out, err = sglc_run("run", str(shape_arg), "--target", "mpi", "-np", "2",
                             "--shape", "2x3", "--", "11")
     assert (rc, out) == (0, "2 11\n"), err
+
+
+def test_run_cache_key_covers_the_compiler(monkeypatch: pytest.MonkeyPatch) -> None:
+    from sglc import launch
+
+    flags = ["seq", "2", "False"]
+    key = launch.run_cache_key(TINY, "tiny.sgl", flags)
+    assert key == launch.run_cache_key(TINY, "tiny.sgl", flags)
+    assert key != launch.run_cache_key(TINY + "\n", "tiny.sgl", flags)
+    assert key != launch.run_cache_key(TINY, "tiny.sgl", ["omp", "2", "False"])
+    monkeypatch.setattr(launch, "compiler_fingerprint", lambda: "0.1.0:another-runtime")
+    assert key != launch.run_cache_key(TINY, "tiny.sgl", flags)
+    monkeypatch.undo()
+    # the fingerprint covers the compiler's sources, the grammar and the runtime
+    roots = launch.compiler_roots()
+    for root, member in ((REPO / "sglc", "pipeline.py"), (REPO / "grammar", "sgl.lark"),
+                         (REPO / "runtime_c", "sgl.h")):
+        assert any((r / member).resolve() == (root / member).resolve() for r in roots), roots
+
+
+def test_tree_hash_sees_a_changed_runtime_file(tmp_path: Path) -> None:
+    from sglc import launch
+
+    copy = tmp_path / "runtime_c"
+    shutil.copytree(REPO / "runtime_c", copy)
+    (copy / "__pycache__").mkdir()
+    before = launch.tree_hash([copy])
+    (copy / "__pycache__" / "x.pyc").write_bytes(b"bytecode")  # not a source
+    assert launch.tree_hash([copy]) == before
+    header = copy / "sgl.h"
+    header.write_text(header.read_text() + "\n/* changed */\n")
+    assert launch.tree_hash([copy]) != before
+    changed = launch.tree_hash([copy])
+    (copy / "extra.c").write_text("int x;\n")
+    assert launch.tree_hash([copy]) != changed
+    assert launch.tree_hash([copy]) == launch.tree_hash([copy, copy])  # a file counts once
+
+
+def test_run_recompiles_when_the_compiler_changes(shape_arg: Path, tmp_path: Path,
+                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    # in-process, with the compiler's fingerprint (sources, grammar, runtime) replaced
+    from click.testing import CliRunner
+
+    from sglc import launch
+    from sglc.cli import cli
+
+    def sglc_run_v() -> tuple[int, str]:
+        res = CliRunner().invoke(cli, ["run", str(shape_arg), "--target", "seq", "-v"])
+        return res.exit_code, res.output
+
+    monkeypatch.setattr(launch, "compiler_fingerprint", lambda: f"v1 {tmp_path}")
+    rc, out = sglc_run_v()
+    assert rc == 0 and "-std=c11" in out, out  # compiled
+    rc, out = sglc_run_v()
+    assert rc == 0 and "-std=c11" not in out, out  # the cached executable
+    monkeypatch.setattr(launch, "compiler_fingerprint", lambda: f"v2 {tmp_path}")
+    rc, out = sglc_run_v()
+    assert rc == 0 and "-std=c11" in out, out  # compiled again
 
 
 def test_run_np2_needs_mpi_target(shape_arg: Path) -> None:

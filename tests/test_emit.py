@@ -13,9 +13,7 @@ from hypothesis import strategies as st
 
 from sglc import cnodes as c
 from sglc.cnodes import Binary, Cast, Index, Name, Scope, Temp, Unary
-from sglc.emit import emit_program
-from sglc.frontend import load_source
-from sglc.lower import lower_program
+from sglc.pipeline import c_text
 
 a, b, x = Name("a"), Name("b"), Name("x")
 
@@ -160,7 +158,7 @@ def test_frees_are_in_reverse_order_and_skip_scalars_and_moved_temps() -> None:
 
 
 def _c(src: str) -> str:
-    return emit_program(lower_program(load_source(src, "t.sgl"), "t.sgl"))
+    return c_text(src, "t.sgl")
 
 
 def _frees(text: str, temp: str) -> int:

@@ -13,9 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from sglc.emit import emit_program
-from sglc.frontend import load_source
-from sglc.lower import lower_program
+from sglc import pipeline
 from sglc.paths import runtime_dir
 
 SNAPSHOTS = Path(__file__).resolve().parent / "snapshots"
@@ -24,8 +22,7 @@ CASES = sorted(SNAPSHOTS.glob("*.sgl"))
 
 def generated_c(src: Path) -> str:
     name = src.name  # as a user in that folder would give it: #line "hello.sgl"
-    prog = load_source(src.read_text(), name)
-    return emit_program(lower_program(prog, name))
+    return pipeline.c_text(src.read_text(), name)
 
 
 @pytest.mark.parametrize("src", CASES, ids=[p.stem for p in CASES])

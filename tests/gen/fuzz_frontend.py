@@ -122,10 +122,9 @@ def check_one(text: str, backend: bool) -> str | None:
                 return f"CompileError rendered without an error line:\n{rendered}"
             return None
         if backend:
-            from sglc.emit import emit_program
-            from sglc.lower import lower_program
+            from sglc import pipeline
 
-            emit_program(lower_program(prog, "fuzz.sgl"), checked=True)
+            pipeline.emit(pipeline.to_ir(prog, "fuzz.sgl", check_ir=True), checked=True)
         return None
     except _Timeout:
         return "timeout: the front end ran for more than 10 s"

@@ -1,0 +1,145 @@
+"""A cheap structural check of the IR, run after lower and after every pass
+under `--debug` (and by the tests).  It finds a pass that broke the
+invariants the emitter relies on; it is not a type checker.
+
+Checked: sites are numbered 0.. in the order sglc/lower.py documents and each is used by
+exactly one superstep; every op has a child action of the right kind, one
+level below its superstep, listed once in its function's actions, in the
+order the C defines them (a pardo's action after those of its body); action names are unique; a superstep has 1 to
+MAX_OPS ops; every statement of a list is at the list's level; every
+variable referenced belongs to the function's frame.
+"""
+
+from __future__ import annotations
+
+from .. import ir
+from .fuse import MAX_OPS
+
+_KIND_OF_ACTION = {ir.SCATTER: "recv", ir.BCAST: "recv", ir.PARDO: "body", ir.GATHER: "eval"}
+
+
+class IRError(Exception):
+    """The IR breaks an invariant (an internal error of sglc)."""
+
+
+class _Verifier:
+    def __init__(self, prog: ir.Program, after: str):
+        self.prog = prog
+        self.after = after
+        self.used_sites: list[ir.Site] = []
+        self.action_names: set[str] = set()
+
+    def fail(self, msg: str, node: ir.Stmt | ir.Expr | None = None) -> None:
+        where = f" at line {node.line}:{node.col}" if node is not None else ""
+        raise IRError(f"invalid IR after {self.after}{where}: {msg}")
+
+    def run(self) -> None:
+        for k, site in enumerate(self.prog.sites):
+            if site.id != k or site.cname != f"site_{k}":
+                self.fail(f"site {k} is numbered {site.id} ({site.cname})")
+        for f in self.prog.functions:
+            self.func = f
+            self.frame = {id(v) for v in f.frame}
+            self.seen: list[ir.Action] = []
+            self.block(f.body, 0)
+            if [id(a) for a in self.seen] != [id(a) for a in f.actions]:
+                self.fail(f"function {f.name}: its actions are not those of its supersteps, "
+                          "in definition order")
+        if [id(s) for s in self.used_sites] != [id(s) for s in self.prog.sites]:
+            self.fail("the program's sites are not its supersteps' sites, in program order")
+
+    def block(self, stmts: list[ir.Stmt], level: int) -> None:
+        for s in stmts:
+            if s.level != level:
+                self.fail(f"{type(s).__name__} at level {s.level} in a block at level {level}", s)
+            self.stmt(s)
+
+    def stmt(self, s: ir.Stmt) -> None:
+        if isinstance(s, ir.Superstep):
+            self.superstep(s)
+        elif isinstance(s, ir.Block):
+            self.block(s.body, s.level)
+        elif isinstance(s, ir.If):
+            self.expr(s.cond)
+            self.block(s.orelse, s.level)  # numbered first (sglc/lower.py)
+            self.block(s.then, s.level)
+        elif isinstance(s, ir.While):
+            self.expr(s.cond)
+            self.block(s.body, s.level)
+        elif isinstance(s, ir.For):
+            self.var(s.var, s)
+            self.expr(s.start)
+            self.expr(s.stop)
+            self.block(s.body, s.level)
+        elif isinstance(s, ir.Assign):
+            self.expr(s.target)
+            self.expr(s.value)
+        elif isinstance(s, ir.ExprStmt):
+            self.expr(s.expr)
+        elif isinstance(s, ir.Return):
+            if s.value is not None:
+                self.expr(s.value)
+        elif not isinstance(s, (ir.Break, ir.Continue)):
+            self.fail(f"unknown statement {type(s).__name__}", s)
+
+    def superstep(self, s: ir.Superstep) -> None:
+        site = s.site
+        self.used_sites.append(site)
+        if not 1 <= len(site.ops) <= MAX_OPS:
+            self.fail(f"{site.cname} has {len(site.ops)} ops", s)
+        if site.func != self.func.name:
+            self.fail(f"{site.cname} belongs to {site.func}, not {self.func.name}", s)
+        for op in site.ops:
+            act = op.action
+            if act.kind != _KIND_OF_ACTION.get(op.kind):
+                self.fail(f"{op.kind} op of {site.cname} has a '{act.kind}' action", s)
+            if act.level != s.level + 1:
+                self.fail(f"action {act.cname} at level {act.level} under a superstep at "
+                          f"level {s.level}", s)
+            if act.cname in self.action_names:
+                self.fail(f"two actions named {act.cname}", s)
+            self.action_names.add(act.cname)
+            if op.kind in (ir.SCATTER, ir.BCAST):
+                if op.src is None or act.target is None:
+                    self.fail(f"{op.kind} without a source or a target", s)
+                    return
+                self.expr(op.src)
+                self.expr(act.target)
+            elif op.kind == ir.GATHER:
+                if op.target is None or act.expr is None:
+                    self.fail("gather without a source or a target", s)
+                    return
+                self.expr(op.target)
+                self.expr(act.expr)
+            else:
+                self.block(act.body, act.level)
+            self.seen.append(act)
+
+    def var(self, v: ir.Var, node: ir.Stmt | ir.Expr) -> None:
+        if id(v) not in self.frame:
+            self.fail(f"variable {v.name} is not in the frame of {self.func.name}", node)
+
+    def expr(self, e: ir.Expr) -> None:
+        if isinstance(e, ir.VarRef):
+            self.var(e.var, e)
+        elif isinstance(e, ir.Index):
+            self.expr(e.base)
+            self.expr(e.index)
+        elif isinstance(e, (ir.Call, ir.Builtin)):
+            for a in e.args:
+                self.expr(a)
+        elif isinstance(e, ir.Unary):
+            self.expr(e.operand)
+        elif isinstance(e, ir.Binary):
+            self.expr(e.left)
+            self.expr(e.right)
+        elif isinstance(e, ir.VecLit):
+            for x in e.elems:
+                self.expr(x)
+        elif not isinstance(e, (ir.Lit, ir.Str, ir.Query)):
+            self.fail(f"unknown expression {type(e).__name__}", e)
+
+
+def verify(prog: ir.Program, after: str = "lower") -> None:
+    """Raise IRError if prog breaks an invariant (the module docstring)."""
+    _Verifier(prog, after).run()

@@ -1,0 +1,167 @@
+"""The compiler driver: each stage a function, and one run with stop points.
+
+    parse -> check -> lower -> PIPELINE passes (fuse) -> emit -> build
+
+    text = read_source("prog.sgl")                     # SourceError
+    prog = check(parse(text, "prog.sgl"), "prog.sgl")  # CompileError
+    ir_prog = run_passes(lower(prog, "prog.sgl"))
+    c = emit(ir_prog)
+    compile_file("prog.sgl", Path("prog"), Options("omp"))
+
+`run(source, path, stop_after=STAGE)` runs the stages up to STAGE (one of
+STAGES) and returns what each produced.  The stages run one way: none
+calls back into an earlier one.  The CLI (sglc.cli), `sglc probe`,
+`sglc run`, `sglc cost` and the tests drive the compiler through here;
+nothing here prints.
+"""
+
+from __future__ import annotations
+
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Optional
+
+from . import ast, ir
+from .frontend import check, parse
+from .lower import lower_program
+from .passes import IR_STAGES, PIPELINE, Pass, verify
+
+__all__ = ["STAGES", "IR_STAGES", "Options", "Result", "SourceError", "read_source", "parse",
+           "check", "lower", "run_passes", "emit", "build", "run", "to_ir", "c_text",
+           "compile_file"]
+
+# The stop points, in order: the front end, the IR after lower and after each
+# pass, the C.  `build` (C to an executable) follows emit (compile_file).
+STAGES: tuple[str, ...] = ("parse", "check", *IR_STAGES, "emit")
+
+
+class SourceError(Exception):
+    """The source file cannot be read (the CLI's usage error, exit 2)."""
+
+
+@dataclass
+class Options:
+    """What a compilation is asked for (the command line's flags)."""
+
+    target: str
+    opt: int = 2
+    unchecked: bool = False
+    verbose: bool = False
+    line_directives: bool = True
+    sanitize: bool = False
+    debug_info: bool = False
+
+
+@dataclass
+class Result:
+    """What the stages of one run produced (None: that stage did not run)."""
+
+    ast: Optional[ast.Program] = None  # after check (or parse, when stopped there)
+    ir: Optional[ir.Program] = None  # after the last IR stage run
+    c: Optional[str] = None
+
+
+def read_source(path: str) -> str:
+    """The text of path (UTF-8); SourceError with a message if unreadable."""
+    try:
+        return Path(path).read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise SourceError(f"no such file: {path}") from None
+    except IsADirectoryError:
+        raise SourceError(f"{path} is a directory") from None
+    except UnicodeDecodeError as e:
+        raise SourceError(f"{path} is not UTF-8 text ({e.reason} at byte {e.start})") from None
+    except OSError as e:
+        raise SourceError(f"cannot read {path}: {e.strerror}") from None
+
+
+def lower(prog: ast.Program, path: str) -> ir.Program:
+    """The `lower` stage: the checked AST to the unfused IR."""
+    return lower_program(prog, path)
+
+
+def run_passes(prog: ir.Program, passes: tuple[Pass, ...] = PIPELINE,
+               stop_after: str | None = None, check_ir: bool = False) -> ir.Program:
+    """Run passes in order, up to and including the one named stop_after
+    (all of them for None; none for "lower"); with check_ir, verify the IR
+    after each."""
+    names = [p.name for p in passes]
+    if stop_after is not None and stop_after != "lower" and stop_after not in names:
+        raise ValueError(f"unknown pass {stop_after!r} (one of lower, {', '.join(names)})")
+    if stop_after == "lower":
+        return prog
+    for p in passes:
+        prog = p(prog)
+        if check_ir:
+            verify(prog, after=p.name)
+        if p.name == stop_after:
+            break
+    return prog
+
+
+def emit(prog: ir.Program, checked: bool = True, line_directives: bool = True) -> str:
+    """The `emit` stage: the IR to C text."""
+    from .emit import emit_program
+
+    return emit_program(prog, checked=checked, line_directives=line_directives)
+
+
+def build(c: str, out: Path, opts: Options, stem: str = "prog") -> None:
+    """The `build` stage: C text to the executable out (BuildError if the C
+    toolchain fails)."""
+    from .build import compile_c, toolchain
+
+    tc = toolchain(opts.target, opts.opt, sanitize=opts.sanitize, debug_info=opts.debug_info)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory(prefix="sglc-") as tmp:
+        c_path = Path(tmp) / (stem + ".c")
+        c_path.write_text(c)
+        compile_c(c_path, out, tc, opts.verbose)
+
+
+def run(source: str, path: str, stop_after: str = "emit", opts: Options | None = None,
+        check_ir: bool = False) -> Result:
+    """Run the stages on source up to stop_after (one of STAGES).  Raises
+    CompileError on errors in the program; check_ir verifies the IR after
+    lower and after every pass (IRError)."""
+    if stop_after not in STAGES:
+        raise ValueError(f"unknown stage {stop_after!r} (one of {', '.join(STAGES)})")
+    res = Result()
+    res.ast = parse(source, path)
+    if stop_after == "parse":
+        return res
+    check(res.ast, path)
+    if stop_after == "check":
+        return res
+    res.ir = to_ir(res.ast, path, None if stop_after == "emit" else stop_after, check_ir)
+    if stop_after in IR_STAGES:
+        return res
+    opts = opts or Options("seq")  # checked, with #line directives
+    res.c = emit(res.ir, checked=not opts.unchecked, line_directives=opts.line_directives)
+    return res
+
+
+def to_ir(prog: ast.Program, path: str, stop_after: str | None = None,
+          check_ir: bool = False) -> ir.Program:
+    """The IR of a checked program after the passes (up to stop_after, one
+    of IR_STAGES; all for None): what emit and `sglc cost` read."""
+    prog_ir = lower(prog, path)
+    if check_ir:
+        verify(prog_ir, after="lower")
+    return run_passes(prog_ir, stop_after=stop_after, check_ir=check_ir)
+
+
+def c_text(source: str, path: str, opts: Options | None = None, check_ir: bool = False) -> str:
+    """The generated C of source (CompileError on errors in the program)."""
+    c = run(source, path, "emit", opts, check_ir).c
+    assert c is not None
+    return c
+
+
+def compile_file(path: str, out: Path, opts: Options, check_ir: bool = False,
+                 source: str | None = None) -> None:
+    """Compile the SGL file path (whose text is `source`, read if None) into
+    the executable out.  Raises SourceError, CompileError, BuildError."""
+    text = read_source(path) if source is None else source
+    build(c_text(text, path, opts, check_ir), out, opts, Path(path).stem)

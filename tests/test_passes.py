@@ -1,0 +1,234 @@
+"""The middle end, one pass at a time: `fuse` run on lowered (unfused) IR,
+its decisions for each rule (sglc/passes/fuse.py), its numbering, and the
+IR checker (sglc/passes/verify.py) on every program of the repository.
+
+The expected groupings follow from the rules of sequential meaning (brief
+§1, the fuse module's docstring), not from running the pass.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from pathlib import Path
+
+import pytest
+from conftest import REPO
+
+from sglc import ir, irtext, pipeline
+from sglc.diagnostics import CompileError
+from sglc.passes import IR_STAGES, PIPELINE, IRError, by_name, verify
+from sglc.passes.fuse import FUSE, MAX_OPS, _safe_builtin, fuse, joins
+
+HEAD = "func f(v: [int], k: int) {\n    if worker { return; }\n" \
+       "    var a: [int]; var b: int; var c: int; var r: [int]; var w = [[1], [2]];\n" \
+       "    var x = 0; var y: float; var z: bool;\n"
+TAIL = "}\nfunc main() { f([1, 2, 3], 2); }\n"
+
+
+def lowered(body: str) -> ir.Program:
+    """The unfused IR of HEAD + body + TAIL (function f, then main)."""
+    res = pipeline.run(HEAD + body + TAIL, "t.sgl", "lower", check_ir=True)
+    assert res.ir is not None
+    return res.ir
+
+
+def groups(prog: ir.Program) -> list[list[str]]:
+    """The op kinds of every superstep site, in site order."""
+    return [[op.kind for op in site.ops] for site in prog.sites]
+
+
+def fused(body: str) -> list[list[str]]:
+    prog = fuse(lowered(body))
+    verify(prog, after="fuse")
+    return groups(prog)
+
+
+S, B, P, G = ir.SCATTER, ir.BCAST, ir.PARDO, ir.GATHER
+
+
+def test_lower_is_unfused() -> None:
+    prog = lowered("scatter split(v, nchildren) -> a; bcast k -> b; pardo { c = b; }\n"
+                   "gather c -> r;\n")
+    assert groups(prog) == [[S], [B], [P], [G]]
+    assert [s.cname for s in prog.sites] == ["site_0", "site_1", "site_2", "site_3"]
+
+
+def test_the_leading_scatters_and_bcasts_pardo_and_gathers_join() -> None:
+    assert fused("scatter split(v, nchildren) -> a; bcast k -> b; bcast k + 1 -> x;\n"
+                 "pardo { c = b; } gather c -> r; gather b -> r;\n") == [[S, B, B, P, G, G]]
+
+
+@pytest.mark.parametrize("prim, kind", [("bcast k -> b;", B),
+                                        ("scatter split(v, nchildren) -> a;", S)])
+def test_no_scatter_or_bcast_after_a_pardo_or_gather(prim: str, kind: str) -> None:
+    assert fused(f"pardo {{ c = 1; }} {prim}\n") == [[P], [kind]]
+    assert fused(f"pardo {{ c = 1; }} gather c -> r; {prim}\n") == [[P, G], [kind]]
+    assert fused(f"bcast k -> x; pardo {{ c = x; }} {prim}\n") == [[B, P], [kind]]
+
+
+@pytest.mark.parametrize("src, target", [
+    ("k", "b"), ("-k", "b"), ("k * 2 + 1", "b"), ("[k, 1, 2]", "a"), ("len(v)", "b"),
+    ("sum(v)", "b"), ("min(k, 3)", "b"), ("max(k, 3)", "b"), ("abs(k)", "b"),
+    ("concat([v, v])", "a"), ("sort(v)", "a"), ("range(0, k)", "a"), ("float(k)", "y"),
+    ("sqrt(float(k))", "y"), ("pow(2.0, 3.0)", "y"), ("floor(1.5)", "y"), ("nchildren", "b"),
+    ("k == 2", "z"), ("!(k < 2)", "z"), ("[[k], v]", "w"),
+])
+def test_a_safe_bcast_source_joins(src: str, target: str) -> None:
+    assert fused(f"bcast k -> x; bcast {src} -> {target};\n") == [[B, B]]
+
+
+@pytest.mark.parametrize("src, target", [
+    ("k / 2", "b"),  # division may fail
+    ("k % 2", "b"),
+    ("v[0]", "b"),  # indexing may fail
+    ("g(k)", "b"),  # a user function may print or fail
+    ("min(v)", "b"),  # the vector forms fail on an empty vector
+    ("max(v)", "b"),
+    ("fill(k, 0)", "a"),  # may fail (negative length)
+    ("split(v, nchildren)", "w"),
+    ("[k / 1, 2]", "a"),  # an unsafe part anywhere
+    ("sum([v[0]])", "b"),
+    ("-(k % 3)", "b"),
+])
+def test_an_unsafe_bcast_source_starts_a_new_superstep(src: str, target: str) -> None:
+    body = f"bcast k -> x; bcast {src} -> {target};\n"
+    prog = HEAD.replace("func f(", "func g(n: int) -> int { return n; }\nfunc f(") + body + TAIL
+    res = pipeline.run(prog, "t.sgl", "fuse", check_ir=True)
+    assert res.ir is not None
+    assert groups(res.ir) == [[B], [B]]
+
+
+def test_unsafe_scatter_source_after_a_scatter() -> None:
+    assert fused("scatter split(v, nchildren) -> a; scatter split(v, nchildren) -> a;\n"
+                 ) == [[S], [S]]
+
+
+def test_gather_into_an_indexed_target_ends_the_superstep() -> None:
+    assert fused("pardo { c = 1; } gather c -> w[0]; pardo { c = 2; }\n") == [[P, G], [P]]
+    assert fused("pardo { c = 1; } gather c -> w[0]; gather c -> r;\n") == [[P, G], [G]]
+    # into a variable it does not
+    assert fused("pardo { c = 1; } gather c -> r; pardo { a = [c]; } gather a -> w;\n"
+                 ) == [[P, G, P, G]]
+
+
+def test_a_statement_or_declaration_between_keeps_supersteps_apart() -> None:
+    assert fused("pardo { c = 1; } x = 2; pardo { c = 2; }\n") == [[P], [P]]
+    assert fused("pardo { c = 1; } var q: int; pardo { c = 2; }\n") == [[P], [P]]
+    prog = lowered("pardo { c = 1; } var q: int; pardo { c = 2; }\n")
+    steps = [s for s in prog.functions[0].body if isinstance(s, ir.Superstep)]
+    assert [s.after_decl for s in steps] == [False, True]
+    # a declaration with an initializer is a statement with code
+    assert fused("pardo { c = 1; } var q = 2; pardo { c = 3; }\n") == [[P], [P]]
+
+
+def test_pardo_bodies_and_nested_blocks_are_fused_too() -> None:
+    body = ("if k > 0 { bcast k -> b; pardo { c = b; } }\n"
+            "while x < 1 { x = x + 1; pardo { c = 1; } gather c -> r; }\n"
+            "pardo { if master { bcast 1 -> b; pardo { c = 2; } } }\n")
+    assert fused(body) == [[B, P], [P, G], [P], [B, P]]
+
+
+def test_no_more_than_max_ops() -> None:
+    n = MAX_OPS + 6
+    got = fused("bcast k -> b;\n" * n)
+    assert got == [[B] * MAX_OPS, [B] * 6]
+
+
+def test_levels_must_match() -> None:
+    prog = lowered("bcast k -> b; pardo { c = b; }\n")
+    first, second = prog.sites[0].ops[0], prog.sites[1].ops[0]
+    assert joins([first], 0, second, 0)
+    assert not joins([first], 0, second, 1)
+
+
+def test_safe_builtin_predicate() -> None:
+    assert _safe_builtin("len", 1) and _safe_builtin("min", 2) and _safe_builtin("max", 2)
+    assert not _safe_builtin("min", 1) and not _safe_builtin("max", 1)
+    for name in ("print", "split", "fill", "arg_int", "rand_ints", "read_ints"):
+        assert not _safe_builtin(name, 2), name
+
+
+# ------------------------------------------------------------------ numbering
+
+NESTED = ("pardo { bcast 1 -> b; pardo { c = b; } }\n"
+          "if k > 0 { pardo { c = 3; } } else { bcast k -> b; gather b -> r; }\n"
+          "scatter split(v, nchildren) -> a; pardo { c = len(a); } gather c -> r;\n")
+
+
+def test_sites_are_numbered_like_lowering() -> None:
+    prog = fuse(lowered(NESTED))
+    verify(prog, after="fuse")
+    # a site before those of its pardo body; an else branch before its then branch
+    assert groups(prog) == [[P], [B, P], [B, G], [P], [S, P, G]]
+    assert [(s.id, s.cname, s.line) for s in prog.sites] == [
+        (0, "site_0", 5), (1, "site_1", 5), (2, "site_2", 6), (3, "site_3", 6),
+        (4, "site_4", 7)]
+    f = prog.functions[0]
+    assert f.name == "f" and f.runs_supersteps
+    # the actions of op k of site s are act{s}_{k}_..., a pardo's after its body's
+    assert [a.cname for a in f.actions] == [
+        "act1_0_recv", "act1_1_pardo", "act0_0_pardo", "act2_0_recv", "act2_1_eval",
+        "act3_0_pardo", "act4_0_recv", "act4_1_pardo", "act4_2_eval"]
+    for site in prog.sites:
+        for k, op in enumerate(site.ops):
+            assert op.action.cname.startswith(f"act{site.id}_{k}_")
+
+
+def test_fuse_leaves_its_input_alone_and_is_idempotent() -> None:
+    prog = lowered(NESTED)
+    before = irtext.format_program(prog, "lower")
+    once = fuse(prog)
+    assert irtext.format_program(prog, "lower") == before
+    twice = fuse(once)
+    verify(twice, after="fuse")
+    assert irtext.format_program(twice) == irtext.format_program(once)
+
+
+def test_the_pipeline_lists_named_passes() -> None:
+    assert PIPELINE[0] is FUSE and by_name("fuse") is FUSE
+    assert IR_STAGES == ("lower", *(p.name for p in PIPELINE))
+    names = [p.name for p in PIPELINE]
+    assert len(set(names)) == len(names) and "lower" not in names
+    for p in PIPELINE:
+        assert p.description and "\n" not in p.description
+    with pytest.raises(KeyError):
+        by_name("nope")
+
+
+# ------------------------------------------------------------------ verify
+
+
+def every_program() -> list[Path]:
+    return sorted([*(REPO / "tests" / "programs").glob("*.sgl"),
+                   *(REPO / "examples").glob("*.sgl"), REPO / "sglc" / "probe.sgl"])
+
+
+def test_verify_accepts_every_stage_of_every_program() -> None:
+    n = 0
+    for path in every_program():
+        try:
+            for stage in IR_STAGES:
+                pipeline.run(path.read_text(), path.name, stage, check_ir=True)
+        except CompileError:
+            continue  # (none expected, but not this test's business)
+        n += 1
+    assert n >= 50
+
+
+def test_verify_finds_broken_ir() -> None:
+    prog = fuse(lowered("bcast k -> b; pardo { c = b; } bcast k -> b;\n"))
+    assert groups(prog) == [[B, P], [B]]
+    verify(prog)
+    renumbered = dataclasses.replace(prog, sites=list(reversed(prog.sites)))
+    with pytest.raises(IRError, match="numbered"):
+        verify(renumbered, after="test")
+    f = prog.functions[0]
+    lost = dataclasses.replace(prog, functions=[dataclasses.replace(f, actions=f.actions[1:]),
+                                                *prog.functions[1:]])
+    with pytest.raises(IRError, match="actions"):
+        verify(lost)
+    op = prog.sites[0].ops[1]
+    prog.sites[0].ops[1] = dataclasses.replace(
+        op, action=dataclasses.replace(op.action, level=op.action.level + 1))
+    with pytest.raises(IRError, match="level"):
+        verify(prog)
