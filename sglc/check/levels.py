@@ -6,47 +6,11 @@ while, for, break, continue, return and pardo.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from typing import Optional
 
 from .. import ast as A
-from ..types import INT, Type, Vec
-from .base import CheckerBase, _tstr
-
-
-@dataclass
-class _Loop:
-    pardo_depth: int
-    breaks: list[tuple[Optional[int], int]] = field(default_factory=list)
-
-
-class _Func:
-    """Per-function state of the checker."""
-
-    def __init__(self, decl: A.FuncDecl):
-        self.decl = decl
-        self.ret: Optional[Type] = decl.ret.ty if decl.ret is not None else None
-        self.cnames: set[str] = set()
-        self.bits: dict[tuple[A.Symbol, int], int] = {}
-        self.sym_bits: dict[A.Symbol, dict[int, int]] = {}
-        self.nbits = 0
-        self.loops: list[_Loop] = []
-        self.pardo_depth = 0
-        # definite assignment: `must` is the set of (symbol, level) pairs that
-        # have a value on every path (None: this point is unreachable), `may`
-        # those that have one on some path.
-        self.must: Optional[int] = 0
-        self.may = 0
-
-    def bit(self, sym: A.Symbol, level: int) -> int:
-        key = (sym, level)
-        b = self.bits.get(key)
-        if b is None:
-            b = 1 << self.nbits
-            self.nbits += 1
-            self.bits[key] = b
-            self.sym_bits.setdefault(sym, {})[level] = b
-        return b
+from ..types import INT, Vec
+from .base import CheckerBase, _Func, _Loop, _tstr
 
 
 def _meet(a: Optional[int], b: Optional[int]) -> Optional[int]:
