@@ -3,7 +3,7 @@
     python bench/frontend.py [--lines N] [--repeat R]
 
 Prints the median throughput in lines per second of CPU time (target:
->= 20,000), and the same by wall-clock time.
+>= 10,000 with stock Lark, see docs/internals.md), and the same by wall-clock time.
 """
 
 from __future__ import annotations

@@ -83,7 +83,7 @@ def parse_shape(shape: str) -> list[int]:
 
 
 def process_levels(levels: list[int], nprocs: int) -> int:
-    """How many leading levels are MPI processes (as runtime_c/sgl_tree.c does)."""
+    """How many leading levels are MPI processes (as map_processes in runtime_c/sgl_start.c does)."""
     if nprocs == 1:
         return 0
     prod = 1
