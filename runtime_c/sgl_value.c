@@ -525,8 +525,16 @@ sgl_vec sgl_split_by(const sgl_type *vt, const sgl_vec *v, const sgl_type *wt, c
     }
     if (ints ? isum == 0 : fsum == 0.0)
         sgl_fail(line, col, "split_by with weights whose sum is 0 (it must be positive)");
-    if (!ints && !isfinite(fsum))
-        sgl_fail(line, col, "split_by with weights whose sum is too large for a float");
+    /* A float sum too large for a double: the weights are all scaled by
+     * one power of two (exact), so that the ratios c_i / W stay those of
+     * the brief; when the sum is finite no scaling happens at all. */
+    double scale = 1.0;
+    if (!ints && !isfinite(fsum)) {
+        scale = 0x1p-64;
+        fsum = 0.0;
+        for (int64_t i = 0; i < k; i++)
+            fsum += wf[i] * scale;
+    }
     const sgl_type *et = vt->elem;
     size_t esz = sgl_sizeof(et);
     sgl_vec r = vec_alloc(vt, k, true, line, col);
@@ -541,7 +549,7 @@ sgl_vec sgl_split_by(const sgl_type *vt, const sgl_vec *v, const sgl_type *wt, c
                 ic += (uint64_t)wi[i];
                 end = mul_div_u128(n, ic, isum);
             } else {
-                fc += wf[i];
+                fc += wf[i] * scale;
                 double x = (double)n * fc;
                 double e = isinf(x) ? (double)n * (fc / fsum) : x / fsum;
                 end = e >= (double)n ? n : (int64_t)floor(e);

@@ -14,7 +14,7 @@ Schema
 - `pure`: evaluating it prints, reads and writes nothing outside its
   arguments and result (no output, no file, no clock, no assignment); with
   `not Form.can_fail`, fusion may evaluate it early on a master
-  (sglc.lower).
+  (the fuse pass, sglc/passes/fuse.py).
 - `statement`: the call has no value (its result is VOID) and is written
   as a statement (print, push, write_ints, write_floats).
 

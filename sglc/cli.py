@@ -154,6 +154,7 @@ def compile_cmd(file: str, output: str | None, target: str | None, opt: int, unc
 
         if emit == "exe" and dump_after is None:
             exe = Path(output or _stem(file))
+            _check_writable(exe)
             _in_pipeline(file, lambda src: pipeline.compile_file(file, exe, opts, debug, src))
             return
         stage = dump_after or {"ast": "check", "ir": IR_STAGES[-1], "c": "emit"}[emit]
@@ -173,7 +174,12 @@ def compile_cmd(file: str, output: str | None, target: str | None, opt: int, unc
         if output == "-" or (output is None and emit != "c"):
             click.echo(text, nl=False)
         else:
-            Path(output or _stem(file) + ".c").write_text(text)
+            dest = output or _stem(file) + ".c"
+            try:
+                Path(dest).write_text(text)
+            except OSError as e:
+                click.echo(f"sglc: error: cannot write {dest}: {e.strerror}", err=True)
+                raise _Failure(EXIT_USAGE) from None
 
     _guard(go, debug)
 
@@ -301,6 +307,18 @@ def cost_cmd(file: str, debug: bool) -> None:
         click.echo(render(res.ir), nl=False)
 
     _guard(go, debug)
+
+
+def _check_writable(out: Path) -> None:
+    """A usage error (exit 2) when the executable cannot be written there,
+    before anything is compiled."""
+    parent = out.parent
+    while not parent.exists() and parent != parent.parent:
+        parent = parent.parent  # compile_file creates the missing folders
+    if out.is_dir() or not os.access(parent, os.W_OK):
+        why = "it is a directory" if out.is_dir() else f"{parent} is not writable"
+        click.echo(f"sglc: error: cannot write {out}: {why}", err=True)
+        raise _Failure(EXIT_USAGE)
 
 
 def _stem(path: str) -> str:

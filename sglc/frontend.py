@@ -8,13 +8,14 @@
 from __future__ import annotations
 
 import gc
+from pathlib import Path
 
 from .ast import Program
 from .check import check_program
 from .diagnostics import CompileError, render_all
 from .parse import parse_program
 
-__all__ = ["parse", "check", "load", "load_source", "format_errors"]
+__all__ = ["parse", "check", "load", "load_source", "read_source", "SourceError", "format_errors"]
 
 
 def parse(source: str, path: str) -> Program:
@@ -41,14 +42,31 @@ def load_source(source: str, path: str) -> Program:
     return check(parse(source, path), path)
 
 
-def load(path: str) -> tuple[str, Program]:
-    """Read `path` (UTF-8), parse and check it.
+class SourceError(OSError):
+    """The source file cannot be read (the CLI's usage error, exit 2)."""
 
-    Raises OSError when the file cannot be read (the CLI exits 2) and
-    CompileError when the program has errors (exit 1).
+
+def read_source(path: str) -> str:
+    """The text of path (UTF-8); SourceError with a message if unreadable."""
+    try:
+        return Path(path).read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise SourceError(f"no such file: {path}") from None
+    except IsADirectoryError:
+        raise SourceError(f"{path} is a directory") from None
+    except UnicodeDecodeError as e:
+        raise SourceError(f"{path} is not UTF-8 text ({e.reason} at byte {e.start})") from None
+    except OSError as e:
+        raise SourceError(f"cannot read {path}: {e.strerror}") from None
+
+
+def load(path: str) -> tuple[str, Program]:
+    """Read `path` as the command line does (read_source), parse and check it.
+
+    Raises SourceError (an OSError) when the file cannot be read (the CLI
+    exits 2) and CompileError when the program has errors (exit 1).
     """
-    with open(path, encoding="utf-8", errors="replace", newline="") as f:
-        source = f.read()
+    source = read_source(path)
     return source, load_source(source, path)
 
 

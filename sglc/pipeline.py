@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Optional
 
 from . import ast, ir
-from .frontend import check, parse
+from .frontend import SourceError, check, parse, read_source
 from .lower import lower_program
 from .passes import IR_STAGES, PIPELINE, Pass, verify
 
@@ -34,10 +34,6 @@ __all__ = ["STAGES", "IR_STAGES", "Options", "Result", "SourceError", "read_sour
 # The stop points, in order: the front end, the IR after lower and after each
 # pass, the C.  `build` (C to an executable) follows emit (compile_file).
 STAGES: tuple[str, ...] = ("parse", "check", *IR_STAGES, "emit")
-
-
-class SourceError(Exception):
-    """The source file cannot be read (the CLI's usage error, exit 2)."""
 
 
 @dataclass
@@ -60,20 +56,6 @@ class Result:
     ast: Optional[ast.Program] = None  # after check (or parse, when stopped there)
     ir: Optional[ir.Program] = None  # after the last IR stage run
     c: Optional[str] = None
-
-
-def read_source(path: str) -> str:
-    """The text of path (UTF-8); SourceError with a message if unreadable."""
-    try:
-        return Path(path).read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise SourceError(f"no such file: {path}") from None
-    except IsADirectoryError:
-        raise SourceError(f"{path} is a directory") from None
-    except UnicodeDecodeError as e:
-        raise SourceError(f"{path} is not UTF-8 text ({e.reason} at byte {e.start})") from None
-    except OSError as e:
-        raise SourceError(f"cannot read {path}: {e.strerror}") from None
 
 
 def lower(prog: ast.Program, path: str) -> ir.Program:

@@ -291,6 +291,15 @@ def test_missing_file_is_usage_error(tmp_path: Path) -> None:
     assert_no_traceback(err)
 
 
+@pytest.mark.parametrize("emit", ["c", "ir", "exe"])
+def test_unwritable_output_is_usage_error(tiny: Path, tmp_path: Path, emit: str) -> None:
+    out = tmp_path / "missing" / "x" if emit != "exe" else tmp_path  # a folder: not writable as a file
+    rc, _, err = sglc_run(str(tiny), "--target", "seq", f"--emit={emit}", "-o", str(out))
+    assert rc == 2, err
+    assert "cannot write" in err and str(out) in err
+    assert_no_traceback(err)
+
+
 def test_check_missing_file_is_usage_error(tmp_path: Path) -> None:
     rc, out, err = sglc_run("check", str(tmp_path / "nope.sgl"))
     assert rc == 2, err

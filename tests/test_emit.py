@@ -8,7 +8,7 @@ from __future__ import annotations
 import re
 
 import pytest
-from hypothesis import given
+from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from sglc import cnodes as c
@@ -96,6 +96,7 @@ def _trees(depth: int = 4) -> st.SearchStrategy[tuple[c.Expr, int]]:
     return st.recursive(leaves, extend, max_leaves=12)
 
 
+@settings(suppress_health_check=[HealthCheck.too_slow], deadline=None)  # a busy CI machine
 @given(_trees())
 def test_printed_arithmetic_keeps_the_tree(tree: tuple[c.Expr, int]) -> None:
     """Python's precedence and associativity of + - * and unary minus are

@@ -435,9 +435,11 @@ static void test_split_by(void)
     CHECK_FAILS(sgl_split_by(&T_IV, &v, &T_FV, &w, 2, 3),
                 "split_by with a weight that is not finite (w[0] = inf)");
     sgl_vec_free(&T_FV, &w);
-    w = FVEC(1e308, 1e308);
-    CHECK_FAILS(sgl_split_by(&T_IV, &v, &T_FV, &w, 2, 3),
-                "split_by with weights whose sum is too large for a float");
+    /* a sum that overflows a double: the weights are scaled, not refused */
+    w = FVEC(1e308, 1e308, 1.7e308);
+    s = sgl_split_by(&T_IV, &v, &T_FV, &w, 1, 1);
+    CHECK_STR(show(&T_IVV, &s), "[[0, 1], [2, 3, 4], [5, 6, 7, 8, 9]]");
+    sgl_vec_free(&T_IVV, &s);
     sgl_vec_free(&T_FV, &w);
     sgl_vec_free(&T_IV, &v);
 
