@@ -40,6 +40,7 @@ Loop variables are never reported as unused.
 from __future__ import annotations
 
 import difflib
+import sys
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from typing import Optional, Union
@@ -343,8 +344,17 @@ def lint(prog: A.Program, enabled: Iterable[str] = DEFAULT) -> list[Diagnostic]:
     if not on:
         return []
     lt = _Lint(on)
-    for f in prog.funcs:
-        lt.func(f)
+    old_limit = sys.getrecursionlimit()
+    sys.setrecursionlimit(max(old_limit, 25000))  # as the checker (nested blocks recurse)
+    try:
+        for f in prog.funcs:
+            done = len(lt.diags)
+            try:
+                lt.func(f)
+            except RecursionError:
+                del lt.diags[done:]  # too deep to analyse: no warning for this function
+    finally:
+        sys.setrecursionlimit(old_limit)
     return sorted(lt.diags, key=lambda d: (d.span.line, d.span.col))
 
 
@@ -499,6 +509,10 @@ class _Values:
         # definition (statement) -> whether it was seen live
         self.defs: dict[A.Stmt, bool] = {}
         self.reads: set[A.Symbol] = set()  # variables read somewhere
+        # loop -> its head's live set at the last visit: an enclosing loop's
+        # next iteration starts from it (the sets only grow), so nested
+        # loops take a few passes each, not a number exponential in depth
+        self.heads: dict[A.Stmt, _Live] = {}
 
     def run(self, mentioned: set[A.Symbol]) -> None:
         self.block(self.f.body, _EMPTY)
@@ -607,17 +621,18 @@ class _Values:
             return then | other | self.uses(s.cond)
         if isinstance(s, A.While):
             cond = self.uses(s.cond)
-            head = out | cond
+            head = self.heads.get(s, _EMPTY) | out | cond
             while True:
                 self.loops.append(_Loop(out, head))
                 body = self.block(s.body, head)
                 self.loops.pop()
                 new = head | body
                 if new == head:
+                    self.heads[s] = head
                     return head
                 head = new
         if isinstance(s, A.For):
-            head = out
+            head = self.heads.get(s, _EMPTY) | out
             while True:
                 self.loops.append(_Loop(out, head))
                 body = self.block(s.body, head)
@@ -628,6 +643,7 @@ class _Values:
                 if new == head:
                     break
                 head = new
+            self.heads[s] = head
             return head | self.uses(s.start) | self.uses(s.stop)
         if isinstance(s, A.Pardo):
             return self.block(s.body, out)
