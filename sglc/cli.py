@@ -6,7 +6,11 @@
     sglc probe -np 2 -o m.json   measure the machine's l, g, r per level
     sglc cost prog.sgl           symbolic cost of every superstep
 
-Exit status: 0 ok, 1 errors in the program, 2 bad usage, 3 internal error.
+compile, check and run take -W flags: -Wall (the default set of warnings),
+-WNAME / -Wno-NAME (one warning on / off), -Werror (warnings are errors).
+
+Exit status: 0 ok (also with warnings), 1 errors in the program (or
+warnings under -Werror), 2 bad usage, 3 internal error.
 """
 
 from __future__ import annotations
@@ -26,7 +30,8 @@ import click
 
 from . import __version__
 from .build import TARGETS, BuildError, cache_dir, default_target
-from .diagnostics import CompileError
+from .check import warnings as W
+from .diagnostics import CompileError, Diagnostic
 from .passes import IR_STAGES
 
 if TYPE_CHECKING:
@@ -68,6 +73,14 @@ def _diagnosed(source: str, path: str) -> Iterator[None]:
         raise _Failure(EXIT_PROGRAM) from None
 
 
+def _report_warnings(diags: list[Diagnostic], source: str, path: str) -> None:
+    """Print a program's warnings (stderr); they do not change the exit status."""
+    if diags:
+        from .diagnostics import render_all
+
+        click.echo(render_all(diags, source, path, _color()), err=True, nl=False)
+
+
 def _in_pipeline(path: str, fn: Callable[[str], T]) -> T:
     """fn(source of path), with unreadable files and program errors reported."""
     source = _read_source(path)
@@ -76,10 +89,20 @@ def _in_pipeline(path: str, fn: Callable[[str], T]) -> T:
 
 
 def _options(target: str | None, opt: int = 2, unchecked: bool = False, verbose: bool = False,
-             **kw: bool) -> Options:
+             warnings: W.WarningOptions | None = None, **kw: bool) -> Options:
     from .pipeline import Options
 
-    return Options(target or default_target(), opt, unchecked, verbose, **kw)
+    return Options(target or default_target(), opt, unchecked, verbose, **kw,
+                   warnings=warnings or W.WarningOptions())
+
+
+def _warning_flags(ctx: click.Context, param: click.Parameter,
+                   value: tuple[str, ...]) -> W.WarningOptions:
+    """The -W values as WarningOptions (an unknown name is a usage error)."""
+    try:
+        return W.parse_flags(value)
+    except W.FlagError as e:
+        raise click.BadParameter(str(e), ctx, param) from None
 
 
 class _Main(click.Group):
@@ -118,6 +141,11 @@ _opt_opt = click.option("-O", "opt", type=click.IntRange(0, 3), default=2, show_
 _unchecked_opt = click.option("--unchecked", is_flag=True,
                               help="Drop bounds and division checks.")
 _verbose_opt = click.option("-v", "--verbose", is_flag=True, help="Print every command run.")
+_warn_opt = click.option(
+    "-W", "warnings", multiple=True, metavar="NAME", callback=_warning_flags,
+    help="Warnings: -Wall (the default set, on by default), -WNAME / -Wno-NAME to turn one on / "
+    "off, -Wextra (every warning), -Werror (warnings are errors, exit 1). Names: "
+    + ", ".join(W.NAMES) + " (see docs/tools.md).")
 _debug_opt = click.option("--debug", is_flag=True,
                           help="Show Python tracebacks of sglc itself; check the IR after "
                           "every pass.")
@@ -138,15 +166,16 @@ _debug_opt = click.option("--debug", is_flag=True,
 @click.option("--no-line", is_flag=True, help="Leave #line directives out of the C.")
 @click.option("--sanitize", is_flag=True, help="Build with -fsanitize=address,undefined.")
 @click.option("-g", "debug_info", is_flag=True, help="Keep debug information (-g).")
+@_warn_opt
 @_verbose_opt
 @_debug_opt
 def compile_cmd(file: str, output: str | None, target: str | None, opt: int, unchecked: bool,
                 emit: str, dump_after: str | None, no_line: bool, sanitize: bool,
-                debug_info: bool, verbose: bool, debug: bool) -> None:
+                debug_info: bool, warnings: W.WarningOptions, verbose: bool, debug: bool) -> None:
     """Compile FILE.sgl into an executable."""
     if dump_after is not None and emit != "exe":
         raise click.UsageError("--dump-after and --emit cannot be combined")
-    opts = _options(target, opt, unchecked, verbose, line_directives=not no_line,
+    opts = _options(target, opt, unchecked, verbose, warnings, line_directives=not no_line,
                     sanitize=sanitize, debug_info=debug_info)
 
     def go() -> None:
@@ -155,10 +184,15 @@ def compile_cmd(file: str, output: str | None, target: str | None, opt: int, unc
         if emit == "exe" and dump_after is None:
             exe = Path(output or _stem(file))
             _check_writable(exe)
-            _in_pipeline(file, lambda src: pipeline.compile_file(file, exe, opts, debug, src))
+            _in_pipeline(file, lambda src: pipeline.compile_file(
+                file, exe, opts, debug, src,
+                on_warnings=lambda ws: _report_warnings(ws, src, file)))
             return
         stage = dump_after or {"ast": "check", "ir": IR_STAGES[-1], "c": "emit"}[emit]
-        res = _in_pipeline(file, lambda src: pipeline.run(src, file, stage, opts, debug))
+        source = _read_source(file)
+        with _diagnosed(source, file):
+            res = pipeline.run(source, file, stage, opts, debug)
+        _report_warnings(res.warnings, source, file)
         if res.c is not None:
             text = res.c
         elif res.ir is not None:
@@ -186,17 +220,23 @@ def compile_cmd(file: str, output: str | None, target: str | None, opt: int, unc
 
 @cli.command("check")
 @click.argument("files", nargs=-1, required=True, metavar="FILE.sgl...")
+@_warn_opt
 @_debug_opt
-def check_cmd(files: tuple[str, ...], debug: bool) -> None:
-    """Parse and check FILE.sgl..., reporting every error found."""
+def check_cmd(files: tuple[str, ...], warnings: W.WarningOptions, debug: bool) -> None:
+    """Parse and check FILE.sgl..., reporting every error found (and, in a
+    program without errors, its warnings)."""
+    opts = _options("seq", warnings=warnings)
 
     def go() -> None:
-        from .frontend import load_source
+        from . import pipeline
 
         worst = EXIT_OK
         for f in files:
             try:
-                _in_pipeline(f, lambda src, f=f: load_source(src, f))
+                source = _read_source(f)
+                with _diagnosed(source, f):
+                    res = pipeline.run(source, f, "check", opts)
+                _report_warnings(res.warnings, source, f)
             except _Failure as e:
                 worst = max(worst, e.status)
         if worst:
@@ -215,13 +255,15 @@ def check_cmd(files: tuple[str, ...], debug: bool) -> None:
 @_target_opt
 @_opt_opt
 @_unchecked_opt
+@_warn_opt
 @_verbose_opt
 @_debug_opt
 @click.argument("args", nargs=-1, metavar="[-- ARGS...]")
 def run_cmd(file: str, nprocs: int, threads: int | None, shape: str | None, target: str | None,
-            opt: int, unchecked: bool, verbose: bool, debug: bool, args: tuple[str, ...]) -> None:
+            opt: int, unchecked: bool, warnings: W.WarningOptions, verbose: bool, debug: bool,
+            args: tuple[str, ...]) -> None:
     """Compile FILE.sgl (cached) and run it."""
-    opts = _options(target, opt, unchecked, verbose)
+    opts = _options(target, opt, unchecked, verbose, warnings)
     if nprocs > 1 and opts.target != "mpi":
         raise click.UsageError(f"-np {nprocs} needs the mpi target")
 
@@ -232,9 +274,12 @@ def run_cmd(file: str, nprocs: int, threads: int | None, shape: str | None, targ
         source = _read_source(file)
         key = run_cache_key(source, file, [opts.target, str(opt), str(unchecked)])
         exe = cache_dir() / "run" / key / _stem(Path(file).name)
-        if not exe.exists():
-            with _diagnosed(source, file):
-                pipeline.compile_file(file, exe, opts, debug, source)
+        with _diagnosed(source, file):
+            if exe.exists():  # cached: still report the warnings (or -Werror's errors)
+                _report_warnings(pipeline.run(source, file, "check", opts).warnings, source, file)
+            else:
+                pipeline.compile_file(file, exe, opts, debug, source,
+                                      on_warnings=lambda ws: _report_warnings(ws, source, file))
         cmd = launch_command(str(exe), nprocs, threads, shape, list(args))
         env = dict(os.environ)
         if threads is not None:

@@ -4,6 +4,10 @@
         source line
         ^~~~
     note: ...
+
+A warning (severity "warning", from sglc.check.warnings) names its flag:
+`path:line:col: warning: message [-Wunused-variable]`; under -Werror it is
+an error that says so: `error: message [-Werror=unused-variable]`.
 """
 
 from __future__ import annotations
@@ -20,7 +24,8 @@ class Diagnostic:
     span: Span
     message: str
     notes: list[str] = field(default_factory=list)
-    severity: str = "error"
+    severity: str = "error"  # "error" or "warning"
+    flag: str | None = None  # a warning's name (unused-variable), also under -Werror
 
 
 class CompileError(Exception):
@@ -35,6 +40,7 @@ _BOLD = "\x1b[1m"
 _RED = "\x1b[1;31m"
 _CYAN = "\x1b[1;36m"
 _GREEN = "\x1b[32m"
+_MAGENTA = "\x1b[1;35m"
 _RESET = "\x1b[0m"
 
 
@@ -61,11 +67,14 @@ def render(diag: Diagnostic, source: str, path: str, color: bool = False) -> str
     sp = diag.span
     sev = diag.severity
     loc = f"{path}:{sp.line}:{sp.col}:"
+    flag = ""
+    if diag.flag is not None:
+        flag = f" [-W{diag.flag}]" if sev == "warning" else f" [-Werror={diag.flag}]"
     if color:
-        sev_color = _RED if sev == "error" else _CYAN
-        head = f"{_BOLD}{loc}{_RESET} {sev_color}{sev}:{_RESET} {_BOLD}{diag.message}{_RESET}"
+        sev_color = _RED if sev == "error" else (_MAGENTA if sev == "warning" else _CYAN)
+        head = f"{_BOLD}{loc}{_RESET} {sev_color}{sev}:{_RESET} {_BOLD}{diag.message}{_RESET}{flag}"
     else:
-        head = f"{loc} {sev}: {diag.message}"
+        head = f"{loc} {sev}: {diag.message}{flag}"
     out = [head]
     text = _source_line(source, sp.line)
     if text is not None:

@@ -1,9 +1,10 @@
 """The compiler driver: each stage a function, and one run with stop points.
 
-    parse -> check -> lower -> PIPELINE passes (fuse) -> emit -> build
+    parse -> check (+ lint) -> lower -> PIPELINE passes (fuse) -> emit -> build
 
     text = read_source("prog.sgl")                     # SourceError
     prog = check(parse(text, "prog.sgl"), "prog.sgl")  # CompileError
+    warnings = lint(prog, opts)                        # CompileError under -Werror
     ir_prog = run_passes(lower(prog, "prog.sgl"))
     c = emit(ir_prog)
     compile_file("prog.sgl", Path("prog"), Options("omp"))
@@ -12,23 +13,28 @@
 STAGES) and returns what each produced.  The stages run one way: none
 calls back into an earlier one.  The CLI (sglc.cli), `sglc probe`,
 `sglc run`, `sglc cost` and the tests drive the compiler through here;
-nothing here prints.
+nothing here prints.  The warnings (sglc.check.warnings) are computed
+after a successful check, from the checked AST alone, and handed back
+(Result.warnings, compile_file's on_warnings) for the caller to report.
 """
 
 from __future__ import annotations
 
 import tempfile
-from dataclasses import dataclass
+from collections.abc import Callable
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Optional
 
 from . import ast, ir
+from .check import warnings as W
+from .diagnostics import CompileError, Diagnostic
 from .frontend import SourceError, check, parse, read_source
 from .lower import lower_program
 from .passes import IR_STAGES, PIPELINE, Pass, verify
 
 __all__ = ["STAGES", "IR_STAGES", "Options", "Result", "SourceError", "read_source", "parse",
-           "check", "lower", "run_passes", "emit", "build", "run", "to_ir", "c_text",
+           "check", "lint", "lower", "run_passes", "emit", "build", "run", "to_ir", "c_text",
            "compile_file"]
 
 # The stop points, in order: the front end, the IR after lower and after each
@@ -47,6 +53,8 @@ class Options:
     line_directives: bool = True
     sanitize: bool = False
     debug_info: bool = False
+    # the -W flags: the warnings to compute, and whether they are errors
+    warnings: W.WarningOptions = field(default_factory=W.WarningOptions)
 
 
 @dataclass
@@ -56,6 +64,17 @@ class Result:
     ast: Optional[ast.Program] = None  # after check (or parse, when stopped there)
     ir: Optional[ir.Program] = None  # after the last IR stage run
     c: Optional[str] = None
+    warnings: list[Diagnostic] = field(default_factory=list)  # after check
+
+
+def lint(prog: ast.Program, opts: Options) -> list[Diagnostic]:
+    """The warnings of a checked program that opts.warnings asks for, in
+    source order; under -Werror (opts.warnings.werror) any warning raises
+    CompileError, each warning made an error that keeps its flag."""
+    found = W.lint(prog, opts.warnings.enabled)
+    if found and opts.warnings.werror:
+        raise CompileError([replace(d, severity="error") for d in found])
+    return found
 
 
 def lower(prog: ast.Program, path: str) -> ir.Program:
@@ -105,21 +124,22 @@ def build(c: str, out: Path, opts: Options, stem: str = "prog") -> None:
 def run(source: str, path: str, stop_after: str = "emit", opts: Options | None = None,
         check_ir: bool = False) -> Result:
     """Run the stages on source up to stop_after (one of STAGES).  Raises
-    CompileError on errors in the program; check_ir verifies the IR after
-    lower and after every pass (IRError)."""
+    CompileError on errors in the program (and on warnings under -Werror);
+    check_ir verifies the IR after lower and after every pass (IRError)."""
     if stop_after not in STAGES:
         raise ValueError(f"unknown stage {stop_after!r} (one of {', '.join(STAGES)})")
+    opts = opts or Options("seq")  # checked, with #line directives
     res = Result()
     res.ast = parse(source, path)
     if stop_after == "parse":
         return res
     check(res.ast, path)
+    res.warnings = lint(res.ast, opts)
     if stop_after == "check":
         return res
     res.ir = to_ir(res.ast, path, None if stop_after == "emit" else stop_after, check_ir)
     if stop_after in IR_STAGES:
         return res
-    opts = opts or Options("seq")  # checked, with #line directives
     res.c = emit(res.ir, checked=not opts.unchecked, line_directives=opts.line_directives)
     return res
 
@@ -142,8 +162,15 @@ def c_text(source: str, path: str, opts: Options | None = None, check_ir: bool =
 
 
 def compile_file(path: str, out: Path, opts: Options, check_ir: bool = False,
-                 source: str | None = None) -> None:
+                 source: str | None = None,
+                 on_warnings: Callable[[list[Diagnostic]], None] | None = None) -> None:
     """Compile the SGL file path (whose text is `source`, read if None) into
-    the executable out.  Raises SourceError, CompileError, BuildError."""
+    the executable out; the program's warnings go to on_warnings (called
+    once, before the C compiler runs).  Raises SourceError, CompileError,
+    BuildError."""
     text = read_source(path) if source is None else source
-    build(c_text(text, path, opts, check_ir), out, opts, Path(path).stem)
+    res = run(text, path, "emit", opts, check_ir)
+    if on_warnings is not None:
+        on_warnings(res.warnings)
+    assert res.c is not None
+    build(res.c, out, opts, Path(path).stem)
