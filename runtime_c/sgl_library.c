@@ -39,11 +39,16 @@ static char *lib_args[1];
 static sgl_lib_output_fn lib_out_fn;
 static void *lib_out_user;
 
-/* the last error and its parts */
-static char lib_err[1600];
-static char lib_err_node[8 * SGL_MAX_LEVELS];
-static char lib_err_what[1400];
-static int lib_err_line, lib_err_col;
+/* the last error of this thread's calls, and its parts */
+static _Thread_local char lib_err[1600];
+static _Thread_local char lib_err_node[8 * SGL_MAX_LEVELS];
+static _Thread_local char lib_err_what[1400];
+static _Thread_local int lib_err_line, lib_err_col;
+
+/* the data pointers borrowed by the last call, for tests (sgl_lib_borrowed) */
+#define LIB_NOTED 8
+static const void *lib_noted[LIB_NOTED];
+static int lib_nnoted;
 
 /* buffers borrowed from the caller, and the imported parameters, of the
  * call running now */
@@ -102,6 +107,11 @@ int sgl_lib_last_error_line(void) { return lib_err_line; }
 int sgl_lib_last_error_col(void) { return lib_err_col; }
 const char *sgl_lib_last_error_node(void) { return lib_err_node; }
 const char *sgl_lib_last_error_what(void) { return lib_err_what; }
+
+const void *sgl_lib_borrowed(int i)
+{
+    return i >= 0 && i < lib_nnoted ? lib_noted[i] : NULL;
+}
 
 void sgl_lib_set_output(sgl_lib_output_fn fn, void *user)
 {
@@ -267,6 +277,7 @@ static void import_into(const sgl_type *vt, const sgl_lib_vec *in, sgl_vec *out)
     b->used = b->cap = in->len;
     b->mapped = 0;
     lib_borrowed[lib_nborrowed++] = b;
+    if (lib_nnoted < LIB_NOTED) lib_noted[lib_nnoted++] = in->data;
     *out = (sgl_vec){in->data, in->len, b};
 }
 
@@ -353,6 +364,7 @@ int sgl_lib_call(sgl_lib_body_fn body, void *ctx)
         return SGL_LIB_ERR_NOT_INIT;
     }
     lib_in_call = true;
+    lib_nnoted = 0;
     jmp_buf jb;
     int status;
     root->boundary = &jb;

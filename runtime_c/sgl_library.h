@@ -6,7 +6,7 @@
  * function runs on its root inside one call boundary (sgl_lib_call): a
  * run-time error (sgl_fail) returns SGL_LIB_ERR_RUNTIME with its message
  * kept (sgl_lib_last_error and the _line/_col/_node parts) instead of
- * stopping the process; the frames of every node are released, and the
+ * stopping the process (the message is per calling thread); the frames of every node are released, and the
  * next call works.  The root's output is buffered during a call and handed
  * to the output function (sgl_lib_set_output; default: stdout) when the
  * call ends, also after an error (the output before it, as an executable
@@ -69,6 +69,9 @@ const char *sgl_lib_last_error_what(void);
  * buffer (copying the parts that are borrowed) before it is returned. */
 void sgl_lib_import(const sgl_type *vt, const sgl_lib_vec *in, sgl_vec *out);
 void sgl_lib_export(const sgl_type *vt, sgl_vec *v);
+/* The data pointer of the i-th caller's buffer the last call borrowed
+ * without a copy (the first 8), or NULL: for tests of zero-copy calls. */
+const void *sgl_lib_borrowed(int i);
 /* Free a vector the library returned; depth: 1 for [T], 2 for [[T]]... */
 void sgl_lib_vec_free(sgl_lib_vec *v, int depth);
 

@@ -24,7 +24,7 @@ from .types import BOOL, FLOAT, INT, Type, Vec
 # The library's own functions: NAME_init and so on.  An SGL function of one
 # of these names is exported as NAME_<f>_fn.
 API_NAMES = ("init", "finalize", "last_error", "last_error_line", "last_error_col",
-             "last_error_node", "last_error_what", "set_output", "vec_free")
+             "last_error_node", "last_error_what", "set_output", "vec_free", "borrowed")
 
 ERROR_CODES = (
     ("OK", 0, "success"),
@@ -117,8 +117,8 @@ def api_decls(prefix: str, vec_type: str) -> list[tuple[str, str]]:
          "before any other function; again to change the shape."),
         (f"void {prefix}_finalize(void)", "Free the machine tree."),
         (f"const char *{prefix}_last_error(void)",
-         "The message of the last error (\"FILE:LINE:COL: runtime error: ... (node PATH)\"), "
-         "\"\" after a success.  Valid until the next call."),
+         "The message of the last error of this thread's calls (\"FILE:LINE:COL: runtime "
+         "error: ... (node PATH)\"), \"\" after a success.  Valid until its next call."),
         (f"int {prefix}_last_error_line(void)", "Its source line (0: unknown)."),
         (f"int {prefix}_last_error_col(void)", "Its source column (0: unknown)."),
         (f"const char *{prefix}_last_error_node(void)", "The node it happened on, e.g. \"0.1\"."),
@@ -128,6 +128,9 @@ def api_decls(prefix: str, vec_type: str) -> list[tuple[str, str]]:
          "Where the program's output goes (NULL: stdout), handed over at the end of each call."),
         (f"void {prefix}_vec_free({vec_type} *v, int depth)",
          "Free a vector the library returned (depth: 1 for [T], 2 for [[T]], ...)."),
+        (f"const void *{prefix}_borrowed(int i)",
+         "For tests: the data pointer of the i-th argument buffer the last call read in "
+         "place (no copy), or NULL."),
     ]
 
 
@@ -157,6 +160,7 @@ def export_c_lines(prog: ir.Program, prefix: str, type_ref) -> list[str]:  # typ
         f"void {prefix}_set_output(void (*fn)(const char *data, size_t len, void *user), "
         f"void *user) {{ sgl_lib_set_output(fn, user); }}",
         f"void {prefix}_vec_free(sgl_lib_vec *v, int depth) {{ sgl_lib_vec_free(v, depth); }}",
+        f"const void *{prefix}_borrowed(int i) {{ return sgl_lib_borrowed(i); }}",
         "",
     ]
     for ex in exports(prog, prefix):
