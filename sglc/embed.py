@@ -124,6 +124,38 @@ def _build(source: str, path: str, target: str, opt: int, unchecked: bool) -> Pa
     return folder
 
 
+_loaded: set[str] = set()
+_copies: list[str] = []
+
+
+def _private_copy(so: Path) -> str:
+    """The library file to open for one load: the cached file the first
+    time, then a private copy of it.  The runtime's state (the machine tree,
+    the last error) is per opened file, so two loads of one program (with
+    different shapes, say) never share it."""
+    path = str(so)
+    if path not in _loaded:
+        _loaded.add(path)
+        return path
+    fd, copy = tempfile.mkstemp(prefix="sglc-", suffix=".so")
+    os.close(fd)
+    shutil.copyfile(so, copy)
+    if not _copies:
+        import atexit
+
+        atexit.register(_remove_copies)
+    _copies.append(copy)
+    return copy
+
+
+def _remove_copies() -> None:
+    for c in _copies:
+        try:
+            os.unlink(c)
+        except OSError:
+            pass
+
+
 class _Owner:
     """What a result array's memory belongs to: the runtime's buffer,
     freed (through `keep`, a cffi gc object) when no array uses it."""
@@ -174,7 +206,7 @@ def load(path_or_source: str | os.PathLike[str], target: str = "omp", shape: str
     meta = json.loads((folder / "meta.json").read_text())
     ffi = cffi.FFI()
     ffi.cdef(meta["cdef"])
-    lib = ffi.dlopen(str(folder / "lib.so"))
+    lib = ffi.dlopen(_private_copy(folder / "lib.so"))
     prefix = meta["prefix"]
 
     def api(name: str) -> Any:
