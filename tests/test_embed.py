@@ -241,6 +241,9 @@ def test_runtime_error_and_recovery(m):
         with pytest.raises(sglc.SGLRuntimeError):
             m.child_fail(2)
     assert m.add(1, 1) == 2
+    with pytest.raises(sglc.SGLRuntimeError, match="out of memory"):
+        m.make(10 ** 15)  # the process survives
+    assert m.add(2, 2) == 4
 
 
 def test_compile_error():
@@ -332,6 +335,16 @@ def test_cli_library_and_header(tmp_path):
     bad = subprocess.run([*sg, str(src), "--library", "--target", "mpi"], capture_output=True,
                          text=True)
     assert bad.returncode == 2 and "mpi is for executables" in bad.stderr
+
+
+def test_library_c_is_warning_free(tmp_path):
+    from sglc import pipeline
+    from sglc.paths import runtime_dir
+
+    c, _ = pipeline.library_c(PROG, "p.sgl", "p")
+    (tmp_path / "p.c").write_text(c)
+    subprocess.run(["cc", "-std=c11", "-fsyntax-only", "-Wall", "-Wextra", "-Werror",
+                    "-I", str(runtime_dir()), str(tmp_path / "p.c")], check=True)
 
 
 def test_c_example_builds_and_runs(tmp_path):
