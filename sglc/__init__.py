@@ -11,6 +11,26 @@ The pipeline runs one way, one module per stage, driven by sglc.pipeline:
 
 sglc.cli parses the command line and prints; sglc.irtext and sglc.astext
 are the text forms of --emit=ir / --dump-after and --emit=ast.
+
+From Python: sglc.load(path_or_source) compiles a program into a shared
+library and returns its functions (sglc.embed, docs/embedding.md); a
+run-time error raises sglc.SGLRuntimeError, a compile error
+sglc.CompileError.
 """
 
+from typing import Any
+
+from .diagnostics import CompileError
+
 __version__ = "0.1.0"
+
+__all__ = ["CompileError", "SGLRuntimeError", "load", "__version__"]
+
+
+def __getattr__(name: str) -> Any:
+    # sglc.embed (cffi, numpy) is imported on first use, not by the CLI
+    if name in ("load", "SGLRuntimeError"):
+        from . import embed
+
+        return getattr(embed, name)
+    raise AttributeError(f"module 'sglc' has no attribute {name!r}")

@@ -72,7 +72,10 @@ def default_target() -> str:
 
 
 def toolchain(target: str, opt: int = 2, *, debug_info: bool = False,
-              sanitize: bool = False) -> Toolchain:
+              sanitize: bool = False, shared: bool = False) -> Toolchain:
+    """The toolchain for target; with shared, for a shared library (sglc
+    --library): position-independent code, and only the library's exports
+    visible (so the runtime's symbols never clash with the host's)."""
     if target not in TARGETS:
         raise ValueError(f"unknown target {target!r}")
     if target == "mpi":
@@ -89,6 +92,12 @@ def toolchain(target: str, opt: int = 2, *, debug_info: bool = False,
         cflags.append("-g")
     if sanitize:
         cflags += ["-fsanitize=address,undefined", "-fno-omit-frame-pointer", "-g"]
+    if shared:
+        if target == "mpi":
+            raise BuildError("a library runs the machine tree on threads inside the caller's "
+                             "process: build it for the omp or seq target (mpi is for "
+                             "executables)")
+        cflags += ["-fPIC", "-fvisibility=hidden"]
     cflags += shlex.split(os.environ.get("CFLAGS", ""))
     defines: list[str] = []
     ldflags = shlex.split(os.environ.get("LDFLAGS", ""))
@@ -127,7 +136,8 @@ def _run(cmd: list[str], verbose: bool, cwd: Path | None = None) -> None:
 
 def runtime_library(tc: Toolchain, verbose: bool = False) -> Path:
     """The runtime compiled for tc, as a static library (cached)."""
-    lib_dir = cache_dir() / f"rt-{tc.target}-{tc.key()}"
+    pic = "-pic" if "-fPIC" in tc.cflags else ""
+    lib_dir = cache_dir() / f"rt-{tc.target}{pic}-{tc.key()}"
     lib = lib_dir / "libsglrt.a"
     if lib.exists():
         return lib
@@ -152,3 +162,11 @@ def compile_c(c_path: Path, out: Path, tc: Toolchain, verbose: bool = False) -> 
     lib = runtime_library(tc, verbose)
     _run([*tc.cc, *tc.cflags, *tc.defines, "-Wall", "-Wextra", "-I", str(runtime_dir()),
           "-o", str(out), str(c_path), str(lib), *tc.ldflags, *tc.libs], verbose)
+
+
+def compile_shared(c_path: Path, out: Path, tc: Toolchain, verbose: bool = False) -> None:
+    """Compile a generated library C file (emit with library=...) into the
+    shared library out, the runtime linked in (tc: toolchain(shared=True))."""
+    lib = runtime_library(tc, verbose)
+    _run([*tc.cc, *tc.cflags, *tc.defines, "-Wall", "-Wextra", "-I", str(runtime_dir()),
+          "-shared", "-o", str(out), str(c_path), str(lib), *tc.ldflags, *tc.libs], verbose)

@@ -157,9 +157,13 @@ _debug_opt = click.option("--debug", is_flag=True,
 @_target_opt
 @_opt_opt
 @_unchecked_opt
-@click.option("--emit", type=click.Choice(["ast", "ir", "c", "exe"]), default="exe",
+@click.option("--emit", type=click.Choice(["ast", "ir", "c", "exe", "header"]), default="exe",
               show_default=True, help="Stop after a stage and write its result: the checked "
-              "AST or the IR as text (stdout), or the C (FILE.c).")
+              "AST or the IR as text (stdout), or the C (FILE.c); header: the C header of "
+              "the --library build (FILE.h).")
+@click.option("--library", is_flag=True, help="Build a shared library (default: libFILE.so) "
+              "exporting every function but main (see docs/embedding.md); target omp "
+              "(default) or seq.")
 @click.option("--dump-after", type=click.Choice(IR_STAGES), default=None, metavar="PASS",
               help=f"Print the IR after PASS and stop: {', '.join(IR_STAGES)} "
               "(lower: the unfused IR).")
@@ -170,17 +174,36 @@ _debug_opt = click.option("--debug", is_flag=True,
 @_verbose_opt
 @_debug_opt
 def compile_cmd(file: str, output: str | None, target: str | None, opt: int, unchecked: bool,
-                emit: str, dump_after: str | None, no_line: bool, sanitize: bool,
+                emit: str, library: bool, dump_after: str | None, no_line: bool, sanitize: bool,
                 debug_info: bool, warnings: W.WarningOptions, verbose: bool, debug: bool) -> None:
-    """Compile FILE.sgl into an executable."""
+    """Compile FILE.sgl into an executable (or, with --library, a shared library)."""
     if dump_after is not None and emit != "exe":
         raise click.UsageError("--dump-after and --emit cannot be combined")
+    if library and (dump_after is not None or emit not in ("exe", "header")):
+        raise click.UsageError("--library builds the library: combine it only with --emit=header")
+    if library and target == "mpi":
+        raise click.UsageError("--library: a library runs on threads in the caller's process; "
+                               "use --target omp or seq (mpi is for executables)")
+    if library and target is None:
+        target = "omp"
     opts = _options(target, opt, unchecked, verbose, warnings, line_directives=not no_line,
                     sanitize=sanitize, debug_info=debug_info)
 
     def go() -> None:
         from . import pipeline
 
+        if emit == "header":
+            text = _in_pipeline(file, lambda src: pipeline.header(src, file, debug))
+            if output == "-":
+                click.echo(text, nl=False)
+            else:
+                Path(output or _stem(file) + ".h").write_text(text)
+            return
+        if library:
+            stem = _stem(file)
+            lib = Path(output or f"lib{stem}.so")
+            _in_pipeline(file, lambda src: pipeline.compile_library(file, lib, opts, debug, src))
+            return
         if emit == "exe" and dump_after is None:
             exe = Path(output or _stem(file))
             _check_writable(exe)

@@ -618,8 +618,10 @@ def _has_value(t: Type | None) -> bool:
 
 
 class Emitter:
-    def __init__(self, prog: ir.Program, *, checked: bool = True, line_directives: bool = True):
+    def __init__(self, prog: ir.Program, *, checked: bool = True, line_directives: bool = True,
+                 library: str | None = None):
         self.prog = prog
+        self.library = library  # the exports' C prefix (sglc --library), or None
         self.checked = checked
         self.line_directives = line_directives
         self.types = _Types()
@@ -724,8 +726,16 @@ class Emitter:
             trim_blocks=True,
             lstrip_blocks=True,
         )
+        library_lines: list[str] = []
+        if self.library is not None:
+            from .emit_library import export_c_lines
+
+            library_lines = export_c_lines(self.prog, self.library,
+                                           lambda t: self.types.ref(t).render())
         tmpl = env.get_template("program.c.j2")
         return tmpl.render(
+            library=self.library is not None,
+            library_lines=library_lines,
             file=self.prog.file,
             c_file=self.c_file,
             checked=self.checked,
@@ -735,6 +745,10 @@ class Emitter:
         )
 
 
-def emit_program(prog: ir.Program, *, checked: bool = True, line_directives: bool = True) -> str:
-    """The C translation unit of a lowered program."""
-    return Emitter(prog, checked=checked, line_directives=line_directives).render()
+def emit_program(prog: ir.Program, *, checked: bool = True, line_directives: bool = True,
+                 library: str | None = None) -> str:
+    """The C translation unit of a lowered program: an executable's, or with
+    library (the C prefix of the exports) a shared library's
+    (sglc/emit_library.py)."""
+    return Emitter(prog, checked=checked, line_directives=line_directives,
+                   library=library).render()

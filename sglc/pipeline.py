@@ -35,7 +35,7 @@ from .passes import IR_STAGES, PIPELINE, Pass, verify
 
 __all__ = ["STAGES", "IR_STAGES", "Options", "Result", "SourceError", "read_source", "parse",
            "check", "lint", "lower", "run_passes", "emit", "build", "run", "to_ir", "c_text",
-           "compile_file"]
+           "compile_file", "library_c", "build_library", "compile_library", "header"]
 
 # The stop points, in order: the front end, the IR after lower and after each
 # pass, the C.  `build` (C to an executable) follows emit (compile_file).
@@ -174,3 +174,56 @@ def compile_file(path: str, out: Path, opts: Options, check_ir: bool = False,
         on_warnings(res.warnings)
     assert res.c is not None
     build(res.c, out, opts, Path(path).stem)
+
+
+# ---------------------------------------------------------------- libraries
+# (sglc --library, --emit=header, sglc.load: sglc/emit_library.py)
+
+
+def library_c(source: str, path: str, prefix: str, opts: Options | None = None,
+              check_ir: bool = False) -> tuple[str, ir.Program]:
+    """The C of source as a shared library whose exports start with
+    prefix, and its IR (CompileError on errors in the program)."""
+    from .emit import emit_program
+
+    opts = opts or Options("omp")
+    prog = check(parse(source, path), path)
+    prog_ir = to_ir(prog, path, None, check_ir)
+    c = emit_program(prog_ir, checked=not opts.unchecked, line_directives=opts.line_directives,
+                     library=prefix)
+    return c, prog_ir
+
+
+def build_library(c: str, out: Path, opts: Options, stem: str = "prog") -> None:
+    """C text of a library (library_c) to the shared library out."""
+    from .build import compile_shared, toolchain
+
+    tc = toolchain(opts.target, opts.opt, sanitize=opts.sanitize, debug_info=opts.debug_info,
+                   shared=True)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory(prefix="sglc-") as tmp:
+        c_path = Path(tmp) / (stem + ".c")
+        c_path.write_text(c)
+        compile_shared(c_path, out, tc, opts.verbose)
+
+
+def compile_library(path: str, out: Path, opts: Options, check_ir: bool = False,
+                    source: str | None = None) -> ir.Program:
+    """Compile the SGL file path into the shared library out (exports named
+    after the file's stem); its IR."""
+    from .emit_library import c_prefix
+
+    text = read_source(path) if source is None else source
+    stem = Path(path).stem
+    c, prog_ir = library_c(text, path, c_prefix(stem), opts, check_ir)
+    build_library(c, out, opts, stem)
+    return prog_ir
+
+
+def header(source: str, path: str, check_ir: bool = False) -> str:
+    """The C header of path's library (`--emit=header`)."""
+    from .emit_library import c_prefix, header_text
+
+    prog = check(parse(source, path), path)
+    return header_text(to_ir(prog, path, None, check_ir), c_prefix(Path(path).stem),
+                       Path(path).name)

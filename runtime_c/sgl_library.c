@@ -1,0 +1,391 @@
+/*
+ * sgl_library.c: library mode (sgl_library.h): the machine tree built once
+ * inside a host process, and a call boundary around every exported
+ * function, so that a run-time error returns an error code instead of
+ * stopping the process.
+ *
+ * Output.  The root is built with is_root false, so sgl_flush_root never
+ * writes to stdout: the root's output stays in its buffer, in the
+ * deterministic order (sgl_merge_results), and is handed to the output
+ * function when the call ends.
+ *
+ * Borrowed vectors.  sgl_lib_import wraps the caller's flat buffer in a
+ * buffer header of its own (sgl_vbuf) holding one extra reference for the
+ * library, so the buffer is never unique: SGL code copies before writing
+ * (copy-on-write) and never frees it.  After the call the library drops
+ * its reference and frees the header (never the caller's elements) once
+ * nothing refers to it; results are made independent of borrowed buffers
+ * first (sgl_lib_export).
+ */
+#define _POSIX_C_SOURCE 200809L
+#include "sgl_library.h"
+#include "sgl_internal.h"
+
+#include <errno.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#ifdef SGL_USE_OMP
+#include <omp.h>
+#endif
+
+static pthread_mutex_t lib_lock = PTHREAD_MUTEX_INITIALIZER;
+static _Thread_local bool lib_in_call;
+
+static sgl_node *lib_root;
+static char *lib_args[1];
+static sgl_lib_output_fn lib_out_fn;
+static void *lib_out_user;
+
+/* the last error of this thread's calls, and its parts */
+static _Thread_local char lib_err[1600];
+static _Thread_local char lib_err_node[8 * SGL_MAX_LEVELS];
+static _Thread_local char lib_err_what[1400];
+static _Thread_local int lib_err_line, lib_err_col;
+
+/* the data pointers borrowed by the last call, for tests (sgl_lib_borrowed) */
+#define LIB_NOTED 8
+static const void *lib_noted[LIB_NOTED];
+static int lib_nnoted;
+
+/* buffers borrowed from the caller, and the imported parameters, of the
+ * call running now */
+static sgl_vbuf **lib_borrowed;
+static int64_t lib_nborrowed, lib_borrowed_cap;
+typedef struct lib_param {
+    const sgl_type *vt;
+    sgl_vec v;
+} lib_param;
+static lib_param *lib_params;
+static int64_t lib_nparams, lib_params_cap;
+
+static void set_error(const char *msg)
+{
+    snprintf(lib_err, sizeof lib_err, "%s", msg);
+    lib_err_line = lib_err_col = 0;
+    lib_err_node[0] = '\0';
+    snprintf(lib_err_what, sizeof lib_err_what, "%s", msg);
+}
+
+/* Split "FILE:L:C: runtime error: WHAT (node PATH)" into its parts. */
+static void parse_error(const char *msg)
+{
+    set_error(msg);
+    const char *p = msg;
+    const char *file = sgl_prog ? sgl_prog->file : "";
+    size_t fl = strlen(file);
+    if (fl && strncmp(p, file, fl) == 0 && p[fl] == ':') {
+        p += fl + 1;
+        int line = 0, col = 0, used = 0;
+        if (sscanf(p, "%d:%d:%n", &line, &col, &used) == 2 && used > 0) {
+            lib_err_line = line;
+            lib_err_col = col;
+        }
+    }
+    const char *tag = strstr(msg, "runtime error: ");
+    const char *what = tag ? tag + strlen("runtime error: ") : msg;
+    const char *node = strstr(what, " (node ");
+    const char *last = node;
+    while (last && (last = strstr(last + 1, " (node ")) != NULL) node = last;
+    size_t wl = node ? (size_t)(node - what) : strlen(what);
+    if (wl >= sizeof lib_err_what) wl = sizeof lib_err_what - 1;
+    memcpy(lib_err_what, what, wl);
+    lib_err_what[wl] = '\0';
+    if (node) {
+        const char *s = node + strlen(" (node ");
+        size_t nl = strcspn(s, ")");
+        if (nl >= sizeof lib_err_node) nl = sizeof lib_err_node - 1;
+        memcpy(lib_err_node, s, nl);
+        lib_err_node[nl] = '\0';
+    }
+}
+
+const char *sgl_lib_last_error(void) { return lib_err; }
+int sgl_lib_last_error_line(void) { return lib_err_line; }
+int sgl_lib_last_error_col(void) { return lib_err_col; }
+const char *sgl_lib_last_error_node(void) { return lib_err_node; }
+const char *sgl_lib_last_error_what(void) { return lib_err_what; }
+
+const void *sgl_lib_borrowed(int i)
+{
+    return i >= 0 && i < lib_nnoted ? lib_noted[i] : NULL;
+}
+
+void sgl_lib_set_output(sgl_lib_output_fn fn, void *user)
+{
+    lib_out_fn = fn;
+    lib_out_user = user;
+}
+
+/* ------------------------------------------------------------------ */
+/* The tree                                                             */
+
+static int parse_shape(const char *text, int *shape)
+{
+    if (strcmp(text, "0") == 0) return 0;
+    int n = 0;
+    const char *p = text;
+    for (;;) {
+        if (*p < '0' || *p > '9') return -1;
+        char *end;
+        errno = 0;
+        long v = strtol(p, &end, 10);
+        if (errno || v < 1 || v > 1 << 20 || n == SGL_MAX_LEVELS) return -1;
+        shape[n++] = (int)v;
+        p = end;
+        if (*p == '\0') return n;
+        if (*p != 'x' && *p != 'X') return -1;
+        p++;
+    }
+}
+
+/* Release every frame of n and below, and empty their output. */
+static void reset_nodes(sgl_node *n)
+{
+    for (int64_t i = 0; i < n->nslots; i++) {
+        sgl_frame_slot *s = &n->slots[i];
+        if (s->frame) {
+            s->free_fn(s->frame);
+            free(s->frame);
+        }
+        *s = (sgl_frame_slot){-1, -1, NULL, NULL};
+    }
+    n->cur = -1;
+    free(n->errmsg);
+    n->errmsg = NULL;
+    if (n != lib_root) n->out.len = 0;
+    for (int i = 0; i < n->nlocal; i++) reset_nodes(&n->kids[i]);
+}
+
+static void free_nodes(sgl_node *n)
+{
+    reset_nodes(n);
+    for (int i = 0; i < n->nlocal; i++) free_nodes(&n->kids[i]);
+    free(n->kids);
+    free(n->slots);
+    free(n->res);
+    sgl_buf_free(&n->out);
+}
+
+void sgl_lib_finalize(void)
+{
+    pthread_mutex_lock(&lib_lock);
+    if (lib_root) {
+        sgl_tree_shutdown(lib_root, 0);
+        free_nodes(lib_root);
+        free(lib_root);
+        lib_root = NULL;
+    }
+    pthread_mutex_unlock(&lib_lock);
+}
+
+int sgl_lib_init(const sgl_program *prog, const char *shape_text, int threads)
+{
+#ifdef SGL_USE_MPI
+    (void)prog;
+    (void)shape_text;
+    (void)threads;
+    (void)parse_shape;
+    (void)lib_args;
+    set_error("the mpi target builds executables only: build the library for the omp or seq target");
+    return SGL_LIB_ERR_INIT;
+#else
+    if (lib_in_call) return SGL_LIB_ERR_BUSY;
+    sgl_lib_finalize();
+    int shape[SGL_MAX_LEVELS];
+    int nlevels = 0;
+    if (shape_text && *shape_text) {
+        nlevels = parse_shape(shape_text, shape);
+        if (nlevels < 0) {
+            char msg[300];
+            snprintf(msg, sizeof msg, "bad machine shape '%.200s': expected levels like 2x2x3, or 0",
+                     shape_text);
+            set_error(msg);
+            return SGL_LIB_ERR_INIT;
+        }
+    } else {
+        int t = threads > 0 ? threads : sgl_local_default_threads();
+        if (t > 1) shape[nlevels++] = t;
+    }
+    pthread_mutex_lock(&lib_lock);
+    sgl_prog = prog;
+    lib_args[0] = NULL;
+    sgl_set_args(0, lib_args);
+    sgl_local_configure(nlevels);
+    sgl_node *root = calloc(1, sizeof *root);
+    if (!root) {
+        pthread_mutex_unlock(&lib_lock);
+        set_error("out of memory (tree)");
+        return SGL_LIB_ERR_INIT;
+    }
+    sgl_node_init(root, NULL, 0, 0, shape, nlevels);
+    sgl_local_build(root, shape, nlevels);
+    root->is_root = false; /* keeps the output in the buffer (see the top) */
+    lib_root = root;
+    sgl_tree_start(root);
+    lib_err[0] = '\0';
+    pthread_mutex_unlock(&lib_lock);
+    return SGL_LIB_OK;
+#endif
+}
+
+/* ------------------------------------------------------------------ */
+/* Vectors across the boundary                                          */
+
+static bool is_borrowed(const sgl_vbuf *b)
+{
+    for (int64_t i = 0; i < lib_nborrowed; i++)
+        if (lib_borrowed[i] == b) return true;
+    return false;
+}
+
+static void *grow(void *p, int64_t *cap, int64_t need, size_t esz)
+{
+    if (need <= *cap) return p;
+    int64_t c = *cap ? *cap * 2 : 16;
+    while (c < need) c *= 2;
+    void *q = realloc(p, (size_t)c * esz);
+    if (!q) sgl_fail(0, 0, "out of memory (library call)");
+    *cap = c;
+    return q;
+}
+
+static void import_into(const sgl_type *vt, const sgl_lib_vec *in, sgl_vec *out)
+{
+    *out = (sgl_vec){NULL, 0, NULL};
+    if (!in || in->len <= 0) return;
+    const sgl_type *et = vt->elem;
+    if (in->owner) { /* a vector the library returned: share it */
+        sgl_vbuf *b = in->owner;
+        atomic_fetch_add_explicit(&b->refs, 1, memory_order_relaxed);
+        *out = (sgl_vec){in->data, in->len, b};
+        return;
+    }
+    if (et->kind == SGL_T_VEC) {
+        *out = sgl_vec_new(vt, in->len, 0, 0);
+        const sgl_lib_vec *e = in->data;
+        sgl_vec *o = out->data;
+        for (int64_t i = 0; i < in->len; i++) import_into(et, &e[i], &o[i]);
+        return;
+    }
+    lib_borrowed = grow(lib_borrowed, &lib_borrowed_cap, lib_nborrowed + 1, sizeof *lib_borrowed);
+    sgl_vbuf *b = malloc(sizeof *b);
+    if (!b) sgl_fail(0, 0, "out of memory (library call)");
+    atomic_init(&b->refs, 2); /* the vector's and the library's */
+    b->used = b->cap = in->len;
+    b->mapped = 0;
+    lib_borrowed[lib_nborrowed++] = b;
+    if (lib_nnoted < LIB_NOTED) lib_noted[lib_nnoted++] = in->data;
+    *out = (sgl_vec){in->data, in->len, b};
+}
+
+void sgl_lib_import(const sgl_type *vt, const sgl_lib_vec *in, sgl_vec *out)
+{
+    lib_params = grow(lib_params, &lib_params_cap, lib_nparams + 1, sizeof *lib_params);
+    lib_params[lib_nparams].vt = vt;
+    lib_params[lib_nparams].v = (sgl_vec){NULL, 0, NULL};
+    sgl_vec *slot = &lib_params[lib_nparams++].v;
+    import_into(vt, in, slot);
+    *out = *slot; /* the library keeps (and frees) the vector; out borrows it */
+}
+
+static bool refers_to_borrowed(const sgl_type *vt, const sgl_vec *v)
+{
+    if (!v->buf) return false;
+    if (is_borrowed(v->buf)) return true;
+    if (vt->elem->kind != SGL_T_VEC) return false;
+    const sgl_vec *e = v->data;
+    for (int64_t i = 0; i < v->len; i++)
+        if (refers_to_borrowed(vt->elem, &e[i])) return true;
+    return false;
+}
+
+void sgl_lib_export(const sgl_type *vt, sgl_vec *v)
+{
+    if (!refers_to_borrowed(vt, v)) return;
+    sgl_vec_make_unique(vt, v, 0, 0); /* a copy: the old buffer is shared */
+    if (vt->elem->kind == SGL_T_VEC) {
+        sgl_vec *e = v->data;
+        for (int64_t i = 0; i < v->len; i++) sgl_lib_export(vt->elem, &e[i]);
+    }
+}
+
+void sgl_lib_vec_free(sgl_lib_vec *v, int depth)
+{
+    if (!v) return;
+    if (depth < 1) depth = 1;
+    if (depth > SGL_MAX_LEVELS) depth = SGL_MAX_LEVELS;
+    /* [int] nested depth times: only the nesting matters to freeing */
+    sgl_type chain[SGL_MAX_LEVELS + 1];
+    chain[0] = sgl_t_int;
+    for (int d = 1; d <= depth; d++) chain[d] = (sgl_type){SGL_T_VEC, &chain[d - 1]};
+    sgl_vec_free(&chain[depth], (sgl_vec *)v);
+}
+
+/* After a call: free the imported parameters, then drop the library's
+ * reference to each borrowed buffer (freeing the header, never the
+ * caller's elements, when nothing else refers to it). */
+static void release_call(void)
+{
+    for (int64_t i = 0; i < lib_nparams; i++) sgl_vec_free(lib_params[i].vt, &lib_params[i].v);
+    lib_nparams = 0;
+    for (int64_t i = 0; i < lib_nborrowed; i++) {
+        sgl_vbuf *b = lib_borrowed[i];
+        if (atomic_fetch_sub_explicit(&b->refs, 1, memory_order_acq_rel) == 1) free(b);
+    }
+    lib_nborrowed = 0;
+}
+
+/* ------------------------------------------------------------------ */
+/* The call boundary                                                    */
+
+static void deliver_output(sgl_node *root)
+{
+    if (root->out.len == 0) return;
+    if (lib_out_fn) {
+        lib_out_fn(root->out.data, root->out.len, lib_out_user);
+    } else {
+        fwrite(root->out.data, 1, root->out.len, stdout);
+        fflush(stdout);
+    }
+    root->out.len = 0;
+}
+
+int sgl_lib_call(sgl_lib_body_fn body, void *ctx)
+{
+    if (lib_in_call) return SGL_LIB_ERR_BUSY;
+    pthread_mutex_lock(&lib_lock);
+    sgl_node *root = lib_root;
+    if (!root) {
+        pthread_mutex_unlock(&lib_lock);
+        set_error("the library is not initialized (call its init function first)");
+        return SGL_LIB_ERR_NOT_INIT;
+    }
+    lib_in_call = true;
+    lib_nnoted = 0;
+    jmp_buf jb;
+    int status;
+    root->boundary = &jb;
+    sgl_node *saved_cur = sgl_cur;
+    sgl_cur = root;
+    if (setjmp(jb) == 0) {
+        body(root, ctx);
+        status = SGL_LIB_OK;
+        lib_err[0] = '\0';
+    } else {
+        parse_error(root->errmsg ? root->errmsg : "runtime error");
+        free(root->errmsg);
+        root->errmsg = NULL;
+        reset_nodes(root);
+        status = SGL_LIB_ERR_RUNTIME;
+    }
+    root->boundary = NULL;
+    sgl_cur = saved_cur;
+    release_call();
+    deliver_output(root);
+    lib_in_call = false;
+    pthread_mutex_unlock(&lib_lock);
+    return status;
+}
