@@ -21,8 +21,7 @@ sglc.CompileError.
 from typing import Any
 
 from .diagnostics import CompileError
-
-__version__ = "0.1.0"
+from .version import __version__
 
 __all__ = ["CompileError", "SGLRuntimeError", "load", "__version__"]
 

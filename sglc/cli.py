@@ -28,11 +28,11 @@ from typing import TYPE_CHECKING, TypeVar
 
 import click
 
-from . import __version__
 from .build import TARGETS, BuildError, cache_dir, default_target
 from .check import warnings as W
 from .diagnostics import CompileError, Diagnostic
 from .passes import IR_STAGES
+from .version import __version__
 
 if TYPE_CHECKING:
     from .pipeline import Options

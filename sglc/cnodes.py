@@ -19,6 +19,8 @@ import re
 from dataclasses import dataclass
 from functools import cache
 
+from .types import BOOL, FLOAT, INT, Type, Vec
+
 # Precedence levels, higher binds tighter.
 PRIMARY, POSTFIX, UNARY = 16, 15, 14
 _BINARY = {"*": 13, "/": 13, "%": 13, "+": 12, "-": 12,
@@ -148,6 +150,13 @@ class Binary(Expr):
     def render(self) -> str:
         p = self.prec  # left-associative: the right operand binds tighter
         return f"{self._side(self.left, p)} {self.op} {self._side(self.right, p + 1)}"
+
+
+def ctype(t: Type) -> str:
+    """The C type of values of the SGL type t."""
+    if isinstance(t, Vec):
+        return "sgl_vec"
+    return {INT: "sgl_int", FLOAT: "sgl_float", BOOL: "sgl_bool"}[t]  # type: ignore[index]
 
 
 # ---------------------------------------------------------------- constructors

@@ -29,7 +29,8 @@ import jinja2
 from . import builtins as B
 from . import cnodes as c
 from . import ir
-from .cnodes import Name, Scope, Temp
+from .cnodes import Name, Scope, Temp, ctype
+from .emit_library import export_c_lines
 from .paths import templates_dir
 from .types import BOOL, FLOAT, INT, VOID, Type, Vec
 
@@ -55,12 +56,6 @@ class Owned:
 
 
 Val = Borrowed | Owned
-
-
-def ctype(t: Type) -> str:
-    if isinstance(t, Vec):
-        return "sgl_vec"
-    return {INT: "sgl_int", FLOAT: "sgl_float", BOOL: "sgl_bool"}[t]  # type: ignore[index]
 
 
 def _ptr(t: Type) -> str:
@@ -728,7 +723,6 @@ class Emitter:
         )
         library_lines: list[str] = []
         if self.library is not None:
-            from .emit_library import export_c_lines
 
             library_lines = export_c_lines(self.prog, self.library,
                                            lambda t: self.types.ref(t).render())

@@ -18,6 +18,7 @@ from dataclasses import dataclass
 import jinja2
 
 from . import ir
+from .cnodes import ctype
 from .paths import templates_dir
 from .types import BOOL, FLOAT, INT, Type, Vec
 
@@ -137,8 +138,6 @@ def api_decls(prefix: str, vec_type: str) -> list[tuple[str, str]]:
 def export_c_lines(prog: ir.Program, prefix: str, type_ref) -> list[str]:  # type: ignore[no-untyped-def]
     """The C of the exports, appended to the program (type_ref(t): the
     address of t's run-time descriptor, registering it)."""
-    from .emit import ctype
-
     L: list[str] = [
         '#include "sgl_library.h"',
         "",

@@ -9,7 +9,8 @@ import os
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 
-from . import __version__, paths
+from . import paths
+from .version import __version__
 
 # what never changes the compiler's output (caches, bytecode, editor files)
 _SKIP_DIRS = {"__pycache__", ".mypy_cache", ".pytest_cache", ".ruff_cache"}
