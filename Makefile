@@ -59,7 +59,7 @@ golden-update: venv-test
 
 # docs/cli.md from the click definitions (tests/test_cli.py checks it is current).
 docs: venv
-	$(PY) -m sglc.clidoc > docs/cli.md
+	$(PY) -c 'from sglc.cli import cli_doc; print(cli_doc(), end="")' > docs/cli.md
 
 bench: venv
 	$(PY) bench/run.py
