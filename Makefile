@@ -7,7 +7,7 @@ SGLC = $(VENV)/bin/sglc
 RUFF = $(VENV)/bin/ruff
 ROOT_FLAG := $(shell [ "$$(id -u)" = 0 ] && echo --allow-run-as-root)
 
-.PHONY: demo test check golden-update bench bench-quick sanitize fuzz fuzz-frontend clean venv venv-test
+.PHONY: demo test check docs golden-update bench bench-quick sanitize fuzz fuzz-frontend clean venv venv-test
 
 $(VENV)/bin/python:
 	python3 -m venv $(VENV)
@@ -56,6 +56,10 @@ check: venv-test
 golden-update: venv-test
 	$(PY) -m pytest -q tests/test_programs.py $(wildcard tests/test_errors.py tests/test_warnings.py) \
 	  $(wildcard tests/test_snapshots.py tests/test_emit_snapshots.py tests/test_dumps.py) --update-golden
+
+# docs/cli.md from the click definitions (tests/test_cli.py checks it is current).
+docs: venv
+	$(PY) -c 'from sglc.cli import cli_doc; print(cli_doc(), end="")' > docs/cli.md
 
 bench: venv
 	$(PY) bench/run.py

@@ -5,6 +5,7 @@
     sglc run prog.sgl -np 2      compile into a cache and run (mpirun for np > 1)
     sglc probe -np 2 -o m.json   measure the machine's l, g, r per level
     sglc cost prog.sgl           symbolic cost of every superstep
+    sglc fmt prog.sgl ...        rewrite in the canonical layout (--check, --diff)
 
 compile, check and run take -W flags: -Wall (the default set of warnings),
 -WNAME / -Wno-NAME (one warning on / off), -Werror (warnings are errors).
@@ -61,24 +62,72 @@ def _read_source(path: str) -> str:
         raise _Failure(EXIT_USAGE) from None
 
 
+DIAGNOSTICS_FORMATS = ("text", "json", "sarif")
+
+
+class _Reporter:
+    """Writes diagnostics on stderr in the --diagnostics-format of this
+    invocation: text as they come, json one object a line as they come,
+    sarif one log of them all when the command ends (finish)."""
+
+    def __init__(self, fmt: str = "text"):
+        self.fmt = fmt
+        self.entries: list[tuple[Diagnostic, str]] = []
+        self.finished = False
+
+    def report(self, diags: list[Diagnostic], source: str, path: str) -> None:
+        from .diagnostics import render_all, render_json, sort_diagnostics
+
+        if self.fmt == "json":
+            click.echo(render_json(diags, path), err=True, nl=False)
+        elif self.fmt == "sarif":
+            self.entries.extend((d, path) for d in sort_diagnostics(diags))
+        else:
+            click.echo(render_all(diags, source, path, _color()), err=True, nl=False)
+
+    def finish(self) -> None:
+        """Write the SARIF log (once; with no results if nothing was reported)."""
+        if self.fmt != "sarif" or self.finished:
+            return
+        import json
+
+        from .diagnostics import sarif_log
+
+        self.finished = True
+        click.echo(json.dumps(sarif_log(self.entries, __version__), indent=2), err=True)
+
+
+_reporter = _Reporter()
+
+
+def _set_diagnostics_format(ctx: click.Context, param: click.Parameter, value: str) -> str:
+    global _reporter
+    _reporter = _Reporter(value)
+    return value
+
+
+_diagnostics_opt = click.option(
+    "--diagnostics-format", type=click.Choice(DIAGNOSTICS_FORMATS), default="text",
+    show_default=True, expose_value=False, is_eager=True, callback=_set_diagnostics_format,
+    help="Write the errors on stderr as text, as json (one object a line) or as sarif "
+    "(one SARIF 2.1.0 log); see docs/tools.md.")
+
+
 @contextmanager
 def _diagnosed(source: str, path: str) -> Iterator[None]:
-    """Print the diagnostics of a CompileError raised inside, and exit 1."""
+    """Report the diagnostics of a CompileError raised inside, and exit 1."""
     try:
         yield
     except CompileError as err:
-        from .frontend import format_errors
-
-        click.echo(format_errors(err, source, path, _color()), err=True, nl=False)
+        _reporter.report(err.diagnostics, source, path)
         raise _Failure(EXIT_PROGRAM) from None
 
 
 def _report_warnings(diags: list[Diagnostic], source: str, path: str) -> None:
-    """Print a program's warnings (stderr); they do not change the exit status."""
+    """Report a program's warnings (stderr, in the --diagnostics-format);
+    they do not change the exit status."""
     if diags:
-        from .diagnostics import render_all
-
-        click.echo(render_all(diags, source, path, _color()), err=True, nl=False)
+        _reporter.report(diags, source, path)
 
 
 def _in_pipeline(path: str, fn: Callable[[str], T]) -> T:
@@ -118,6 +167,18 @@ class _Main(click.Group):
     def format_usage(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
         formatter.write_usage("sglc", "FILE.sgl [-o OUT] [OPTIONS]  |  sglc COMMAND [ARGS]")
 
+    def format_options(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        super().format_options(ctx, formatter)
+        compile_ = self.commands.get("compile")
+        if compile_ is None:  # pragma: no cover - compile is always there
+            return
+        sub = click.Context(compile_, info_name="compile", parent=ctx)
+        rows = [r for p in compile_.get_params(sub)
+                if isinstance(p, click.Option) and "--help" not in p.opts
+                for r in [p.get_help_record(sub)] if r is not None]
+        with formatter.section("Compile options (sglc FILE.sgl ... is sglc compile FILE.sgl ...)"):
+            formatter.write_dl(rows)
+
 
 @click.group(cls=_Main, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(__version__, "--version", prog_name="sglc")
@@ -128,6 +189,7 @@ def cli() -> None:
     sglc prog.sgl -o prog       compile prog.sgl into the executable prog
     sglc check prog.sgl         report errors without compiling
     sglc run prog.sgl -np 2     compile (cached) and run on 2 MPI processes
+    sglc fmt prog.sgl           rewrite prog.sgl in the canonical layout
 
     The executable takes --sgl-shape S (or SGL_SHAPE=S), e.g. 2x2x3, to choose
     the machine tree; see docs/.
@@ -171,6 +233,7 @@ _debug_opt = click.option("--debug", is_flag=True,
 @click.option("--sanitize", is_flag=True, help="Build with -fsanitize=address,undefined.")
 @click.option("-g", "debug_info", is_flag=True, help="Keep debug information (-g).")
 @_warn_opt
+@_diagnostics_opt
 @_verbose_opt
 @_debug_opt
 def compile_cmd(file: str, output: str | None, target: str | None, opt: int, unchecked: bool,
@@ -244,6 +307,7 @@ def compile_cmd(file: str, output: str | None, target: str | None, opt: int, unc
 @cli.command("check")
 @click.argument("files", nargs=-1, required=True, metavar="FILE.sgl...")
 @_warn_opt
+@_diagnostics_opt
 @_debug_opt
 def check_cmd(files: tuple[str, ...], warnings: W.WarningOptions, debug: bool) -> None:
     """Parse and check FILE.sgl..., reporting every error found (and, in a
@@ -279,6 +343,7 @@ def check_cmd(files: tuple[str, ...], warnings: W.WarningOptions, debug: bool) -
 @_opt_opt
 @_unchecked_opt
 @_warn_opt
+@_diagnostics_opt
 @_verbose_opt
 @_debug_opt
 @click.argument("args", nargs=-1, metavar="[-- ARGS...]")
@@ -303,6 +368,7 @@ def run_cmd(file: str, nprocs: int, threads: int | None, shape: str | None, targ
             else:
                 pipeline.compile_file(file, exe, opts, debug, source,
                                       on_warnings=lambda ws: _report_warnings(ws, source, file))
+        _reporter.finish()  # the SARIF log before the program's own output
         cmd = launch_command(str(exe), nprocs, threads, shape, list(args))
         env = dict(os.environ)
         if threads is not None:
@@ -389,6 +455,81 @@ def _check_writable(out: Path) -> None:
         raise _Failure(EXIT_USAGE)
 
 
+@cli.command("fmt")
+@click.argument("files", nargs=-1, required=True, metavar="FILE.sgl...")
+@click.option("--check", is_flag=True,
+              help="Write nothing; list the files that would change and exit 1 if any would.")
+@click.option("--diff", is_flag=True,
+              help="Write nothing; print a unified diff of the changes on stdout.")
+@_diagnostics_opt
+@_debug_opt
+def fmt_cmd(files: tuple[str, ...], check: bool, diff: bool, debug: bool) -> None:
+    """Rewrite FILE.sgl... in the canonical layout.
+
+    Every comment is kept where it was. Each file is rewritten in place (and only if it changes); '-' reads the
+    program from stdin and writes it to stdout. A file with syntax errors
+    gets its diagnostics and is left as it is (exit 1).
+    """
+
+    def go() -> None:
+        worst = EXIT_OK
+        for f in files:
+            try:
+                if _fmt_one(f, check, diff):
+                    worst = max(worst, EXIT_PROGRAM)
+            except _Failure as e:
+                worst = max(worst, e.status)
+        if worst:
+            raise _Failure(worst)
+
+    _guard(go, debug)
+
+
+def _fmt_one(path: str, check: bool, diff: bool) -> bool:
+    """Format one file ('-': stdin); True if --check finds it would change."""
+    from .fmt import format_source
+
+    stdin = path == "-"
+    name = "<stdin>" if stdin else path
+    source = sys.stdin.read() if stdin else _read_source(path)
+    with _diagnosed(source, name):
+        text = format_source(source, name)
+    changed = text != source
+    if diff and changed:
+        import difflib
+
+        click.echo("".join(difflib.unified_diff(source.splitlines(True), text.splitlines(True),
+                                                name, name)), nl=False)
+    if check:
+        if changed and not diff:
+            click.echo(name)
+        return changed
+    if diff:
+        return False
+    if stdin:
+        click.echo(text, nl=False)
+    elif changed:
+        _write_atomically(Path(path), text)
+    return False
+
+
+def _write_atomically(path: Path, text: str) -> None:
+    """Replace path's contents by text: a temporary file in the same folder,
+    with path's permissions, renamed over it."""
+    import tempfile
+
+    fd, tmp = tempfile.mkstemp(prefix="." + path.name + ".", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8", newline="") as f:
+            f.write(text)
+        os.chmod(tmp, path.stat().st_mode & 0o7777)
+        os.replace(tmp, path)
+    except OSError as e:
+        Path(tmp).unlink(missing_ok=True)
+        click.echo(f"sglc: error: cannot write {path}: {e.strerror}", err=True)
+        raise _Failure(EXIT_USAGE) from None
+
+
 def _stem(path: str) -> str:
     """The default output name: the file's base name without .sgl (in the
     current directory)."""
@@ -398,7 +539,10 @@ def _stem(path: str) -> str:
 
 def _guard(fn, debug: bool) -> None:
     try:
-        fn()
+        try:
+            fn()
+        finally:
+            _reporter.finish()
     except _Failure as e:
         sys.exit(e.status)
     except BuildError as e:
@@ -419,6 +563,43 @@ def _guard(fn, debug: bool) -> None:
             click.echo(f"sglc: internal error: {type(e).__name__}: {e} "
                        "(run with --debug for a traceback; please report it)", err=True)
         sys.exit(EXIT_INTERNAL)
+
+
+# ---------------------------------------------------------------- docs/cli.md
+
+CLI_DOC_WIDTH = 88  # the help's line width in the document, whatever the terminal
+
+
+def _doc_help(cmd: click.Command, name: str,
+              parent: click.Context | None) -> tuple[str, click.Context]:
+    settings = {**cmd.context_settings, "terminal_width": CLI_DOC_WIDTH,
+                "max_content_width": CLI_DOC_WIDTH}
+    ctx = click.Context(cmd, info_name=name, parent=parent, **settings)
+    return cmd.get_help(ctx), ctx
+
+
+def cli_doc() -> str:
+    """The text of docs/cli.md: the help of sglc and of every command, from
+    the click definitions above (`make docs` writes it; tests/test_cli.py
+    checks that docs/cli.md is current)."""
+    out = [
+        "# The sglc command line",
+        "",
+        "<!-- Generated by `make docs` (sglc.cli.cli_doc) from the",
+        "     click definitions in sglc/cli.py; do not edit by hand. -->",
+        "",
+        "Exit status: 0 ok, 1 errors in the program (or, for `sglc fmt --check`, a file",
+        "that would change), 2 bad usage, 3 internal error.",
+        "",
+    ]
+    text, root = _doc_help(cli, "sglc", None)
+    out += ["## sglc", "", "```text", f"$ sglc --help\n{text}", "```", ""]
+    for name in cli.list_commands(root):
+        cmd = cli.get_command(root, name)
+        assert cmd is not None
+        text, _ = _doc_help(cmd, name, root)
+        out += [f"## sglc {name}", "", "```text", f"$ sglc {name} --help\n{text}", "```", ""]
+    return "\n".join(out)
 
 
 def main() -> None:

@@ -101,3 +101,128 @@ def render(diag: Diagnostic, source: str, path: str, color: bool = False) -> str
 def render_all(diags: list[Diagnostic], source: str, path: str, color: bool = False) -> str:
     """All diagnostics, in source order, each ending with a newline."""
     return "".join(render(d, source, path, color) + "\n" for d in sort_diagnostics(diags))
+
+
+# ====================================================================== machine-readable
+
+# `--diagnostics-format=json|sarif`.  The renderers read a diagnostic's
+# optional parts with getattr, so that any Diagnostic works: `severity`
+# ("error" or "warning"), `flag` (the warning's name, as in -Wno-NAME) and
+# `fixit` (a FixIt, or None).
+
+SARIF_SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
+ERROR_RULE = "sgl-error"
+WARNING_RULE = "sgl-warning"
+
+
+@dataclass
+class FixIt:
+    """A suggested edit: replace the text of `span` (end exclusive; an
+    empty span inserts) with `replacement`."""
+
+    span: Span
+    replacement: str
+
+
+def _fixit(d: Diagnostic) -> FixIt | None:
+    fx = getattr(d, "fixit", None)
+    return fx if isinstance(fx, FixIt) else None
+
+
+def diagnostic_json(d: Diagnostic, path: str) -> dict[str, object]:
+    """One diagnostic as the JSON object that `--diagnostics-format=json`
+    writes (one per line)."""
+    sp = d.span
+    fx = _fixit(d)
+    return {
+        "severity": getattr(d, "severity", "error"),
+        "path": path,
+        "line": sp.line,
+        "col": sp.col,
+        "end_line": sp.end_line,
+        "end_col": sp.end_col,
+        "message": d.message,
+        "notes": list(d.notes),
+        "flag": getattr(d, "flag", None),
+        "fixit": None if fx is None else {
+            "line": fx.span.line, "col": fx.span.col, "end_line": fx.span.end_line,
+            "end_col": fx.span.end_col, "replacement": fx.replacement,
+        },
+    }
+
+
+def render_json(diags: list[Diagnostic], path: str) -> str:
+    """The diagnostics in source order, one JSON object a line."""
+    import json
+
+    return "".join(json.dumps(diagnostic_json(d, path), ensure_ascii=False) + "\n"
+                   for d in sort_diagnostics(diags))
+
+
+def rule_id(d: Diagnostic) -> str:
+    """The SARIF ruleId: a warning's flag, else a stable id per severity."""
+    flag = getattr(d, "flag", None)
+    if flag:
+        return str(flag)
+    return ERROR_RULE if getattr(d, "severity", "error") == "error" else WARNING_RULE
+
+
+def _artifact(path: str) -> dict[str, str]:
+    from pathlib import PurePath, PurePosixPath
+    from urllib.parse import quote
+
+    p = PurePath(path)
+    if p.is_absolute():
+        return {"uri": "file://" + quote(p.as_posix())}
+    return {"uri": quote(PurePosixPath(*p.parts).as_posix()), "uriBaseId": "%SRCROOT%"}
+
+
+def _region(sp: Span) -> dict[str, int]:
+    return {"startLine": sp.line, "startColumn": sp.col, "endLine": sp.end_line,
+            "endColumn": sp.end_col}
+
+
+_RULE_TEXT = {ERROR_RULE: "An error in the SGL program", WARNING_RULE: "A warning"}
+
+
+def sarif_log(entries: list[tuple[Diagnostic, str]], version: str) -> dict[str, object]:
+    """A SARIF 2.1.0 log of (diagnostic, path) pairs: one run of sglc, its
+    rules (the ruleIds used) and one result per diagnostic."""
+    rules: list[str] = []
+    results: list[dict[str, object]] = []
+    for d, path in entries:
+        rid = rule_id(d)
+        if rid not in rules:
+            rules.append(rid)
+        sev = getattr(d, "severity", "error")
+        text = "\n".join([d.message, *(f"note: {n}" for n in d.notes)])
+        res: dict[str, object] = {
+            "ruleId": rid,
+            "ruleIndex": rules.index(rid),
+            "level": sev if sev in ("error", "warning", "note") else "error",
+            "message": {"text": text},
+            "locations": [{"physicalLocation": {"artifactLocation": _artifact(path),
+                                                "region": _region(d.span)}}],
+        }
+        if d.notes:
+            res["properties"] = {"notes": list(d.notes)}
+        fx = _fixit(d)
+        if fx is not None:
+            res["fixes"] = [{
+                "description": {"text": f"replace with {fx.replacement!r}"},
+                "artifactChanges": [{
+                    "artifactLocation": _artifact(path),
+                    "replacements": [{"deletedRegion": _region(fx.span),
+                                      "insertedContent": {"text": fx.replacement}}],
+                }],
+            }]
+        results.append(res)
+    driver = {
+        "name": "sglc",
+        "version": version,
+        "rules": [{"id": r, "name": r,
+                   "shortDescription": {"text": _RULE_TEXT.get(r, f"-W{r}")}} for r in rules],
+    }
+    return {"$schema": SARIF_SCHEMA, "version": "2.1.0",
+            "runs": [{"tool": {"driver": driver}, "columnKind": "unicodeCodePoints",
+                      "results": results}]}

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import gc
 import re
+from dataclasses import dataclass
 from typing import Any, Optional
 
 from lark import Lark, Token, Transformer
@@ -31,7 +32,7 @@ from .diagnostics import CompileError, Diagnostic
 from .paths import grammar_path
 from .types import BOOL, FLOAT, INT, Vec
 
-__all__ = ["parse_program", "KEYWORDS"]
+__all__ = ["parse_program", "KEYWORDS", "SourceToken", "tokens", "comments"]
 
 KEYWORDS = frozenset(
     "func const var if else while for in return break continue scatter gather "
@@ -97,6 +98,48 @@ def parse_program(source: str, path: str) -> ast.Program:
     lines = source.split("\n")
     prog.span = ast.Span(1, 1, len(lines), len(lines[-1]) + 1)
     return prog
+
+
+# ====================================================================== tokens
+
+COMMENT_KINDS = frozenset({"COMMENT", "BLOCK_COMMENT"})
+
+
+@dataclass(frozen=True)
+class SourceToken:
+    """One token of the source text, as the grammar's lexer reads it.
+
+    kind: the grammar's terminal name (NAME, INT_LIT, LPAR, FUNC, ...;
+    COMMENT for `// ...`, BLOCK_COMMENT for `/* ... */`); offset: where
+    its text starts in the source (0-based)."""
+
+    kind: str
+    text: str
+    offset: int
+    span: ast.Span
+
+
+def tokens(source: str) -> list[SourceToken]:
+    """Every token of `source` in order, the comments included and the
+    whitespace left out, lexed by the grammar's own terminals (what the
+    parser reads, plus the comments it ignores).  Raises CompileError on
+    a lexical error."""
+    out: list[SourceToken] = []
+    try:
+        for t in _get_parser().lex(source, dont_ignore=True):
+            if t.type == "WS":
+                continue
+            out.append(SourceToken(t.type, str(t.value), t.start_pos, _tspan(t)))  # type: ignore[arg-type]
+    except UnexpectedCharacters as e:
+        raise CompileError([_lexical_diagnostic(source, e.pos_in_stream)]) from None
+    return out
+
+
+def comments(source: str) -> list[tuple[ast.Span, str]]:
+    """The comments of `source` (line and block comments), in order, with
+    their spans: what the parser drops.  Raises CompileError on a lexical
+    error."""
+    return [(t.span, t.text) for t in tokens(source) if t.kind in COMMENT_KINDS]
 
 
 # ====================================================================== AST

@@ -77,6 +77,71 @@ def test_compile_help_lists_options() -> None:
         assert opt in out, f"{opt!r} not in compile --help"
 
 
+def _options_of(command: str) -> list[str]:
+    """Every option string of one click command (its help option aside)."""
+    import click
+
+    from sglc.cli import cli
+
+    ctx = click.Context(cli, info_name="sglc")
+    cmd = cli.get_command(ctx, command)
+    assert cmd is not None
+    return [o for p in cmd.params if isinstance(p, click.Option) for o in p.opts]
+
+
+def test_help_shows_every_compile_option() -> None:
+    """`sglc --help` shows the options of its default command, compile, and
+    `sglc compile --help` every one of them (both from the click definitions)."""
+    rc, out, err = sglc_run("--help")
+    assert rc == 0, err
+    head, _, section = out.partition("Compile options")
+    assert section, out
+    for command in ("check", "compile", "cost", "fmt", "probe", "run"):
+        assert re.search(rf"^  {command} ", head, re.M), command
+    opts = _options_of("compile")
+    assert {"-o", "--target", "-O", "--emit", "--dump-after", "--diagnostics-format", "-g",
+            "--debug"} <= set(opts)
+    for opt in opts:
+        assert re.search(rf"(^|[ ,]){re.escape(opt)}\b", section, re.M), opt
+    rc, out, err = sglc_run("compile", "--help")
+    assert rc == 0, err
+    for opt in opts:
+        assert re.search(rf"(^|[ ,]){re.escape(opt)}\b", out, re.M), opt
+
+
+@pytest.mark.parametrize("command", ["check", "run", "fmt", "cost", "probe"])
+def test_subcommand_help_shows_every_option(command: str) -> None:
+    rc, out, err = sglc_run(command, "--help")
+    assert rc == 0, err
+    for opt in _options_of(command):
+        assert re.search(rf"(^|[ ,]){re.escape(opt)}\b", out, re.M), opt
+
+
+def test_cli_doc_is_current() -> None:
+    """docs/cli.md is what sglc.cli.cli_doc (make docs) writes now."""
+    from sglc.cli import cli_doc
+
+    doc = (REPO / "docs" / "cli.md").read_text(encoding="utf-8")
+    assert doc == cli_doc(), "docs/cli.md is stale: run `make docs`"
+    for command in ("check", "compile", "cost", "fmt", "probe", "run"):
+        assert f"## sglc {command}\n" in doc
+        for opt in _options_of(command):
+            assert opt in doc
+
+
+def test_make_docs_writes_it(tmp_path: Path) -> None:
+    """The Makefile's `docs` recipe, run with this Python, writes docs/cli.md."""
+    import subprocess
+    import sys
+
+    recipe = (REPO / "Makefile").read_text().split("\ndocs:", 1)[1].split("\n")[1].strip()
+    assert recipe.startswith("$(PY) -c ") and recipe.endswith(" > docs/cli.md")
+    code = recipe[len("$(PY) -c '"):-len("' > docs/cli.md")]
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         check=True, cwd=tmp_path).stdout
+    assert out == (REPO / "docs" / "cli.md").read_text(encoding="utf-8")
+
+
 def test_default_output_name(tiny: Path) -> None:
     rc, out, err = sglc_run("tiny.sgl", "--target", "seq", cwd=tiny.parent)
     assert rc == 0, err
