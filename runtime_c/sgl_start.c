@@ -188,6 +188,7 @@ static int run_root_main(sgl_node *root)
     int status;
     root->boundary = &jb;
     sgl_cur = root;
+    sgl_stack_init();
     if (setjmp(jb) == 0) {
         sgl_prog->main(root);
         sgl_flush_root(root);
@@ -196,6 +197,7 @@ static int run_root_main(sgl_node *root)
     } else {
         sgl_flush_root(root);
         fflush(stdout);
+        if (!root->errmsg) sgl_internal_error("the root was cancelled");
         fprintf(stderr, "%s\n", root->errmsg);
         fflush(stderr);
         status = 1;
