@@ -260,6 +260,53 @@ size_t sgl_ser_size(const sgl_type *t, const void *v);
 
 typedef struct sgl_node sgl_node;
 
+/* Cancellation and the stack check, read by generated code.
+ *
+ * The head of every node (the first member of struct sgl_node): its
+ * `cancelled` flag is set when a node before it in depth-first order has
+ * failed, so that this node and its subtree stop (brief §9).  Generated
+ * code reads it at every loop iteration and every call (sgl_loop_check,
+ * sgl_call_check) and leaves through sgl_unwind, which longjmps to the
+ * boundary of the node's current action; the runtime turns that into a
+ * cancelled child result.  A call also compares the stack pointer with
+ * this thread's limit (sgl_stack_limit, the lowest usable address plus a
+ * safety margin; NULL: no check) and fails with `recursion too deep` at
+ * the call's position.  Compiling with -DSGL_NO_CANCEL_CHECKS removes
+ * both checks (to measure their cost; such a program cannot be
+ * cancelled and dies by a signal on a stack overflow). */
+typedef struct sgl_node_head {
+    _Atomic int cancelled;
+} sgl_node_head;
+
+#define SGL_UNLIKELY(x) __builtin_expect(!!(x), 0)
+
+extern _Thread_local const char *sgl_stack_limit;
+_Noreturn void sgl_unwind(sgl_node *n);
+_Noreturn void sgl_stack_fail(int line, int col);
+
+static inline bool sgl_cancelled(const sgl_node *n)
+{
+    return atomic_load_explicit(&((sgl_node_head *)(void *)(uintptr_t)n)->cancelled,
+                                memory_order_relaxed) != 0;
+}
+#ifdef SGL_NO_CANCEL_CHECKS
+#define sgl_loop_check(n) ((void)(n))
+#define sgl_call_check(n, line, col) ((void)(n), (void)(line), (void)(col))
+#else
+/* At the top of every iteration of a while or for loop. */
+static inline void sgl_loop_check(sgl_node *n)
+{
+    if (SGL_UNLIKELY(sgl_cancelled(n))) sgl_unwind(n);
+}
+/* Before every call of an SGL function, at the call's position. */
+static inline __attribute__((always_inline)) void sgl_call_check(sgl_node *n, int line, int col)
+{
+    if (SGL_UNLIKELY((const char *)__builtin_frame_address(0) < sgl_stack_limit))
+        sgl_stack_fail(line, col);
+    if (SGL_UNLIKELY(sgl_cancelled(n))) sgl_unwind(n);
+}
+#endif
+
 /* Node queries (brief §7). */
 sgl_bool sgl_q_master(const sgl_node *n);
 sgl_int sgl_q_nchildren(const sgl_node *n);

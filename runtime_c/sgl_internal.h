@@ -83,6 +83,7 @@ typedef struct sgl_child_result {
 } sgl_child_result;
 
 struct sgl_node {
+    sgl_node_head head; /* first: generated code reads head.cancelled (sgl.h) */
     int depth;
     int child_index;
     int nchildren;
@@ -106,7 +107,14 @@ struct sgl_node {
     int msgs_cap;
 #endif
     jmp_buf *boundary;
-    char *errmsg;
+    char *errmsg;   /* the failure being raised; NULL: a cancellation */
+    /* Cancellation (sgl_tree.c, sgl_cancel_after): the master in this
+     * process (NULL for the root and a node served by sgl_mpi_serve), the
+     * op of the current superstep this node runs, and the first op at
+     * which it must stop (INT_MAX: none). */
+    sgl_node *parent;
+    _Atomic int cur_op;
+    _Atomic int cancel_at;
     sgl_track *track; /* timeline, with --sgl-trace */
     /* scratch space of this node's supersteps, kept from one to the next */
     sgl_child_result *res;
@@ -158,6 +166,12 @@ void sgl_node_init(sgl_node *n, const char *parent_path, int depth, int child_in
  * a GATHER op's value goes. */
 void sgl_child_run(sgl_node *c, const sgl_site *s, sgl_key mk, void **in, void **out,
                    sgl_child_result *r);
+/* Child `child` of master n failed in op `op` of the current superstep:
+ * stop every local child after that point in depth-first order (op by
+ * op, child by child), with its whole subtree. */
+void sgl_cancel_after(sgl_node *n, int op, int child);
+/* Set this thread's stack limit (sgl_stack_limit), once per thread. */
+void sgl_stack_init(void);
 /* Calls via->start / via->shutdown of n, if n has children. */
 void sgl_tree_start(sgl_node *n);
 void sgl_tree_shutdown(sgl_node *n, int status);

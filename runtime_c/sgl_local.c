@@ -89,6 +89,7 @@ void sgl_local_build(sgl_node *n, const int *shape, int nlevels)
     n->nlocal = n->nchildren;
     for (int i = 0; i < n->nchildren; i++) {
         sgl_node_init(&n->kids[i], n->path, n->depth + 1, i, shape, nlevels);
+        n->kids[i].parent = n;
         sgl_local_build(&n->kids[i], shape, nlevels);
     }
 }

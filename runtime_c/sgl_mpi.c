@@ -307,6 +307,38 @@ static const char *mpi_unpack_result(const char *p, const sgl_site *s, sgl_child
     return p;
 }
 
+/* ---- cancellation (docs/execution.md): a master does not wait for the
+ * reports of the children after a failure that is surely the first of
+ * its superstep in the sequential order (op by op, child by child): one
+ * in an op at or before the site's first op that runs code (a pardo or a
+ * gather; scatters and bcasts only store values and cannot fail), once
+ * the children before it have reported.  Those children are abandoned:
+ * they may still be running, so this process ends the job with MPI_Abort
+ * when it is told to stop (mpi_shutdown), after the root has printed the
+ * error; nothing is waited for in between. */
+static bool abandoned_children;
+
+static bool surely_first(const sgl_site *s, const sgl_child_result *r)
+{
+    if (r->failed_op < 0 || !r->msg) return false;
+    for (int j = 0; j < r->failed_op; j++)
+        if (s->ops[j].kind == SGL_OP_PARDO || s->ops[j].kind == SGL_OP_GATHER) return false;
+    return true;
+}
+
+static void abandon(const sgl_site *s, sgl_child_result *r)
+{
+    free(r->storage);
+    r->storage = NULL;
+    r->failed_op = -1;
+    r->msg = NULL;
+    r->compute = 0;
+    r->out = "";
+    for (int j = 0; j < s->nops; j++) r->seg_end[j] = 0;
+    abandoned_children = true;
+}
+/* ---- end of cancellation */
+
 static void mpi_superstep(sgl_node *n, sgl_key k, const sgl_site *s, sgl_arg *args,
                           sgl_child_result *res, sgl_step_rec *rec)
 {
@@ -322,13 +354,16 @@ static void mpi_superstep(sgl_node *n, sgl_key k, const sgl_site *s, sgl_arg *ar
     /* the reports of children 1..nk-1, in child order; each result's
      * output points into its report (freed by sgl_superstep) */
     double t_wait = rec ? sgl_wtime() : 0;
-    for (int i = 1; i < nk; i++) {
+    int upto = surely_first(s, &res[0]) ? 1 : nk;
+    for (int i = 1; i < upto; i++) {
         int count = 0;
         char *report = mpi_recv_any(n->comm_down, i, TAG_REPORT, &count);
         free(res[i].storage); /* left by a superstep that raised */
         res[i].storage = report;
         mpi_unpack_result(report, s, &res[i], args, i, n->comm_down);
+        if (surely_first(s, &res[i])) upto = i + 1;
     }
+    for (int i = upto; i < nk; i++) abandon(s, &res[i]);
     if (rec) sgl_trace_span(n->track, "wait", s, t_wait, sgl_wtime());
 }
 
@@ -338,6 +373,14 @@ static void mpi_start(sgl_node *n) { sgl_tree_start(n->kids); }
 /* Tell every process below n (through n and its local child 0) to stop. */
 static void mpi_shutdown(sgl_node *n, int status)
 {
+    if (abandoned_children) {
+        /* some process below may still run: stop them all (the error is
+         * printed already) */
+        fflush(stdout);
+        fflush(stderr);
+        MPI_Abort(MPI_COMM_WORLD, status ? status : 1);
+        exit(status ? status : 1);
+    }
     int64_t cmd[3] = {CMD_EXIT, status, 0};
     for (int i = 1; i < n->nchildren; i++)
         MPI_CHECK(MPI_Send(cmd, (int)sizeof cmd, MPI_BYTE, i, TAG_CMD, n->comm_down));

@@ -188,6 +188,7 @@ static int run_root_main(sgl_node *root)
     int status;
     root->boundary = &jb;
     sgl_cur = root;
+    sgl_stack_init();
     if (setjmp(jb) == 0) {
         sgl_prog->main(root);
         sgl_flush_root(root);
@@ -196,6 +197,7 @@ static int run_root_main(sgl_node *root)
     } else {
         sgl_flush_root(root);
         fflush(stdout);
+        if (!root->errmsg) sgl_internal_error("the root was cancelled");
         fprintf(stderr, "%s\n", root->errmsg);
         fflush(stderr);
         status = 1;
@@ -218,9 +220,58 @@ static int run_hosted(sgl_node *top)
     return status;
 }
 
+/* ------------------------------------------------------------------ */
+/* Launch mistakes                                                      */
+
+#ifndef SGL_USE_MPI
+/* The value of the first of the variables names[] that is set, or -1. */
+static long launcher_var(const char *const *names)
+{
+    for (const char *const *v = names; *v; v++) {
+        const char *t = getenv(*v);
+        if (t && *t) {
+            char *end;
+            long x = strtol(t, &end, 10);
+            if (*end == '\0' && x >= 0) return x;
+        }
+    }
+    return -1;
+}
+
+/* A build without MPI started by an MPI launcher with several ranks would
+ * run one whole copy of the program per rank: refuse, with one message
+ * (from rank 0).  The launchers' variables: Open MPI, MPICH/Intel MPI
+ * (PMI), MVAPICH, PMIx. */
+static bool started_by_mpi_launcher(void)
+{
+    static const char *const size_vars[] = {"OMPI_COMM_WORLD_SIZE", "PMI_SIZE",
+                                            "MV2_COMM_WORLD_SIZE", "PMIX_SIZE", NULL};
+    static const char *const rank_vars[] = {"OMPI_COMM_WORLD_RANK", "PMI_RANK",
+                                            "MV2_COMM_WORLD_RANK", "PMIX_RANK", NULL};
+    long size = launcher_var(size_vars);
+    if (size <= 1) return false;
+    if (launcher_var(rank_vars) <= 0) {
+#ifdef SGL_USE_OMP
+        const char *target = "omp";
+#else
+        const char *target = "seq";
+#endif
+        fprintf(stderr,
+                "%s: runtime error: this executable was built for the %s target, without MPI, "
+                "but an MPI launcher started it as %ld processes: run it directly (one "
+                "process), or build it with --target mpi\n",
+                sgl_prog->file, target, size);
+    }
+    return true;
+}
+#else
+static bool started_by_mpi_launcher(void) { return false; }
+#endif
+
 int sgl_run(int argc, char **argv, const sgl_program *prog)
 {
     sgl_prog = prog;
+    if (started_by_mpi_launcher()) return 1;
     machine_plan m;
     sgl_mpi_init(&argc, &argv, &m.nprocs, &m.rank);
     run_options o;

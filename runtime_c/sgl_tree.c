@@ -13,10 +13,25 @@
  * makes) the frame for that key: the child's copies of the master's
  * variables, which therefore live as long as the master's activation and
  * keep their values from one superstep to the next (brief §6.2).
+ *
+ * Cancellation (brief §9, docs/execution.md).  When a child fails in op j
+ * of a superstep, every sibling in this process that is past that point
+ * of the sequential order (op by op, child by child) must stop: a later
+ * child once it is in op j or after, an earlier one once it is in op
+ * j + 1 or after (sgl_cancel_after).  A sibling past the point now gets
+ * its `cancelled` flag set, with its whole subtree; the others get
+ * `cancel_at`, checked when they begin their next op.  The flag is read
+ * by generated code at loop iterations and calls (sgl.h), which then
+ * longjmps to the boundary of the node's action (sgl_unwind): the child's
+ * result says "cancelled" (failed_op set, msg NULL), and a master that
+ * meets it in the merge unwinds in turn.  Flags are never cleared: after
+ * a failure no superstep of that master follows.
  */
-#define _POSIX_C_SOURCE 200809L
+#define _GNU_SOURCE /* pthread_getattr_np */
 #include "sgl_internal.h"
 
+#include <limits.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -40,6 +55,9 @@ void sgl_node_init(sgl_node *n, const char *parent_path, int depth, int child_in
     if (w < 0 || (size_t)w >= sizeof n->path) sgl_internal_error("machine tree too deep");
     n->cur = -1;
     n->via = NULL;
+    atomic_store(&n->head.cancelled, 0);
+    atomic_store(&n->cur_op, -1);
+    atomic_store(&n->cancel_at, INT_MAX);
 #ifdef SGL_USE_MPI
     n->comm_down = MPI_COMM_NULL;
     n->comm_up = MPI_COMM_NULL;
@@ -149,6 +167,63 @@ static void *frame_for(sgl_node *c, const sgl_site *s, sgl_key mk, sgl_key *ck)
 }
 
 /* ------------------------------------------------------------------ */
+/* Cancellation and the stack limit                                     */
+
+_Thread_local const char *sgl_stack_limit;
+static _Thread_local bool stack_known;
+
+/* What is kept free below the limit: room for sgl_fail and the runtime
+ * functions that generated code calls between two checks. */
+#define STACK_MARGIN ((size_t)256 << 10)
+
+void sgl_stack_init(void)
+{
+    if (stack_known) return;
+    stack_known = true;
+    pthread_attr_t a;
+    if (pthread_getattr_np(pthread_self(), &a) != 0) return; /* no check on this thread */
+    void *addr = NULL;
+    size_t size = 0;
+    if (pthread_attr_getstack(&a, &addr, &size) == 0 && addr && size) {
+        size_t margin = size / 8 < STACK_MARGIN ? size / 8 : STACK_MARGIN;
+        sgl_stack_limit = (const char *)addr + margin;
+    }
+    pthread_attr_destroy(&a);
+}
+
+_Noreturn void sgl_stack_fail(int line, int col) { sgl_fail(line, col, "recursion too deep"); }
+
+_Noreturn void sgl_unwind(sgl_node *n)
+{
+    n->errmsg = NULL;
+    if (!n->boundary) sgl_internal_error("a node was cancelled outside an action");
+    longjmp(*n->boundary, 1);
+}
+
+static void cancel_subtree(sgl_node *c)
+{
+    atomic_store(&c->cancel_at, 0);
+    atomic_store(&c->head.cancelled, 1);
+    for (int k = 0; k < c->nlocal; k++) cancel_subtree(&c->kids[k]);
+}
+
+void sgl_cancel_after(sgl_node *n, int op, int child)
+{
+    for (int k = 0; k < n->nlocal; k++) {
+        sgl_node *c = &n->kids[k];
+        if (c->child_index == child) continue;
+        int limit = c->child_index > child ? op : op + 1;
+        int cur = atomic_load(&c->cancel_at);
+        while (limit < cur && !atomic_compare_exchange_weak(&c->cancel_at, &cur, limit)) {
+        }
+        /* sequentially consistent with the child's store of cur_op before
+         * its load of cancel_at (sgl_child_run): one of the two sees the
+         * other */
+        if (atomic_load(&c->cur_op) >= limit) cancel_subtree(c);
+    }
+}
+
+/* ------------------------------------------------------------------ */
 /* One child's run of a superstep                                       */
 
 static const char *op_name(sgl_op_kind k)
@@ -173,12 +248,15 @@ void sgl_child_run(sgl_node *c, const sgl_site *s, sgl_key mk, void **in, void *
     r->failed_op = -1;
     r->msg = NULL;
     c->boundary = &jb;
+    sgl_stack_init();
     double t0 = sgl_instr ? sgl_wtime() : 0;
     if (setjmp(jb) == 0) {
         sgl_key ck;
         void *frame = frame_for(c, s, mk, &ck);
         for (j = 0; j < s->nops; j++) {
             const sgl_op *op = &s->ops[j];
+            atomic_store(&c->cur_op, j);
+            if (j >= atomic_load(&c->cancel_at)) sgl_unwind(c);
             switch (op->kind) {
             case SGL_OP_SCATTER:
             case SGL_OP_BCAST: op->recv(c, ck, frame, in[j]); break;
@@ -189,10 +267,12 @@ void sgl_child_run(sgl_node *c, const sgl_site *s, sgl_key mk, void **in, void *
         }
     } else {
         r->failed_op = j;
-        r->msg = c->errmsg;
+        r->msg = c->errmsg; /* NULL: cancelled */
         c->errmsg = NULL;
         for (int k = j; k < s->nops; k++) r->seg_end[k] = c->out.len;
+        if (r->msg && c->parent) sgl_cancel_after(c->parent, j, c->child_index);
     }
+    atomic_store(&c->cur_op, -1);
     r->out = c->out.data;
     r->compute = 0;
     if (sgl_instr) {
@@ -315,6 +395,7 @@ static void step_end(sgl_node *n, const sgl_site *s, sgl_arg *args, const sgl_ch
 
 void sgl_superstep(sgl_node *n, sgl_key k, const sgl_site *s, sgl_arg *args)
 {
+    if (sgl_cancelled(n)) sgl_unwind(n);
     check_args(n, s, args);
     /* a temporary's elements may be moved to the children only if nobody
      * else shares its buffer */

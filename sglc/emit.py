@@ -223,8 +223,15 @@ class _Expressions(_Context):
             return Borrowed(c.deref(c.Cast(_ptr(e.ty), at)))
         return Borrowed(c.Index(c.Cast(_ptr(e.ty), c.member(base, "data")), idx))
 
+    def call_check(self, e: ir.Call) -> str:
+        """The check before a call of an SGL function: this thread's stack
+        limit (`recursion too deep` at the call) and the node's cancellation
+        flag (sgl.h)."""
+        return c.stmt(c.call("sgl_call_check", Name("N"), *self.loc(e)))
+
     def ex_Call(self, e: ir.Call) -> Val:
         args = [self.ex(a).expr for a in e.args]
+        self.scope.add(self.call_check(e))
         call = c.call(e.func, Name("N"), *args)
         if isinstance(e.ty, Vec):
             return self.owned_vec(call, e.ty)
@@ -439,7 +446,7 @@ class _Statements(_Builtins):
             main, block = builtin
         elif isinstance(e, ir.Call) and not _has_value(e.ty):
             args = [self.ex(a).expr for a in e.args]
-            main = [c.stmt(c.call(e.func, Name("N"), *args))]
+            main = [self.call_check(e), c.stmt(c.call(e.func, Name("N"), *args))]
         else:
             v = self.ex(e)
             if isinstance(v, Borrowed) and not isinstance(e, ir.Call):
@@ -475,6 +482,11 @@ class _Statements(_Builtins):
             self.indent -= 1
             self.out("}")
 
+    def loop_check(self) -> None:
+        """At the top of every loop iteration: stop if the node is cancelled
+        (a node before it in depth-first order failed; sgl.h)."""
+        self.out(c.stmt(c.call("sgl_loop_check", Name("N"))))
+
     def st_While(self, s: ir.While) -> None:
         sc, cond = self._cond(s.cond)
         if sc.empty:
@@ -487,6 +499,7 @@ class _Statements(_Builtins):
             self.out(c.decl("sgl_bool", name))
             self.out_block(sc.pre + [c.assign(Name(name), cond)] + sc.frees())
             self.out(f"if ({c.Unary('!', Name(name))}) break;")
+        self.loop_check()
         self.block(s.body)
         self.indent -= 1
         self.out("}")
@@ -503,6 +516,7 @@ class _Statements(_Builtins):
             self.out(ln)
         self.out(f"for (sgl_int {i} = {a}; {i} < {b}; {i}++) {{")
         self.indent += 1
+        self.loop_check()
         self.out(c.assign(self.var(s.var), Name(i)))
         self.block(s.body)
         self.indent -= 1

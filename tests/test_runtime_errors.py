@@ -8,12 +8,22 @@ Header lines of a program (comment lines anywhere at the top of the file):
 
     // args: abc 1.5                 program arguments (split at white space)
     // shapes: 2x3 2x2x2             only these --sgl-shape values (default: all)
+    // targets: seq omp              only these targets (default: all)
     // expect-status: 1
     // expect-stderr: piece          must appear in stderr (for every shape)
     // expect-stderr[2x3]: piece     must appear in stderr on shape 2x3
     // expect-stdout: line           the whole stdout, line by line (optional)
     // expect-stdout[2x3]: line      the same, for one shape
+    // matrix: full                  run on the whole shape matrix of conftest.py
+                                     (SHAPES, OMP_SHAPES, SEQ_SHAPES), not MATRIX
+    // gone-within: 2 FILE           cancellation: the program writes FILE just
+                                     before it fails; every process must be gone
+                                     at most 2 s after FILE's modification time
+    // expect-running: 1             the program must NOT stop (a node before
+                                     the failing one runs for ever): still running
+                                     after 1 s; then it is killed
 
+An omp or seq executable started by mpirun with two ranks must refuse to run.
 A last test kills one MPI rank with SIGKILL while the program runs and
 requires mpirun to stop, with a non-zero status, within 10 s.
 """
@@ -32,6 +42,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import pytest
+from conftest import OMP_SHAPES, SEQ_SHAPES, SHAPES
 
 HERE = Path(__file__).resolve().parent
 PROGRAMS = HERE / "runtime_errors"
@@ -45,9 +56,15 @@ MATRIX: list[tuple[str, int, str]] = [
     ("mpi", 1, "2x3"),
     ("mpi", 2, "2x2"),
     ("mpi", 4, "2x2x2"),
+    ("omp", 1, "2x3"),
+    ("omp", 1, "2x2x2"),
     ("seq", 1, "2x3"),
     ("seq", 1, "0"),
 ]
+# The whole matrix of the program tests, for the programs marked `matrix: full`.
+FULL_MATRIX: list[tuple[str, int, str]] = (
+    [("mpi", n, sh) for n, sh in SHAPES] + [("omp", 1, sh) for sh in OMP_SHAPES]
+    + [("seq", 1, sh) for sh in SEQ_SHAPES])
 
 _HEADER = re.compile(r"^//\s*([a-z-]+)(?:\[([0-9x]+)\])?:\s?(.*)$")
 
@@ -58,8 +75,12 @@ class Spec:
     status: int = 1
     args: list[str] = field(default_factory=list)
     shapes: list[str] | None = None
+    targets: list[str] | None = None
     stderr: dict[str | None, list[str]] = field(default_factory=dict)
     stdout: dict[str | None, list[str]] = field(default_factory=dict)
+    full: bool = False
+    gone_within: tuple[float, str] | None = None
+    running: float | None = None
 
     def stderr_pieces(self, shape: str) -> list[str]:
         return self.stderr.get(None, []) + self.stderr.get(shape, [])
@@ -82,13 +103,22 @@ def parse_spec(path: Path) -> Spec:
             spec.args = value.split()
         elif key == "shapes":
             spec.shapes = value.split()
+        elif key == "targets":
+            spec.targets = value.split()
         elif key == "expect-status":
             spec.status = int(value)
         elif key == "expect-stderr":
             spec.stderr.setdefault(shape, []).append(value)
         elif key == "expect-stdout":
             spec.stdout.setdefault(shape, []).append(value)
-    if not any(spec.stderr.values()):
+        elif key == "matrix":
+            spec.full = value == "full"
+        elif key == "gone-within":
+            secs, name = value.split()
+            spec.gone_within = (float(secs), name)
+        elif key == "expect-running":
+            spec.running = float(value)
+    if spec.running is None and not any(spec.stderr.values()):
         raise ValueError(f"{path.name}: no expect-stderr line")
     return spec
 
@@ -96,8 +126,10 @@ def parse_spec(path: Path) -> Spec:
 def _cases() -> Iterator[object]:
     for path in sorted(PROGRAMS.glob("*.sgl")):
         spec = parse_spec(path)
-        for target, nprocs, shape in MATRIX:
+        for target, nprocs, shape in FULL_MATRIX if spec.full else MATRIX:
             if spec.shapes is not None and shape not in spec.shapes:
+                continue
+            if spec.targets is not None and target not in spec.targets:
                 continue
             marks = [pytest.mark.skipif(not HAVE_MPI, reason=NO_MPI)] if target == "mpi" else []
             yield pytest.param(path.stem, target, nprocs, shape, marks=marks,
@@ -220,7 +252,12 @@ def test_runtime_error(name: str, target: str, nprocs: int, shape: str, build_di
     spec = parse_spec(PROGRAMS / f"{name}.sgl")
     exe = compiled(build_dir, name, target)
     cmd = command(exe, nprocs, shape, spec.args)
+    if spec.running is not None:
+        keeps_running(exe, cmd, spec.running, tmp_path)
+        return
     res = run(cmd, tmp_path)
+    if spec.gone_within is not None:
+        gone_within(exe, tmp_path, *spec.gone_within)
     where = f"{' '.join(cmd)}\nstatus {res.status}\nstdout:\n{res.stdout}\nstderr:\n{res.stderr}"
     if nprocs == 1:
         assert res.status == spec.status, f"wrong exit status\n{where}"
@@ -236,6 +273,53 @@ def test_runtime_error(name: str, target: str, nprocs: int, shape: str, build_di
     assert_none_left(exe)
 
 
+def gone_within(exe: Path, cwd: Path, limit: float, name: str) -> None:
+    """Every process of exe is gone at most `limit` seconds after the failing
+    node wrote `name` (just before it failed)."""
+    while processes_running(exe):
+        time.sleep(0.02)
+    gone = time.time()
+    mark = cwd / name
+    assert mark.exists(), f"the failing node did not write {name}"
+    took = gone - mark.stat().st_mtime
+    assert took <= limit, f"the job took {took:.2f} s to stop after the failure (limit {limit} s)"
+
+
+def keeps_running(exe: Path, cmd: list[str], secs: float, cwd: Path) -> None:
+    """A node before the failing one runs for ever: so does the program."""
+    proc = subprocess.Popen(cmd, cwd=cwd, env=mpi_env(), stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True, start_new_session=True)
+    try:
+        try:
+            out, err = proc.communicate(timeout=secs)
+        except subprocess.TimeoutExpired:
+            pass
+        else:
+            pytest.fail(f"{' '.join(cmd)} stopped (status {proc.returncode}) although a node "
+                        f"before the failing one never finishes\nstdout:\n{out}\nstderr:\n{err}")
+    finally:
+        kill_group(proc)
+        proc.communicate()
+    assert_none_left(exe)
+
+
+@pytest.mark.skipif(not HAVE_MPI, reason=NO_MPI)
+@pytest.mark.parametrize("target", ["omp", "seq"])
+def test_mpi_launcher_refused(target: str, build_dir: Path, tmp_path: Path) -> None:
+    """An executable built without MPI, started by mpirun as 2 ranks, refuses to
+    start (it would run two copies of the program) with one clear message."""
+    exe = compiled(build_dir, "div_zero", target)
+    cmd = ["mpirun", "--oversubscribe", "--bind-to", "none", "-np", "2", str(exe)]
+    res = run(cmd, tmp_path)
+    assert res.status != 0, res.stderr
+    assert res.stdout == "", f"the program ran:\n{res.stdout}"
+    msg = (f"runtime error: this executable was built for the {target} target, without MPI, "
+           "but an MPI launcher started it as 2 processes")
+    assert res.stderr.count(msg) == 1, res.stderr
+    assert "division by zero" not in res.stderr, res.stderr
+    assert_none_left(exe)
+
+
 def test_programs_present() -> None:
     """The error list of the brief (§9) and of the task is covered."""
     names = {p.stem for p in PROGRAMS.glob("*.sgl")}
@@ -243,7 +327,9 @@ def test_programs_present() -> None:
               "gather_on_worker", "bcast_on_worker", "pardo_on_worker", "div_zero", "mod_zero",
               "min_empty", "max_empty", "split_zero", "rand_ints_bounds", "arg_int_bad",
               "arg_float_bad", "read_missing", "int_nan", "int_inf", "int_range",
-              "slice_range", "fill_negative", "deep_error", "sibling_output", "out_of_memory"}
+              "slice_range", "fill_negative", "deep_error", "sibling_output", "out_of_memory",
+              "cancel_later_loop", "cancel_earlier_loops", "cancel_later_op",
+              "recursion_root", "recursion_child"}
     assert needed <= names, f"missing: {sorted(needed - names)}"
     for path in PROGRAMS.glob("*.sgl"):
         parse_spec(path)

@@ -94,6 +94,7 @@ static void act0_0_pardo(sgl_node *N, sgl_key K, void *frame_)
     (void)K;
     (void)F;
 #line 8 "hello.sgl"
+    sgl_call_check(N, 8, 9);
     f_greet(N);
 }
 
@@ -101,6 +102,7 @@ static void f_main(sgl_node *N)
 {
     (void)N;
 #line 13 "hello.sgl"
+    sgl_call_check(N, 13, 5);
     f_greet(N);
 }
 

@@ -139,6 +139,7 @@ static void act0_2_pardo(sgl_node *N, sgl_key K, void *frame_)
     (void)F;
 #line 14 "superstep.sgl"
     {
+        sgl_call_check(N, 14, 13);
         sgl_int t4 = f_total(N, F->v_part, F->v_kk);
         F->v_s = t4;
     }
@@ -160,6 +161,7 @@ static void f_main(sgl_node *N)
 #line 21 "superstep.sgl"
     {
         sgl_vec t5 = sgl_range(INT64_C(0), INT64_C(10), 21, 17);
+        sgl_call_check(N, 21, 11);
         sgl_int t6 = f_total(N, t5, INT64_C(2));
         sgl_int t7 = t6;
         sgl_buf *ob = sgl_out(N);

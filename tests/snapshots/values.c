@@ -84,6 +84,7 @@ static void f_main(sgl_node *N)
         sgl_int t5 = INT64_C(0);
         sgl_int t6 = (sgl_int)v_v.len;
         for (sgl_int i7 = t5; i7 < t6; i7++) {
+            sgl_loop_check(N);
             v_i = i7;
 #line 10 "values.sgl"
             {
