@@ -16,6 +16,8 @@
 #define _POSIX_C_SOURCE 200809L
 #include "sgl_internal.h"
 
+#include <errno.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -43,6 +45,11 @@ char *sgl_strdup(const char *s)
 
 _Noreturn void sgl_raise(sgl_node *n, char *msg)
 {
+    /* Whole lines only (brief §9): a print evaluates its arguments before
+     * it writes (sglc.builtins), but it can still fail while it writes
+     * (out of memory); drop the partial line it leaves.  Everything before
+     * it in the buffer ends with a newline. */
+    while (n->out.len > 0 && n->out.data[n->out.len - 1] != '\n') n->out.len--;
     n->errmsg = msg;
     if (!n->boundary) sgl_internal_error(msg);
     longjmp(*n->boundary, 1);
@@ -72,18 +79,75 @@ void sgl_fail(int line, int col, const char *fmt, ...)
 
 sgl_buf *sgl_out(sgl_node *n) { return &n->out; }
 
-void sgl_flush_root(sgl_node *n)
+/* Set once a write to standard output has failed: the failure is reported
+ * (once), and nothing more is written. */
+static bool stdout_failed;
+
+/* A write to a pipe whose reader is gone must come back as EPIPE, a
+ * run-time error like any other failed write, not kill the process with
+ * SIGPIPE (which mpirun would report as a crash). */
+static void ignore_sigpipe(void)
 {
-    if (n->is_root && n->out.len > 0) {
-        fwrite(n->out.data, 1, n->out.len, stdout);
-        n->out.len = 0;
-    }
+    static bool done;
+    if (done) return;
+    done = true;
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = SIG_IGN;
+    sigemptyset(&sa.sa_mask);
+    (void)sigaction(SIGPIPE, &sa, NULL);
 }
 
-void sgl_print_end(sgl_node *n)
+/* Write the root's buffer to stdout and flush stdout.  NULL, or the
+ * run-time error of a failed write (owned), located at line:col (0: no
+ * position, the program file only). */
+static char *root_write(sgl_node *n, int line, int col)
+{
+    if (!n->is_root || n->out.len == 0) return NULL;
+    size_t len = n->out.len;
+    n->out.len = 0;
+    if (stdout_failed) return NULL;
+    ignore_sigpipe();
+    errno = 0;
+    size_t w = fwrite(n->out.data, 1, len, stdout);
+    int err = w < len ? errno : 0;
+    if (!err && fflush(stdout) != 0) err = errno ? errno : EIO;
+    if (w < len && !err) err = EIO;
+    if (!err) return NULL;
+    stdout_failed = true;
+    clearerr(stdout);
+    char msg[1400];
+    const char *file = sgl_prog ? sgl_prog->file : "sgl";
+    const char *why = err == EPIPE ? "the reader of the pipe has gone" : strerror(err);
+    if (line > 0)
+        snprintf(msg, sizeof msg, "%s:%d:%d: runtime error: cannot write to standard output: %s (node %s)",
+                 file, line, col, why, n->path);
+    else
+        snprintf(msg, sizeof msg,
+                 "%s: runtime error: cannot write the program's output to standard output: %s (node %s)",
+                 file, why, n->path);
+    return sgl_strdup(msg);
+}
+
+void sgl_flush_root(sgl_node *n)
+{
+    char *msg = root_write(n, 0, 0);
+    if (!msg) return;
+    if (n->errmsg) {
+        /* an error is already being reported: it is the one that counts */
+        free(msg);
+        return;
+    }
+    sgl_raise(n, msg);
+}
+
+void sgl_print_end(sgl_node *n, int line, int col)
 {
     sgl_buf_put(&n->out, "\n", 1);
-    if (n->is_root && n->out.len >= 1 << 16) sgl_flush_root(n);
+    if (n->is_root && n->out.len >= 1 << 16) {
+        char *msg = root_write(n, line, col);
+        if (msg) sgl_raise(n, msg);
+    }
 }
 
 void sgl_merge_results(sgl_node *n, const sgl_site *s, sgl_child_result *res, int nkids)
@@ -100,7 +164,13 @@ void sgl_merge_results(sgl_node *n, const sgl_site *s, sgl_child_result *res, in
                     free(res[k].msg);
                     res[k].msg = NULL;
                 }
-                sgl_flush_root(n);
+                /* the output printed before the failure comes first: if
+                 * writing it fails, that failure is the first error */
+                char *werr = root_write(n, 0, 0);
+                if (werr) {
+                    free(msg);
+                    msg = werr;
+                }
                 sgl_raise(n, msg);
             }
         }

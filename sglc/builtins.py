@@ -266,11 +266,17 @@ def _minmax(name: str) -> Builtin:
 
 
 def _lower_print(b: CBody, e: ir.Builtin) -> list[str]:
-    """print(e1, e2, ...): evaluate every argument, then write them."""
+    """print(e1, e2, ...): evaluate every argument, then write them (brief §8:
+    a print whose argument fails writes nothing).  Every argument is hoisted
+    into a temporary before the first byte is written: a scalar by value, a
+    vector as a borrowed pointer (`const sgl_vec *`), so that an index error
+    in `vv[9]` stops the program before "partial 42 " reaches the buffer."""
     vals: list[c.Expr] = []
     for a in e.args:
         x = b.ex(a).expr
-        if a.ty != STR and not isinstance(a.ty, Vec):
+        if isinstance(a.ty, Vec):
+            x = b.hoist("const sgl_vec *", c.addr(x)).ref
+        elif a.ty != STR:
             x = b.hoist("sgl_" + C_SUFFIX[a.ty], x).ref
         vals.append(x)
     ob, node = c.Name("ob"), c.Name("N")
@@ -281,10 +287,10 @@ def _lower_print(b: CBody, e: ir.Builtin) -> list[str]:
         if a.ty == STR:
             main.append(c.stmt(c.call("sgl_buf_puts", ob, x)))
         elif isinstance(a.ty, Vec):
-            main.append(c.stmt(c.call("sgl_fmt_value", ob, b.T.ref(a.ty), c.addr(x))))
+            main.append(c.stmt(c.call("sgl_fmt_value", ob, b.T.ref(a.ty), x)))
         else:
             main.append(c.stmt(c.call(f"sgl_fmt_{C_SUFFIX[a.ty]}", ob, x)))
-    main.append(c.stmt(c.call("sgl_print_end", node)))
+    main.append(c.stmt(c.call("sgl_print_end", node, c.Name(str(e.line)), c.Name(str(e.col)))))
     return main
 
 
