@@ -6,7 +6,7 @@ builtin themselves; adding a builtin is one `Builtin(...)` entry in
 
 Schema
 ------
-`Builtin(name, forms, pure=True, statement=False)`
+`Builtin(name, forms, pure=True, statement=False, effects="")`
 
 - `forms`: one `Form` per accepted number of arguments (`min`/`max` have a
   form with 1 and one with 2).  A call whose argument count matches no form
@@ -17,6 +17,11 @@ Schema
   (sglc.lower).
 - `statement`: the call has no value (its result is VOID) and is written
   as a statement (print, push, write_ints, write_floats).
+- `effects`: what an impure builtin touches outside the program's values
+  when it is not only output: "file" for the file builtins (read_ints,
+  read_floats, write_ints, write_floats).  Fusion never joins a superstep
+  after a pardo that may touch files (sglc.passes.fuse), so what one
+  superstep writes the next one reads (brief §8).
 
 `Form(args, result, c, can_fail=False, each=False, same_type=False,
 coerce_arg=None, variadic=False)`
@@ -219,6 +224,7 @@ class Builtin:
     forms: tuple[Form, ...]
     pure: bool = True
     statement: bool = False
+    effects: str = ""
 
     @property
     def arities(self) -> tuple[int, ...]:
@@ -339,13 +345,14 @@ _ENTRIES: list[Builtin] = [
     # ---- output and files
     Builtin("print", (Form((Arg("a value", any_type, allow_str=True),), Fixed(VOID), _lower_print,
                            variadic=True),), pure=False, statement=True),
-    Builtin("read_ints", (_fixed([STR], Vec(INT), "sgl_read_ints({0}, {loc})", can_fail=True),), pure=False),
+    Builtin("read_ints", (_fixed([STR], Vec(INT), "sgl_read_ints({0}, {loc})", can_fail=True),), pure=False,
+            effects="file"),
     Builtin("read_floats", (_fixed([STR], Vec(FLOAT), "sgl_read_floats({0}, {loc})", can_fail=True),),
-            pure=False),
+            pure=False, effects="file"),
     Builtin("write_ints", (_fixed([STR, Vec(INT)], VOID, "sgl_write_ints({0}, &{v1}, {loc})", can_fail=True),),
-            pure=False, statement=True),
+            pure=False, statement=True, effects="file"),
     Builtin("write_floats", (_fixed([STR, Vec(FLOAT)], VOID, "sgl_write_floats({0}, &{v1}, {loc})",
-                                    can_fail=True),), pure=False, statement=True),
+                                    can_fail=True),), pure=False, statement=True, effects="file"),
 ]
 
 TABLE: dict[str, Builtin] = {b.name: b for b in _ENTRIES}
@@ -353,6 +360,7 @@ NAMES: frozenset[str] = frozenset(TABLE)
 
 for _b in _ENTRIES:
     assert all((f.result == Fixed(VOID)) == _b.statement for f in _b.forms), _b.name
+    assert _b.effects in ("", "file") and not (_b.effects and _b.pure), _b.name
 
 
 def lookup(name: str) -> Optional[Builtin]:
