@@ -7,7 +7,7 @@
  */
 #define _POSIX_C_SOURCE 200809L
 
-#include "sgl.h"
+#include "sgl_internal.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -127,6 +127,7 @@ sgl_float sgl_wtime(void)
 /* The whole content of the file at path, NUL-terminated (caller frees). */
 static char *read_file(const char *path, int line, int col)
 {
+    sgl_files_note(sgl_cur, path, false); /* brief §8's file-sharing rule */
     FILE *f = fopen(path, "rb");
     if (!f)
         sgl_fail(line, col, "cannot open '%s': %s", path, strerror(errno));
@@ -204,6 +205,7 @@ sgl_vec sgl_read_floats(const char *path, int line, int col)
 /* Writes the numbers of v to path, one a line. */
 static void write_numbers(const char *path, const sgl_vec *v, bool floats, int line, int col)
 {
+    sgl_files_note(sgl_cur, path, true); /* brief §8's file-sharing rule */
     sgl_buf b = {NULL, 0, 0};
     for (int64_t i = 0; i < v->len; i++) {
         if (floats)

@@ -7,6 +7,13 @@
  * the program prints what its sequential depth-first execution prints
  * (brief §1, §8).
  *
+ * Files.  The file builtins note their path on the node that runs them
+ * (sgl_files_note); when a superstep ends without a failure, the master
+ * checks its children's sets against each other (brief §8: two children
+ * whose subtrees use one path, one of them writing it, is a run-time
+ * error at the pardo) and adds them to its own set, which travels up in
+ * its own report (sgl_child_result.files).
+ *
  * Errors.  sgl_fail() formats the message and longjmps to the boundary of
  * the node's current action; the master re-raises the first failure in
  * sequential order, and the root prints it and stops every process
@@ -150,6 +157,102 @@ void sgl_print_end(sgl_node *n, int line, int col)
     }
 }
 
+/* ------------------------------------------------------------------ */
+/* Files of a superstep (brief §8)                                      */
+
+static int files_find(const sgl_fileset *f, const char *path)
+{
+    for (int i = 0; i < f->n; i++)
+        if (strcmp(f->path[i], path) == 0) return i;
+    return -1;
+}
+
+void sgl_files_add(sgl_fileset *f, const char *path, bool wrote)
+{
+    int i = files_find(f, path);
+    if (i >= 0) {
+        if (wrote) f->wrote[i] = 1;
+        return;
+    }
+    if (f->n == f->cap) {
+        int cap = f->cap ? 2 * f->cap : 4;
+        char **p = realloc(f->path, (size_t)cap * sizeof *p);
+        if (!p) sgl_internal_error("out of memory (file set)");
+        f->path = p;
+        unsigned char *w = realloc(f->wrote, (size_t)cap);
+        if (!w) sgl_internal_error("out of memory (file set)");
+        f->wrote = w;
+        f->cap = cap;
+    }
+    f->path[f->n] = sgl_strdup(path);
+    f->wrote[f->n] = wrote ? 1 : 0;
+    f->n++;
+}
+
+void sgl_files_note(sgl_node *n, const char *path, bool wrote)
+{
+    /* the root has no siblings: its own files are never checked */
+    if (n && n->depth > 0) sgl_files_add(&n->files, path, wrote);
+}
+
+void sgl_files_clear(sgl_fileset *f)
+{
+    for (int i = 0; i < f->n; i++) free(f->path[i]);
+    f->n = 0;
+}
+
+void sgl_files_free(sgl_fileset *f)
+{
+    sgl_files_clear(f);
+    free(f->path);
+    free(f->wrote);
+    *f = (sgl_fileset){0};
+}
+
+/* The first pair of children (i, j), i < j, in lexicographic order, whose
+ * subtrees used one path that one of them wrote: a run-time error at the
+ * superstep's pardo (its first op if it has none), on the master. */
+static void files_check(sgl_node *n, const sgl_site *s, sgl_child_result *res, int nkids)
+{
+    for (int i = 0; i < nkids; i++) {
+        const sgl_fileset *a = &res[i].files;
+        for (int j = i + 1; j < nkids && a->n > 0; j++) {
+            const sgl_fileset *b = &res[j].files;
+            for (int k = 0; k < a->n; k++) {
+                int m = files_find(b, a->path[k]);
+                if (m < 0 || !(a->wrote[k] || b->wrote[m])) continue;
+                const sgl_op *op = &s->ops[0];
+                for (int q = 0; q < s->nops; q++)
+                    if (s->ops[q].kind == SGL_OP_PARDO) {
+                        op = &s->ops[q];
+                        break;
+                    }
+                char what[2048];
+                snprintf(what, sizeof what,
+                         "children %s.%d and %s.%d of this pardo share the file '%.300s', which %s "
+                         "(children run at once: they must not share a file that one of them writes)",
+                         n->path, i, n->path, j, a->path[k],
+                         a->wrote[k] && b->wrote[m] ? "both write"
+                         : a->wrote[k]              ? "the first writes"
+                                                    : "the second writes");
+                for (int q = 0; q < nkids; q++) sgl_files_free(&res[q].files);
+                sgl_fail(op->line, op->col, "%s", what);
+            }
+        }
+    }
+}
+
+/* After the check: the children's files become the master's (a master
+ * below the root is itself a child of a superstep). */
+static void files_merge(sgl_node *n, sgl_child_result *res, int nkids)
+{
+    for (int i = 0; i < nkids; i++) {
+        sgl_fileset *f = &res[i].files;
+        for (int k = 0; k < f->n; k++) sgl_files_note(n, f->path[k], f->wrote[k]);
+        sgl_files_free(f);
+    }
+}
+
 void sgl_merge_results(sgl_node *n, const sgl_site *s, sgl_child_result *res, int nkids)
 {
     for (int j = 0; j < s->nops; j++) {
@@ -163,6 +266,7 @@ void sgl_merge_results(sgl_node *n, const sgl_site *s, sgl_child_result *res, in
                 for (int k = 0; k < nkids; k++) {
                     free(res[k].msg);
                     res[k].msg = NULL;
+                    sgl_files_free(&res[k].files);
                 }
                 /* the output printed before the failure comes first: if
                  * writing it fails, that failure is the first error */
@@ -176,4 +280,6 @@ void sgl_merge_results(sgl_node *n, const sgl_site *s, sgl_child_result *res, in
         }
     }
     if (n->is_root) sgl_flush_root(n);
+    files_check(n, s, res, nkids);
+    files_merge(n, res, nkids);
 }
