@@ -195,6 +195,10 @@ void sgl_files_note(sgl_node *n, const char *path, bool wrote)
     if (n && n->depth > 0) sgl_files_add(&n->files, path, wrote);
 }
 
+/* Called by the file builtins (sgl_misc.c) on the node that runs them. */
+void sgl_files_note_cur(const char *path, bool wrote);
+void sgl_files_note_cur(const char *path, bool wrote) { sgl_files_note(sgl_cur, path, wrote); }
+
 void sgl_files_clear(sgl_fileset *f)
 {
     for (int i = 0; i < f->n; i++) free(f->path[i]);
