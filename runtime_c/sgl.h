@@ -197,10 +197,13 @@ sgl_int sgl_mod(sgl_int a, sgl_int b, int line, int col);
 static inline sgl_int sgl_div_unchecked(sgl_int a, sgl_int b) { return (b == -1) ? sgl_neg(a) : a / b; }
 static inline sgl_int sgl_mod_unchecked(sgl_int a, sgl_int b) { return (b == -1) ? 0 : a % b; }
 static inline sgl_int sgl_abs_int(sgl_int a) { return a < 0 ? sgl_neg(a) : a; }
-static inline sgl_int sgl_min2_int(sgl_int a, sgl_int b) { return a < b ? a : b; }
-static inline sgl_int sgl_max2_int(sgl_int a, sgl_int b) { return a > b ? a : b; }
-static inline sgl_float sgl_min2_float(sgl_float a, sgl_float b) { return a < b ? a : b; }
-static inline sgl_float sgl_max2_float(sgl_float a, sgl_float b) { return a > b ? a : b; }
+/* min(a, b) is a unless b < a, max(a, b) is a unless b > a: on a tie or a
+ * NaN the first argument (brief §8; min(0.0, -0.0) is 0.0, min(nan, 1.0)
+ * is nan), the rule of min(v)/max(v) applied to two elements. */
+static inline sgl_int sgl_min2_int(sgl_int a, sgl_int b) { return b < a ? b : a; }
+static inline sgl_int sgl_max2_int(sgl_int a, sgl_int b) { return b > a ? b : a; }
+static inline sgl_float sgl_min2_float(sgl_float a, sgl_float b) { return b < a ? b : a; }
+static inline sgl_float sgl_max2_float(sgl_float a, sgl_float b) { return b > a ? b : a; }
 /* int(x): truncates toward zero; NaN, infinities and values outside the
  * int range fail. */
 sgl_int sgl_float_to_int(sgl_float x, int line, int col);
@@ -318,9 +321,10 @@ sgl_int sgl_q_nworkers(const sgl_node *n);
 sgl_vec sgl_child_speeds(sgl_node *n);
 
 /* The output buffer of node n: print appends here.  sgl_print_end ends a
- * line (and lets the root flush to stdout). */
+ * line (and lets the root flush to stdout; a failed write is a run-time
+ * error at line:col, the print's position). */
 sgl_buf *sgl_out(sgl_node *n);
-void sgl_print_end(sgl_node *n);
+void sgl_print_end(sgl_node *n, int line, int col);
 
 /* An activation of a function that runs supersteps.  Children find the
  * copies of this activation's variables by its key. */

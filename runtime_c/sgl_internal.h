@@ -71,6 +71,23 @@ typedef struct sgl_frame_slot {
     void (*free_fn)(void *frame);
 } sgl_frame_slot;
 
+/* ---- files of a superstep (owned by the io part: sgl_output.c) ---- */
+/* The paths a node's subtree read and wrote during the current superstep
+ * of its master (brief §8's file-sharing rule): the file builtins record
+ * their path on the node that runs them (sgl_files_note, not on the
+ * root), a master adds its children's sets to its own after each of its
+ * supersteps, and checks them against each other first. */
+typedef struct sgl_fileset {
+    char **path;   /* owned, distinct */
+    unsigned char *wrote; /* per path: 1 if written */
+    int n, cap;
+} sgl_fileset;
+void sgl_files_note(sgl_node *n, const char *path, bool wrote);
+void sgl_files_add(sgl_fileset *f, const char *path, bool wrote);
+void sgl_files_clear(sgl_fileset *f); /* empty it (keeps its storage) */
+void sgl_files_free(sgl_fileset *f);
+/* ---- end of files ---- */
+
 /* What one child's run of a superstep produced. */
 typedef struct sgl_child_result {
     int failed_op;  /* -1: none */
@@ -80,6 +97,9 @@ typedef struct sgl_child_result {
     size_t seg_end[SGL_MAX_OPS]; /* end of each op's output in out */
     void *storage;  /* what out points into, when the transport allocated
                        it (freed by sgl_superstep after the merge) */
+    sgl_fileset files; /* the files the child's subtree used (owned; moved
+                          out of the child by sgl_child_run, or unpacked
+                          from its report; emptied by sgl_merge_results) */
 } sgl_child_result;
 
 struct sgl_node {
@@ -119,6 +139,7 @@ struct sgl_node {
     /* scratch space of this node's supersteps, kept from one to the next */
     sgl_child_result *res;
     int res_cap;
+    sgl_fileset files; /* the files used in the current superstep (io part) */
 };
 
 /* ------------------------------------------------------------------ */

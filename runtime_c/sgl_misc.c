@@ -124,9 +124,21 @@ sgl_float sgl_wtime(void)
 /* ------------------------------------------------------------------ */
 /* Files                                                               */
 
+/* Brief §8's file-sharing rule: the tree half of the runtime records the
+ * path on the node that runs the builtin (sgl_output.c).  A weak reference,
+ * so that the value half links alone (runtime_c/tests). */
+__attribute__((weak)) void sgl_files_note_cur(const char *path, bool wrote);
+
+static void note_file(const char *path, bool wrote)
+{
+    if (sgl_files_note_cur)
+        sgl_files_note_cur(path, wrote);
+}
+
 /* The whole content of the file at path, NUL-terminated (caller frees). */
 static char *read_file(const char *path, int line, int col)
 {
+    note_file(path, false); /* brief §8's file-sharing rule */
     FILE *f = fopen(path, "rb");
     if (!f)
         sgl_fail(line, col, "cannot open '%s': %s", path, strerror(errno));
@@ -204,6 +216,7 @@ sgl_vec sgl_read_floats(const char *path, int line, int col)
 /* Writes the numbers of v to path, one a line. */
 static void write_numbers(const char *path, const sgl_vec *v, bool floats, int line, int col)
 {
+    note_file(path, true); /* brief §8's file-sharing rule */
     sgl_buf b = {NULL, 0, 0};
     for (int64_t i = 0; i < v->len; i++) {
         if (floats)

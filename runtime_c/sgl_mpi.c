@@ -276,6 +276,16 @@ static void mpi_pack_result(sgl_buf *b, const sgl_site *s, const sgl_child_resul
         if (s->ops[j].kind == SGL_OP_GATHER && (r->failed_op < 0 || r->failed_op > j))
             mpi_ser(b, s->ops[j].type, out[j], l);
     }
+    /* ---- io: the files the child's subtree used (count, then per path:
+     * written flag, length, bytes) ---- */
+    put_i64(b, r->files.n);
+    for (int k = 0; k < r->files.n; k++) {
+        size_t plen = strlen(r->files.path[k]);
+        put_i64(b, r->files.wrote[k]);
+        put_i64(b, (int64_t)plen);
+        sgl_buf_put(b, r->files.path[k], plen);
+    }
+    /* ---- end io ---- */
 }
 
 static const char *mpi_unpack_result(const char *p, const sgl_site *s, sgl_child_result *r,
@@ -304,6 +314,20 @@ static const char *mpi_unpack_result(const char *p, const sgl_site *s, sgl_child
                           i);
         }
     }
+    /* ---- io: the files of the child's subtree ---- */
+    sgl_files_free(&r->files);
+    int64_t nfiles = get_i64(&p);
+    for (int64_t k = 0; k < nfiles; k++) {
+        int64_t wrote = get_i64(&p), plen = get_i64(&p);
+        char *path = malloc((size_t)plen + 1);
+        if (!path) sgl_internal_error("out of memory");
+        memcpy(path, p, (size_t)plen);
+        path[plen] = '\0';
+        p += plen;
+        sgl_files_add(&r->files, path, wrote != 0);
+        free(path);
+    }
+    /* ---- end io ---- */
     return p;
 }
 
@@ -435,6 +459,7 @@ void sgl_mpi_serve(sgl_node *c)
             if (s->ops[j].kind == SGL_OP_GATHER && (r.failed_op < 0 || r.failed_op > j))
                 sgl_value_free(s->ops[j].type, out[j]);
         free(r.msg);
+        sgl_files_free(&r.files); /* io */
         c->out.len = 0;
         sgl_buf_free(&b);
     }

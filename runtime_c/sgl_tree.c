@@ -247,6 +247,7 @@ void sgl_child_run(sgl_node *c, const sgl_site *s, sgl_key mk, void **in, void *
     sgl_cur = c;
     r->failed_op = -1;
     r->msg = NULL;
+    sgl_files_clear(&c->files); /* io: the files of this superstep only */
     c->boundary = &jb;
     sgl_stack_init();
     double t0 = sgl_instr ? sgl_wtime() : 0;
@@ -274,6 +275,8 @@ void sgl_child_run(sgl_node *c, const sgl_site *s, sgl_key mk, void **in, void *
     }
     atomic_store(&c->cur_op, -1);
     r->out = c->out.data;
+    r->files = c->files; /* io: moved to the result */
+    c->files = (sgl_fileset){0};
     r->compute = 0;
     if (sgl_instr) {
         double t1 = sgl_wtime();
@@ -293,7 +296,10 @@ static sgl_child_result *results_for(sgl_node *n, int nk)
     if (nk > n->res_cap) {
         sgl_child_result *r = realloc(n->res, (size_t)nk * sizeof *r);
         if (!r) sgl_internal_error("out of memory (superstep)");
-        for (int i = n->res_cap; i < nk; i++) r[i].storage = NULL;
+        for (int i = n->res_cap; i < nk; i++) {
+            r[i].storage = NULL;
+            r[i].files = (sgl_fileset){0}; /* io */
+        }
         n->res = r;
         n->res_cap = nk;
     }

@@ -6,7 +6,7 @@ builtin themselves; adding a builtin is one `Builtin(...)` entry in
 
 Schema
 ------
-`Builtin(name, forms, pure=True, statement=False)`
+`Builtin(name, forms, pure=True, statement=False, effects="")`
 
 - `forms`: one `Form` per accepted number of arguments (`min`/`max` have a
   form with 1 and one with 2).  A call whose argument count matches no form
@@ -17,6 +17,11 @@ Schema
   (the fuse pass, sglc/passes/fuse.py).
 - `statement`: the call has no value (its result is VOID) and is written
   as a statement (print, push, write_ints, write_floats).
+- `effects`: what an impure builtin touches outside the program's values
+  when it is not only output: "file" for the file builtins (read_ints,
+  read_floats, write_ints, write_floats).  Fusion never joins a superstep
+  after a pardo that may touch files (sglc.passes.fuse), so what one
+  superstep writes the next one reads (brief §8).
 
 `Form(args, result, c, can_fail=False, each=False, same_type=False,
 coerce_arg=None, variadic=False)`
@@ -219,6 +224,7 @@ class Builtin:
     forms: tuple[Form, ...]
     pure: bool = True
     statement: bool = False
+    effects: str = ""
 
     @property
     def arities(self) -> tuple[int, ...]:
@@ -266,11 +272,17 @@ def _minmax(name: str) -> Builtin:
 
 
 def _lower_print(b: CBody, e: ir.Builtin) -> list[str]:
-    """print(e1, e2, ...): evaluate every argument, then write them."""
+    """print(e1, e2, ...): evaluate every argument, then write them (brief §8:
+    a print whose argument fails writes nothing).  Every argument is hoisted
+    into a temporary before the first byte is written: a scalar by value, a
+    vector as a borrowed pointer (`const sgl_vec *`), so that an index error
+    in `vv[9]` stops the program before "partial 42 " reaches the buffer."""
     vals: list[c.Expr] = []
     for a in e.args:
         x = b.ex(a).expr
-        if a.ty != STR and not isinstance(a.ty, Vec):
+        if isinstance(a.ty, Vec):
+            x = b.hoist("const sgl_vec *", c.addr(x)).ref
+        elif a.ty != STR:
             x = b.hoist("sgl_" + C_SUFFIX[a.ty], x).ref
         vals.append(x)
     ob, node = c.Name("ob"), c.Name("N")
@@ -281,10 +293,10 @@ def _lower_print(b: CBody, e: ir.Builtin) -> list[str]:
         if a.ty == STR:
             main.append(c.stmt(c.call("sgl_buf_puts", ob, x)))
         elif isinstance(a.ty, Vec):
-            main.append(c.stmt(c.call("sgl_fmt_value", ob, b.T.ref(a.ty), c.addr(x))))
+            main.append(c.stmt(c.call("sgl_fmt_value", ob, b.T.ref(a.ty), x)))
         else:
             main.append(c.stmt(c.call(f"sgl_fmt_{C_SUFFIX[a.ty]}", ob, x)))
-    main.append(c.stmt(c.call("sgl_print_end", node)))
+    main.append(c.stmt(c.call("sgl_print_end", node, c.Name(str(e.line)), c.Name(str(e.col)))))
     return main
 
 
@@ -333,13 +345,14 @@ _ENTRIES: list[Builtin] = [
     # ---- output and files
     Builtin("print", (Form((Arg("a value", any_type, allow_str=True),), Fixed(VOID), _lower_print,
                            variadic=True),), pure=False, statement=True),
-    Builtin("read_ints", (_fixed([STR], Vec(INT), "sgl_read_ints({0}, {loc})", can_fail=True),), pure=False),
+    Builtin("read_ints", (_fixed([STR], Vec(INT), "sgl_read_ints({0}, {loc})", can_fail=True),), pure=False,
+            effects="file"),
     Builtin("read_floats", (_fixed([STR], Vec(FLOAT), "sgl_read_floats({0}, {loc})", can_fail=True),),
-            pure=False),
+            pure=False, effects="file"),
     Builtin("write_ints", (_fixed([STR, Vec(INT)], VOID, "sgl_write_ints({0}, &{v1}, {loc})", can_fail=True),),
-            pure=False, statement=True),
+            pure=False, statement=True, effects="file"),
     Builtin("write_floats", (_fixed([STR, Vec(FLOAT)], VOID, "sgl_write_floats({0}, &{v1}, {loc})",
-                                    can_fail=True),), pure=False, statement=True),
+                                    can_fail=True),), pure=False, statement=True, effects="file"),
 ]
 
 TABLE: dict[str, Builtin] = {b.name: b for b in _ENTRIES}
@@ -347,6 +360,7 @@ NAMES: frozenset[str] = frozenset(TABLE)
 
 for _b in _ENTRIES:
     assert all((f.result == Fixed(VOID)) == _b.statement for f in _b.forms), _b.name
+    assert _b.effects in ("", "file") and not (_b.effects and _b.pure), _b.name
 
 
 def lookup(name: str) -> Optional[Builtin]:

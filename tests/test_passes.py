@@ -232,3 +232,57 @@ def test_verify_finds_broken_ir() -> None:
         op, action=dataclasses.replace(op.action, level=op.action.level + 1))
     with pytest.raises(IRError, match="level"):
         verify(prog)
+
+
+# ---------------------------------------------------------------- files (brief §8)
+
+
+def fused_program(src: str) -> list[list[str]]:
+    res = pipeline.run(src, "t.sgl", "lower", check_ir=True)
+    assert res.ir is not None
+    prog = fuse(res.ir)
+    verify(prog, after="fuse")
+    return groups(prog)
+
+
+@pytest.mark.parametrize("first,second", [
+    ('write_ints("t.txt", [1]);', 'c = len(read_ints("t.txt"));'),
+    ('write_floats("t.txt", [1.0]);', 'c = 1;'),
+    ('c = len(read_floats("t.txt"));', 'write_ints("t.txt", [c]);'),
+    ('c = 1;', 'write_ints("t.txt", [c]);'),
+])
+def test_a_pardo_that_touches_files_is_never_fused_with_another(first: str, second: str) -> None:
+    """Fused, the pardos would run child by child: child 0's second block
+    before child 1's first."""
+    assert fused(f"pardo {{ {first} }} pardo {{ {second} }}\n") == [[P], [P]]
+
+
+def test_no_gather_after_a_pardo_that_touches_files() -> None:
+    assert fused('pardo { c = len(read_ints("t.txt")); } gather c -> r;\n') == [[P], [G]]
+
+
+def test_a_pardo_that_touches_files_joins_leading_bcasts_and_scatters() -> None:
+    assert fused('scatter split(v, nchildren) -> a; bcast k -> b;\n'
+                 'pardo { write_ints("t.txt", a); }\n') == [[S, B, P]]
+
+
+def test_pardos_without_files_still_fuse() -> None:
+    assert fused('pardo { c = 1; } pardo { c = c + 1; } gather c -> r;\n') == [[P, P, G]]
+
+
+def test_file_io_through_calls_is_found_transitively() -> None:
+    src = ("func h(x: int) { write_ints(\"t.txt\", [x]); }\n"
+           "func g(x: int) -> int { h(x); return x; }\n"
+           "func pure(x: int) -> int { return x + 1; }\n"
+           "func main() {\n    var c = 0;\n    var r: [int];\n    if master {\n"
+           "        pardo { c = pure(1); } pardo { c = pure(c); }\n"
+           "        pardo { c = g(c); } pardo { c = pure(c); } gather c -> r;\n    }\n}\n")
+    assert fused_program(src) == [[P, P], [P], [P, G]]
+
+
+def test_file_io_of_a_nested_pardo_counts() -> None:
+    """A child that is a master and whose own children write a file."""
+    src = ("func main() {\n    var c = 0;\n    if master {\n"
+           "        pardo { if master { pardo { write_ints(\"t.txt\", [1]); } } }\n"
+           "        pardo { c = 1; }\n    }\n}\n")
+    assert fused_program(src) == [[P], [P], [P]]  # the nested site comes second

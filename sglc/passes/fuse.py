@@ -10,6 +10,13 @@ the superstep before it only when that cannot be observed:
     indexing, division, split, fill, ...: `_safe`);
   - pardo, gather: always, unless the previous op is a gather into an
     indexed target (whose assignment on the master may fail);
+  - files (brief §8: what one superstep writes, the next one reads): a
+    fused superstep runs child by child, all its ops on child 0, then on
+    child 1, ..., so an op that may touch files (a pardo or gather whose
+    code, or a function it calls, transitively, calls a builtin with
+    `effects="file"`: `_FileSummary`) joins only a leading run of
+    scatters/bcasts into plain variables, and no pardo or gather joins
+    after it;
   - never past MAX_OPS ops, never across levels, and only supersteps
     whose statements are consecutive in the source (not across a `var`
     declaration without initializer: `Superstep.after_decl`).
@@ -57,14 +64,69 @@ def _safe(e: ir.Expr) -> bool:
     return False  # user calls, indexing, strings
 
 
-def joins(ops: list[ir.Op], level: int, op: ir.Op, op_level: int) -> bool:
+def _children(x: object) -> list[object]:
+    """The IR nodes directly inside x (a dataclass of sglc.ir or a list)."""
+    if isinstance(x, list):
+        return list(x)
+    if dataclasses.is_dataclass(x) and not isinstance(x, type) and not isinstance(x, ir.Var):
+        return [getattr(x, f.name) for f in dataclasses.fields(x)]
+    return []
+
+
+def _direct(x: object) -> tuple[bool, set[str]]:
+    """(does x call a file builtin itself, the user functions it calls)."""
+    files, calls = False, set()
+    todo = [x]
+    while todo:
+        y = todo.pop()
+        if isinstance(y, ir.Builtin):
+            entry = builtins.TABLE.get(y.name)
+            if entry is not None and entry.effects == "file":
+                files = True
+        elif isinstance(y, ir.Call):
+            calls.add(y.func)
+        if isinstance(y, (ir.Expr, ir.Stmt, ir.Op, ir.Action, ir.Site, list)):
+            todo.extend(_children(y))
+    return files, calls
+
+
+class _FileSummary:
+    """Which user functions may touch files, transitively (a fixed point on
+    the call graph; functions are named by their cname, as ir.Call does)."""
+
+    def __init__(self, prog: ir.Program) -> None:
+        direct = {f.cname: _direct(f.body) for f in prog.functions}
+        self.touching = {name for name, (files, _) in direct.items() if files}
+        changed = True
+        while changed:
+            changed = False
+            for name, (_, calls) in direct.items():
+                if name not in self.touching and calls & self.touching:
+                    self.touching.add(name)
+                    changed = True
+
+    def op(self, op: ir.Op) -> bool:
+        """May the child side of op (its action) touch a file?"""
+        files, calls = _direct(op.action)
+        return files or bool(calls & self.touching)
+
+
+def joins(ops: list[ir.Op], level: int, op: ir.Op, op_level: int,
+          files: _FileSummary | None = None) -> bool:
     """May `op` (of a superstep at op_level) join a superstep at `level`
-    whose ops so far are `ops`?"""
+    whose ops so far are `ops`?  `files`: which ops may touch files (None:
+    a program without file builtins)."""
     if len(ops) >= MAX_OPS or op_level != level:
         return False
     last = ops[-1]
     if last.kind == ir.GATHER and not isinstance(last.target, ir.VarRef):
         return False
+    if files is not None and op.kind in (ir.PARDO, ir.GATHER):
+        if any(files.op(o) for o in ops):
+            return False
+        if files.op(op) and not all(o.kind in (ir.SCATTER, ir.BCAST)
+                                    and isinstance(o.action.target, ir.VarRef) for o in ops):
+            return False
     if op.kind in (ir.SCATTER, ir.BCAST):
         # only in the leading run of scatters and bcasts: the runtime
         # checks every scatter (its length, the node being a master)
@@ -76,20 +138,22 @@ def joins(ops: list[ir.Op], level: int, op: ir.Op, op_level: int) -> bool:
     return True
 
 
-def _joins_whole(ops: list[ir.Op], level: int, step: ir.Superstep) -> bool:
+def _joins_whole(ops: list[ir.Op], level: int, step: ir.Superstep,
+                 files: _FileSummary | None) -> bool:
     if step.after_decl:
         return False
     trial = list(ops)
     for op in step.site.ops:
-        if not joins(trial, level, op, step.level):
+        if not joins(trial, level, op, step.level, files):
             return False
         trial.append(op)
     return True
 
 
 class _Fuser:
-    def __init__(self) -> None:
+    def __init__(self, files: _FileSummary | None) -> None:
         self.sites: list[ir.Site] = []
+        self.files = files
 
     def function(self, f: ir.Function) -> ir.Function:
         self.actions: list[ir.Action] = []
@@ -109,7 +173,7 @@ class _Fuser:
             ops = list(s.site.ops)
             i += 1
             while (i < len(stmts) and isinstance(stmts[i], ir.Superstep)
-                   and _joins_whole(ops, s.level, stmts[i])):  # type: ignore[arg-type]
+                   and _joins_whole(ops, s.level, stmts[i], self.files)):  # type: ignore[arg-type]
                 nxt = stmts[i]
                 assert isinstance(nxt, ir.Superstep)
                 group.append(nxt)
@@ -145,7 +209,9 @@ class _Fuser:
 
 def fuse(prog: ir.Program) -> ir.Program:
     """The program with consecutive supersteps joined (the module docstring)."""
-    fuser = _Fuser()
+    summary = _FileSummary(prog)
+    uses_files = any(_direct(f.body)[0] for f in prog.functions)
+    fuser = _Fuser(summary if uses_files else None)
     funcs = [fuser.function(f) for f in prog.functions]
     return dataclasses.replace(prog, functions=funcs, sites=fuser.sites)
 

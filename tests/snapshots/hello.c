@@ -70,7 +70,7 @@ static void f_greet(sgl_node *N)
             sgl_buf_puts(ob, "worker");
             sgl_buf_put(ob, " ", 1);
             sgl_fmt_int(ob, t1);
-            sgl_print_end(N);
+            sgl_print_end(N, 4, 9);
         }
 #line 5 "hello.sgl"
         {

@@ -166,7 +166,7 @@ static void f_main(sgl_node *N)
         sgl_int t7 = t6;
         sgl_buf *ob = sgl_out(N);
         sgl_fmt_int(ob, t7);
-        sgl_print_end(N);
+        sgl_print_end(N, 21, 5);
         sgl_vec_free(&T_v_int, &t5);
     }
 }

@@ -95,13 +95,16 @@ static void f_main(sgl_node *N)
     }
 #line 12 "values.sgl"
     {
+        const sgl_vec *t9 = &v_v;
+        const sgl_vec *t10 = &v_w;
+        const sgl_vec *t11 = &v_vv;
         sgl_buf *ob = sgl_out(N);
-        sgl_fmt_value(ob, &T_v_int, &v_v);
+        sgl_fmt_value(ob, &T_v_int, t9);
         sgl_buf_put(ob, " ", 1);
-        sgl_fmt_value(ob, &T_v_int, &v_w);
+        sgl_fmt_value(ob, &T_v_int, t10);
         sgl_buf_put(ob, " ", 1);
-        sgl_fmt_value(ob, &T_vv_int, &v_vv);
-        sgl_print_end(N);
+        sgl_fmt_value(ob, &T_vv_int, t11);
+        sgl_print_end(N, 12, 5);
     }
     sgl_vec_free(&T_v_int, &v_v);
     sgl_vec_free(&T_v_int, &v_w);
