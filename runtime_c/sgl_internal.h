@@ -71,6 +71,10 @@ typedef struct sgl_frame_slot {
     void (*free_fn)(void *frame);
 } sgl_frame_slot;
 
+/* Parse "2x2x3" (or "0" for the one-node tree) into shape: the number
+ * of levels, or -1 if the text is not a shape (sgl_start.c). */
+int sgl_parse_shape(const char *text, int *shape);
+
 /* ---- files of a superstep (owned by the io part: sgl_output.c) ---- */
 /* The paths a node's subtree read and wrote during the current superstep
  * of its master (brief §8's file-sharing rule): the file builtins record

@@ -22,6 +22,7 @@
 #include "sgl_internal.h"
 
 #include <errno.h>
+#include <limits.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -122,25 +123,6 @@ void sgl_lib_set_output(sgl_lib_output_fn fn, void *user)
 /* ------------------------------------------------------------------ */
 /* The tree                                                             */
 
-static int parse_shape(const char *text, int *shape)
-{
-    if (strcmp(text, "0") == 0) return 0;
-    int n = 0;
-    const char *p = text;
-    for (;;) {
-        if (*p < '0' || *p > '9') return -1;
-        char *end;
-        errno = 0;
-        long v = strtol(p, &end, 10);
-        if (errno || v < 1 || v > 1 << 20 || n == SGL_MAX_LEVELS) return -1;
-        shape[n++] = (int)v;
-        p = end;
-        if (*p == '\0') return n;
-        if (*p != 'x' && *p != 'X') return -1;
-        p++;
-    }
-}
-
 /* Release every frame of n and below, and empty their output. */
 static void reset_nodes(sgl_node *n)
 {
@@ -155,6 +137,11 @@ static void reset_nodes(sgl_node *n)
     n->cur = -1;
     free(n->errmsg);
     n->errmsg = NULL;
+    /* a failed call may have cancelled nodes (sgl_tree.c): the next starts afresh */
+    atomic_store(&n->head.cancelled, 0);
+    atomic_store(&n->cur_op, -1);
+    atomic_store(&n->cancel_at, INT_MAX);
+    sgl_files_clear(&n->files);
     if (n != lib_root) n->out.len = 0;
     for (int i = 0; i < n->nlocal; i++) reset_nodes(&n->kids[i]);
 }
@@ -187,7 +174,6 @@ int sgl_lib_init(const sgl_program *prog, const char *shape_text, int threads)
     (void)prog;
     (void)shape_text;
     (void)threads;
-    (void)parse_shape;
     (void)lib_args;
     set_error("the mpi target builds executables only: build the library for the omp or seq target");
     return SGL_LIB_ERR_INIT;
@@ -197,7 +183,7 @@ int sgl_lib_init(const sgl_program *prog, const char *shape_text, int threads)
     int shape[SGL_MAX_LEVELS];
     int nlevels = 0;
     if (shape_text && *shape_text) {
-        nlevels = parse_shape(shape_text, shape);
+        nlevels = sgl_parse_shape(shape_text, shape);
         if (nlevels < 0) {
             char msg[300];
             snprintf(msg, sizeof msg, "bad machine shape '%.200s': expected levels like 2x2x3, or 0",

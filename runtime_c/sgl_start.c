@@ -73,7 +73,7 @@ typedef struct machine_plan {
 
 /* Parse "2x2x3" (or "0" for the one-node tree). Returns the number of
  * levels, or -1 if the text is not a shape. */
-static int parse_shape(const char *text, int *shape)
+int sgl_parse_shape(const char *text, int *shape)
 {
     if (strcmp(text, "0") == 0) return 0;
     int n = 0;
@@ -104,7 +104,7 @@ static void shape_error(const char *msg, const char *text)
 static bool choose_shape(const char *text, machine_plan *m)
 {
     if (text && *text) {
-        m->nlevels = parse_shape(text, m->shape);
+        m->nlevels = sgl_parse_shape(text, m->shape);
         if (m->nlevels < 0) {
             if (m->rank == 0) shape_error("expected levels like 2x2x3, or 0", text);
             return false;
