@@ -24,14 +24,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-import jinja2
-
 from . import builtins as B
 from . import cnodes as c
 from . import ir
 from .cnodes import Name, Scope, Temp, ctype
 from .emit_library import export_c_lines
-from .paths import templates_dir
+from .templates import environment
 from .types import BOOL, FLOAT, INT, VOID, Type, Vec
 
 
@@ -728,13 +726,7 @@ class Emitter:
                     "col": op.col,
                 })
             sites.append({"s": s, "ops": ops})
-        env = jinja2.Environment(
-            loader=jinja2.FileSystemLoader(str(templates_dir())),
-            undefined=jinja2.StrictUndefined,
-            keep_trailing_newline=True,
-            trim_blocks=True,
-            lstrip_blocks=True,
-        )
+        env = environment()
         library_lines: list[str] = []
         if self.library is not None:
 

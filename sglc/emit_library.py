@@ -15,11 +15,9 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-import jinja2
-
 from . import ir
 from .cnodes import ctype
-from .paths import templates_dir
+from .templates import environment
 from .types import BOOL, FLOAT, INT, Type, Vec
 
 # The library's own functions: NAME_init and so on.  An SGL function of one
@@ -214,13 +212,7 @@ def export_c_lines(prog: ir.Program, prefix: str, type_ref) -> list[str]:  # typ
 
 def header_text(prog: ir.Program, prefix: str, source_name: str) -> str:
     """The C header of the library (`--emit=header`)."""
-    env = jinja2.Environment(
-        loader=jinja2.FileSystemLoader(str(templates_dir())),
-        undefined=jinja2.StrictUndefined,
-        keep_trailing_newline=True,
-        trim_blocks=True,
-        lstrip_blocks=True,
-    )
+    env = environment()
     return env.get_template("library.h.j2").render(
         prefix=prefix,
         guard=prefix.upper() + "_H",

@@ -24,7 +24,3 @@ def grammar_path() -> Path:
 
 def runtime_dir() -> Path:
     return _pkg_dir("runtime_c")
-
-
-def templates_dir() -> Path:
-    return Path(__file__).resolve().parent / "templates"
