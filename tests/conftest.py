@@ -127,6 +127,17 @@ def update_golden(request: pytest.FixtureRequest) -> bool:
     return bool(request.config.getoption("--update-golden"))
 
 
+def check_golden(golden: Path, got: str, update: bool, what: str) -> None:
+    """Compare got with the golden file, or rewrite it with --update-golden
+    (make golden-update); `what` names the text in the failure message."""
+    if update:
+        golden.write_text(got, encoding="utf-8")
+        return
+    assert golden.exists(), f"no golden {golden.name}: run make golden-update"
+    assert got == golden.read_text(encoding="utf-8"), (
+        f"{what} changed; review it and run make golden-update")
+
+
 # ----------------------------------------------------------------- environment
 
 

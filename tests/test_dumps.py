@@ -12,6 +12,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from conftest import check_golden
 
 from sglc import astext, ir, irtext, pipeline
 from sglc.passes import IR_STAGES
@@ -37,15 +38,9 @@ def dump(name: str, kind: str) -> str:
 
 
 @pytest.mark.parametrize("name, kind", CASES, ids=[f"{n}.{k}" for n, k in CASES])
-def test_dump(name: str, kind: str, request: pytest.FixtureRequest) -> None:
-    text = dump(name, kind)
-    golden = SNAPSHOTS / f"{name}.{kind}"
-    if request.config.getoption("update_golden"):
-        golden.write_text(text)
-        return
-    assert golden.exists(), f"no golden {golden.name}: run make golden-update"
-    assert text == golden.read_text(), (
-        f"the {kind} dump of {name}.sgl changed; review it and run make golden-update")
+def test_dump(name: str, kind: str, update_golden: bool) -> None:
+    check_golden(SNAPSHOTS / f"{name}.{kind}", dump(name, kind), update_golden,
+                 f"the {kind} dump of {name}.sgl")
 
 
 def test_ir_text_marks_other_levels_and_shadowed_names() -> None:

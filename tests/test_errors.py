@@ -11,6 +11,7 @@ import re
 from pathlib import Path
 
 import pytest
+from conftest import check_golden
 
 from sglc.diagnostics import CompileError
 from sglc.frontend import format_errors, load_source
@@ -33,15 +34,10 @@ def test_there_are_enough_cases() -> None:
 
 
 @pytest.mark.parametrize("case", CASES, ids=[c.stem for c in CASES])
-def test_golden(case: Path, request: pytest.FixtureRequest) -> None:
+def test_golden(case: Path, update_golden: bool) -> None:
     got = _stderr(case)
     assert got, f"{case.name} was accepted, but it is wrong"
-    golden = case.with_suffix(".err")
-    if request.config.getoption("update_golden"):
-        golden.write_text(got, encoding="utf-8")
-        return
-    assert golden.exists(), f"{golden.name} is missing (run pytest --update-golden)"
-    assert got == golden.read_text(encoding="utf-8")
+    check_golden(case.with_suffix(".err"), got, update_golden, f"the diagnostics of {case.name}")
 
 
 @pytest.mark.parametrize("case", CASES, ids=[c.stem for c in CASES])

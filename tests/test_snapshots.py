@@ -12,6 +12,7 @@ import subprocess
 from pathlib import Path
 
 import pytest
+from conftest import check_golden
 
 from sglc import pipeline
 from sglc.paths import runtime_dir
@@ -26,15 +27,9 @@ def generated_c(src: Path) -> str:
 
 
 @pytest.mark.parametrize("src", CASES, ids=[p.stem for p in CASES])
-def test_snapshot(src: Path, request: pytest.FixtureRequest) -> None:
-    text = generated_c(src)
-    golden = src.with_suffix(".c")
-    if request.config.getoption("update_golden"):
-        golden.write_text(text)
-        return
-    assert golden.exists(), f"no snapshot {golden.name}: run make golden-update"
-    assert text == golden.read_text(), (
-        f"the C generated for {src.name} changed; review it and run make golden-update")
+def test_snapshot(src: Path, update_golden: bool) -> None:
+    check_golden(src.with_suffix(".c"), generated_c(src), update_golden,
+                 f"the C generated for {src.name}")
 
 
 @pytest.mark.parametrize("src", CASES, ids=[p.stem for p in CASES])

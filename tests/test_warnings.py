@@ -18,7 +18,7 @@ import re
 from pathlib import Path
 
 import pytest
-from conftest import REPO, require_shared, run_checked, sglc_command
+from conftest import REPO, check_golden, require_shared, run_checked, sglc_command
 
 from sglc import pipeline
 from sglc.check import warnings as W
@@ -60,14 +60,9 @@ def test_every_warning_has_a_golden() -> None:
 
 
 @pytest.mark.parametrize("case", CASES, ids=[c.stem for c in CASES])
-def test_golden(case: Path, request: pytest.FixtureRequest) -> None:
-    got = _stderr(case)
-    golden = case.with_suffix(".err")
-    if request.config.getoption("update_golden"):
-        golden.write_text(got, encoding="utf-8")
-        return
-    assert golden.exists(), f"{golden.name} is missing (run pytest --update-golden)"
-    assert got == golden.read_text(encoding="utf-8")
+def test_golden(case: Path, update_golden: bool) -> None:
+    check_golden(case.with_suffix(".err"), _stderr(case), update_golden,
+                 f"the warnings of {case.name}")
 
 
 @pytest.mark.parametrize("case", CASES, ids=[c.stem for c in CASES])
