@@ -209,6 +209,11 @@ void sgl_make_tracks(sgl_node *n);
 /* Report an error of the runtime itself (not of the program) and stop
  * every process. */
 _Noreturn void sgl_internal_error(const char *what);
+/* Library mode (sgl_library.c): turns an internal error inside sgl_lib_init
+ * or a call into that call's failure; returns only when no library init or
+ * call is running on a node of this thread (an executable: the caller stops
+ * the process). */
+void sgl_lib_internal_error(const char *what);
 char *sgl_strdup(const char *s);
 /* Raise the failure msg (owned) on node n: longjmp to the boundary of its
  * current action. */

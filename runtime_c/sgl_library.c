@@ -35,6 +35,15 @@
 static pthread_mutex_t lib_lock = PTHREAD_MUTEX_INITIALIZER;
 static _Thread_local bool lib_in_call;
 
+/* Internal errors (sgl_lib_internal_error): lib_running while a call runs
+ * (on any of the tree's threads), lib_init_jb while sgl_lib_init builds
+ * the tree (on the calling thread); lib_internal once an internal error
+ * happened, with its message, until the next sgl_lib_init. */
+static atomic_bool lib_running;
+static _Thread_local jmp_buf *lib_init_jb;
+static atomic_int lib_internal;
+static char lib_internal_msg[1024];
+
 static sgl_node *lib_root;
 static char *lib_args[1];
 static sgl_lib_output_fn lib_out_fn;
@@ -180,6 +189,7 @@ int sgl_lib_init(const sgl_program *prog, const char *shape_text, int threads)
 #else
     if (lib_in_call) return SGL_LIB_ERR_BUSY;
     sgl_lib_finalize();
+    atomic_store(&lib_internal, 0);
     int shape[SGL_MAX_LEVELS];
     int nlevels = 0;
     if (shape_text && *shape_text) {
@@ -206,11 +216,21 @@ int sgl_lib_init(const sgl_program *prog, const char *shape_text, int threads)
         set_error("out of memory (tree)");
         return SGL_LIB_ERR_INIT;
     }
+    jmp_buf jb;
+    lib_init_jb = &jb;
+    if (setjmp(jb) != 0) {
+        /* an internal error while building the tree (its parts are lost) */
+        lib_init_jb = NULL;
+        set_error(lib_internal_msg);
+        pthread_mutex_unlock(&lib_lock);
+        return SGL_LIB_ERR_INIT;
+    }
     sgl_node_init(root, NULL, 0, 0, shape, nlevels);
     sgl_local_build(root, shape, nlevels);
     root->is_root = false; /* keeps the output in the buffer (see the top) */
     lib_root = root;
     sgl_tree_start(root);
+    lib_init_jb = NULL;
     lib_err[0] = '\0';
     pthread_mutex_unlock(&lib_lock);
     return SGL_LIB_OK;
@@ -349,7 +369,15 @@ int sgl_lib_call(sgl_lib_body_fn body, void *ctx)
         set_error("the library is not initialized (call its init function first)");
         return SGL_LIB_ERR_NOT_INIT;
     }
+    if (atomic_load(&lib_internal)) {
+        char msg[sizeof lib_internal_msg + 100];
+        snprintf(msg, sizeof msg, "%s (an earlier call; call init again)", lib_internal_msg);
+        pthread_mutex_unlock(&lib_lock);
+        set_error(msg);
+        return SGL_LIB_ERR_INTERNAL;
+    }
     lib_in_call = true;
+    atomic_store(&lib_running, true);
     lib_nnoted = 0;
     jmp_buf jb;
     int status;
@@ -367,6 +395,11 @@ int sgl_lib_call(sgl_lib_body_fn body, void *ctx)
         reset_nodes(root);
         status = SGL_LIB_ERR_RUNTIME;
     }
+    atomic_store(&lib_running, false);
+    if (atomic_load(&lib_internal)) {
+        set_error(lib_internal_msg); /* whatever the program's own error was */
+        status = SGL_LIB_ERR_INTERNAL;
+    }
     root->boundary = NULL;
     sgl_cur = saved_cur;
     release_call();
@@ -374,4 +407,26 @@ int sgl_lib_call(sgl_lib_body_fn body, void *ctx)
     lib_in_call = false;
     pthread_mutex_unlock(&lib_lock);
     return status;
+}
+
+/* ------------------------------------------------------------------ */
+/* Internal errors                                                      */
+
+void sgl_lib_internal_error(const char *what)
+{
+    if (!lib_init_jb && !atomic_load(&lib_running)) return;
+    int none = 0;
+    if (atomic_compare_exchange_strong(&lib_internal, &none, 1))
+        snprintf(lib_internal_msg, sizeof lib_internal_msg, "%s: internal error: %s",
+                 sgl_prog ? sgl_prog->file : "sgl", what);
+    if (lib_init_jb) longjmp(*lib_init_jb, 1);
+    sgl_node *n = sgl_cur;
+    if (!n || !n->boundary) return;
+    /* fail this node's action, as a run-time error does: its master, and
+     * the root after it, see a failure and unwind the call */
+    size_t len = strlen(lib_internal_msg) + 1;
+    char *msg = malloc(len);
+    if (!msg) sgl_unwind(n); /* out of memory: "cancelled" unwinds too */
+    memcpy(msg, lib_internal_msg, len);
+    sgl_raise(n, msg);
 }

@@ -13,6 +13,12 @@
  * prints it).  Calls are serialised by a mutex; a call from inside a call
  * (an output function calling back) returns SGL_LIB_ERR_BUSY.
  *
+ * An error of the runtime itself (sgl_internal_error: out of memory in its
+ * own structures, a broken invariant), which stops an executable, never
+ * stops the host process: the call returns SGL_LIB_ERR_INTERNAL with the
+ * message, and so does every later call until sgl_lib_init rebuilds the
+ * tree (sgl_lib_init itself returns SGL_LIB_ERR_INIT).
+ *
  * Only the seq and omp targets have a library mode: an MPI build's
  * sgl_lib_init fails with SGL_LIB_ERR_INIT.
  */
@@ -40,7 +46,10 @@ enum {
     SGL_LIB_ERR_RUNTIME = 1,  /* the SGL program failed: see sgl_lib_last_error */
     SGL_LIB_ERR_NOT_INIT = 2, /* no sgl_lib_init yet (or after sgl_lib_finalize) */
     SGL_LIB_ERR_INIT = 3,     /* sgl_lib_init failed: bad shape, mpi build */
-    SGL_LIB_ERR_BUSY = 4      /* a call from inside a call */
+    SGL_LIB_ERR_BUSY = 4,     /* a call from inside a call */
+    SGL_LIB_ERR_INTERNAL = 5  /* the runtime itself failed (out of memory in its own
+                                 structures, a broken invariant): the call was abandoned,
+                                 and every call fails so until sgl_lib_init is called again */
 };
 
 typedef void (*sgl_lib_output_fn)(const char *data, size_t len, void *user);

@@ -18,7 +18,8 @@
  * the node's current action; the master re-raises the first failure in
  * sequential order, and the root prints it and stops every process
  * (brief §9).  Errors of the runtime itself (out of memory in the tree, a
- * failed MPI call) stop the program at once (sgl_internal_error).
+ * failed MPI call) stop the program at once (sgl_internal_error); in a
+ * library they fail the call instead (sgl_lib_internal_error).
  */
 #define _POSIX_C_SOURCE 200809L
 #include "sgl_internal.h"
@@ -35,6 +36,7 @@
 
 _Noreturn void sgl_internal_error(const char *what)
 {
+    sgl_lib_internal_error(what); /* a library never stops its host process */
     fflush(stdout);
     fprintf(stderr, "%s: runtime error: %s\n", sgl_prog ? sgl_prog->file : "sgl", what);
     sgl_mpi_abort();

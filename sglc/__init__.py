@@ -14,7 +14,8 @@ are the text forms of --emit=ir / --dump-after and --emit=ast.
 
 From Python: sglc.load(path_or_source) compiles a program into a shared
 library and returns its functions (sglc.embed, docs/embedding.md); a
-run-time error raises sglc.SGLRuntimeError, a compile error
+run-time error raises sglc.SGLRuntimeError (sglc.SGLInternalError, its
+subclass, for an error of the runtime itself), a compile error
 sglc.CompileError.
 """
 
@@ -23,12 +24,12 @@ from typing import Any
 from .diagnostics import CompileError
 from .version import __version__
 
-__all__ = ["CompileError", "SGLRuntimeError", "load", "__version__"]
+__all__ = ["CompileError", "SGLInternalError", "SGLRuntimeError", "load", "__version__"]
 
 
 def __getattr__(name: str) -> Any:
     # sglc.embed (cffi, numpy) is imported on first use, not by the CLI
-    if name in ("load", "SGLRuntimeError"):
+    if name in ("load", "SGLRuntimeError", "SGLInternalError"):
         from . import embed
 
         return getattr(embed, name)

@@ -38,7 +38,7 @@ try:  # numpy is optional (pip install 'sglc[numpy]')
 except ImportError:  # pragma: no cover - exercised without numpy
     _np = None  # type: ignore[assignment]
 
-__all__ = ["load", "SGLRuntimeError", "CompileError", "SGLModule"]
+__all__ = ["load", "SGLRuntimeError", "SGLInternalError", "CompileError", "SGLModule"]
 
 _INT_MIN, _INT_MAX = -(2 ** 63), 2 ** 63 - 1
 _SCALAR_C = {"int": "int64_t", "float": "double", "bool": "bool"}
@@ -59,6 +59,17 @@ class SGLRuntimeError(RuntimeError):
         self.line = line
         self.col = col
         self.node = node
+
+
+class SGLInternalError(SGLRuntimeError):
+    """An error of the runtime itself during a call (out of memory in its
+    own structures, a broken invariant): the call was abandoned and the
+    machine tree rebuilt, so the next call works. line and col are 0,
+    node is empty."""
+
+
+# the library's error codes (sglc.emit_library.ERROR_CODES)
+_ERR_INTERNAL = 5
 
 
 def _parse_type(text: str) -> tuple[int, str]:
@@ -212,8 +223,12 @@ def load(path_or_source: str | os.PathLike[str], target: str = "omp", shape: str
     def api(name: str) -> Any:
         return getattr(lib, f"{prefix}_{name}")
 
-    rc = api("init")(shape.encode() if shape else ffi.NULL, int(threads or 0))
-    if rc != 0:
+    c_shape = shape.encode() if shape else ffi.NULL
+
+    def init() -> int:
+        return int(api("init")(c_shape, int(threads or 0)))
+
+    if init() != 0:
         raise ValueError("sglc.load: " + ffi.string(api("last_error")()).decode())
 
     @ffi.callback("void(const char *, size_t, void *)")
@@ -224,7 +239,7 @@ def load(path_or_source: str | os.PathLike[str], target: str = "omp", shape: str
     name = re.sub(r"\W", "_", Path(path).stem)
     mod = SGLModule(name, f"SGL program {path} ({target}):\n\n" + "\n".join(
         "    " + f["signature"] for f in meta["functions"]))
-    ctx = _Context(ffi, lib, prefix, path, use_np)
+    ctx = _Context(ffi, lib, prefix, path, use_np, init)
     mod.__dict__.update(_ffi=ffi, _lib=lib, _on_output=on_output, _ctx=ctx, __file__=path)
     for f in meta["functions"]:
         setattr(mod, f["name"], ctx.function(f, name))
@@ -235,8 +250,10 @@ class _Context:
     """Conversions between Python values and the library's, for one
     loaded library."""
 
-    def __init__(self, ffi: Any, lib: Any, prefix: str, path: str, use_np: bool):
+    def __init__(self, ffi: Any, lib: Any, prefix: str, path: str, use_np: bool,
+                 init: Callable[[], int]):
         self.ffi = ffi
+        self.init = init
         self.lib = lib
         self.prefix = prefix
         self.path = path
@@ -357,9 +374,15 @@ class _Context:
 
     # ---------------------------------------------------------- functions
 
-    def raise_error(self) -> None:
+    def raise_error(self, rc: int) -> None:
         ffi, lib, p = self.ffi, self.lib, self.prefix
         msg = ffi.string(getattr(lib, f"{p}_last_error")()).decode("utf-8", "replace")
+        if rc == _ERR_INTERNAL:
+            # the runtime failed: rebuild the tree so that the next call works
+            if self.init() != 0:
+                msg += "; rebuilding the machine tree failed too: " + ffi.string(
+                    getattr(lib, f"{p}_last_error")()).decode("utf-8", "replace")
+            raise SGLInternalError(msg, msg, self.path, 0, 0, "")
         raise SGLRuntimeError(
             msg, ffi.string(getattr(lib, f"{p}_last_error_what")()).decode("utf-8", "replace"),
             self.path, getattr(lib, f"{p}_last_error_line")(),
@@ -392,12 +415,14 @@ class _Context:
             keep: list[Any] = []
             cargs = [conv(a, keep) for conv, a in zip(convs, args)]
             if out_type is None:
-                if cfn(*cargs):
-                    raise_error()
+                rc = cfn(*cargs)
+                if rc:
+                    raise_error(rc)
                 return None
             out = ffi.new(out_type)
-            if cfn(*cargs, out):
-                raise_error()
+            rc = cfn(*cargs, out)
+            if rc:
+                raise_error(rc)
             return result(out) if result is not None else out[0]
 
         call.__name__ = call.__qualname__ = fname

@@ -29,8 +29,10 @@ ERROR_CODES = (
     ("OK", 0, "success"),
     ("ERR_RUNTIME", 1, "the SGL program failed: see NAME_last_error()"),
     ("ERR_NOT_INIT", 2, "NAME_init() was not called (or NAME_finalize() was)"),
-    ("ERR_INIT", 3, "NAME_init() failed: a bad machine shape"),
+    ("ERR_INIT", 3, "NAME_init() failed: a bad machine shape, or no memory for the tree"),
     ("ERR_BUSY", 4, "a call from inside a call (an output function calling back)"),
+    ("ERR_INTERNAL", 5, "the runtime itself failed (see NAME_last_error()): every call "
+     "fails so until NAME_init() is called again"),
 )
 
 

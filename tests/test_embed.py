@@ -11,6 +11,7 @@ import os
 import pydoc
 import shutil
 import subprocess
+import sys
 import threading
 from pathlib import Path
 
@@ -203,7 +204,7 @@ def _reset_peak() -> bool:
 @needs_numpy
 @pytest.mark.skipif(not Path("/proc/self/clear_refs").exists(), reason="needs Linux /proc")
 def test_large_arrays_peak_memory(m):
-    n = 10 ** 7
+    n = 10 ** 8  # 800 MB each way
     size_kib = n * 8 // 1024
     x = np.arange(n)
     before = _rss_kib("VmRSS")
@@ -244,6 +245,51 @@ def test_runtime_error_and_recovery(m):
     with pytest.raises(sglc.SGLRuntimeError, match="out of memory"):
         m.make(10 ** 15)  # the process survives
     assert m.add(2, 2) == 4
+
+
+def test_internal_error_in_init_never_stops_python(tmp_path):
+    """No memory for the tree (sgl_internal_error in sgl_local_build, which
+    stops an executable) is an exception in Python, and the process goes on."""
+    script = tmp_path / "oom.py"
+    script.write_text(
+        "import resource, sglc\n"
+        "src = 'func one() -> int { return 1; }\\nfunc main() { }\\n'\n"
+        "m = sglc.load(src, shape='2', numpy=False)\n"
+        "size = int(open('/proc/self/statm').read().split()[0]) * resource.getpagesize()\n"
+        "resource.setrlimit(resource.RLIMIT_AS, (size + 300 * 2 ** 20, resource.RLIM_INFINITY))\n"
+        "try:\n"
+        "    sglc.load(src, shape='1000000', numpy=False)\n"
+        "except ValueError as e:\n"
+        "    print('ValueError:', e)\n"
+        "print(m.one(), 'survived')\n")
+    res = subprocess.run([sys.executable, str(script)], capture_output=True, text=True,
+                         timeout=300)
+    assert res.returncode == 0, res.stderr
+    lines = res.stdout.splitlines()
+    assert lines[0].startswith("ValueError: sglc.load: ") and "internal error: out of memory" \
+        in lines[0], res.stdout
+    assert lines[1:] == ["1 survived"]
+
+
+def test_internal_error_of_a_call_rebuilds_the_tree():
+    """The Python side of NAME_ERR_INTERNAL (the C side is
+    runtime_c/tests/test_library.c): SGLInternalError, a subclass of
+    SGLRuntimeError, and the tree rebuilt for the next call."""
+    from sglc import embed
+    from sglc.emit_library import ERROR_CODES
+
+    header = (REPO / "runtime_c" / "sgl_library.h").read_text()
+    assert f"SGL_LIB_ERR_INTERNAL = {embed._ERR_INTERNAL}" in header
+    assert ("ERR_INTERNAL", embed._ERR_INTERNAL) in [(n, v) for n, v, _ in ERROR_CODES]
+    mod = sglc.load(PROG, shape="2x2", numpy=False)
+    assert mod.tree_sum(list(range(10))) == 45
+    with pytest.raises(sglc.SGLInternalError) as ei:
+        mod._ctx.raise_error(5)  # what a call returns after sgl_internal_error
+    assert isinstance(ei.value, sglc.SGLRuntimeError)
+    assert (ei.value.line, ei.value.col, ei.value.node) == (0, 0, "")
+    assert mod.tree_sum(list(range(10))) == 45
+    with pytest.raises(sglc.SGLRuntimeError, match="division by zero"):
+        mod.child_fail(1)
 
 
 def test_compile_error():

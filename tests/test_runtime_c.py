@@ -203,3 +203,20 @@ def test_cache_key_covers_every_runtime_file(tmp_path: Path, monkeypatch) -> Non
     (rt / "sgl_new.c").write_text("int sgl_new_file;\n")
     keys.add(tc.key())
     assert len(keys) == len(files) + 2
+
+
+@pytest.mark.parametrize("config", ["seq", "omp"])
+def test_library_call_boundary(config: str, tmp_path: Path) -> None:
+    """runtime_c/tests/test_library.c against the whole runtime: run-time and
+    internal errors fail the call, never the host process; after an internal
+    error every call fails until init runs again."""
+    _, defines = CONFIGS[config]
+    exe = tmp_path / "test_library"
+    sources = [str(p) for p in sorted(RUNTIME.glob("*.c"))]
+    cmd = [*_cc(), *BASE_FLAGS, *defines, "-I", str(RUNTIME), "-o", str(exe),
+           str(RUNTIME / "tests" / "test_library.c"), *sources, "-lm", "-lpthread"]
+    res = subprocess.run(cmd, capture_output=True, text=True)
+    assert res.returncode == 0, res.stderr
+    res = subprocess.run([str(exe)], capture_output=True, text=True, timeout=60,
+                         env={**os.environ, "OMP_NUM_THREADS": "2"})
+    assert (res.returncode, res.stdout) == (0, "ok\n"), res.stderr
