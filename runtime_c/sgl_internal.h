@@ -191,6 +191,13 @@ void sgl_node_init(sgl_node *n, const char *parent_path, int depth, int child_in
  * a GATHER op's value goes. */
 void sgl_child_run(sgl_node *c, const sgl_site *s, sgl_key mk, void **in, void **out,
                    sgl_child_result *r);
+/* sgl_child_run in parts, for a transport that runs the ops of several
+ * children interleaved (the seq target, op by op): begin, then ops j0..j1-1
+ * (any number of times, in order; nothing runs after a failure), then end. */
+void sgl_child_begin(sgl_node *c, sgl_child_result *r);
+void sgl_child_ops(sgl_node *c, const sgl_site *s, sgl_key mk, void **in, void **out,
+                   sgl_child_result *r, int j0, int j1);
+void sgl_child_end(sgl_node *c, const sgl_site *s, sgl_child_result *r);
 /* Child `child` of master n failed in op `op` of the current superstep:
  * stop every local child after that point in depth-first order (op by
  * op, child by child), with its whole subtree. */

@@ -1,7 +1,7 @@
 /*
  * sgl_local.c: the local transport (sgl_internal.h): the children of a
  * master are nodes of this process.  A superstep runs them one after the
- * other (the seq target) or, with SGL_USE_OMP, in an OpenMP parallel
+ * other, op by op (the seq target: seq_superstep), or, with SGL_USE_OMP, in an OpenMP parallel
  * region with one thread per child; thread levels nest.  Inputs are
  * handed over in shared memory: a scatter's element is moved (an owned,
  * unshared source) or copied, a bcast's value is copied for each child.
@@ -14,36 +14,69 @@
 #include <omp.h>
 #endif
 
+/* Child i's input (or output place) for op j of site s. */
+static void local_input(const sgl_site *s, sgl_arg *args, int i, int j, void **in, void **out,
+                        sgl_vec *tmp)
+{
+    const sgl_op *op = &s->ops[j];
+    in[j] = out[j] = NULL;
+    if (op->kind == SGL_OP_SCATTER) {
+        sgl_vec *v = args[j].src;
+        char *elem = (char *)v->data + (size_t)i * sgl_sizeof(op->type);
+        if (args[j].owned) {
+            in[j] = elem;
+        } else {
+            sgl_value_copy(op->type, &tmp[j], elem);
+            in[j] = &tmp[j];
+        }
+    } else if (op->kind == SGL_OP_BCAST) {
+        sgl_value_copy(op->type, &tmp[j], args[j].src);
+        in[j] = &tmp[j];
+    } else if (op->kind == SGL_OP_GATHER) {
+        sgl_vec *d = args[j].dst;
+        out[j] = (char *)d->data + (size_t)i * sgl_sizeof(op->type);
+    }
+}
+
 void sgl_local_inputs(const sgl_site *s, sgl_arg *args, int i, void **in, void **out,
                       sgl_vec *tmp)
 {
+    for (int j = 0; j < s->nops; j++) local_input(s, args, i, j, in, out, tmp);
+}
+
+#ifndef SGL_USE_OMP
+/* The seq target runs a superstep of several ops op by op, child by child:
+ * the sequential order itself (brief §1), so that a child's failure in op
+ * j stops every later op of the earlier children too, before it runs
+ * (sgl_cancel_after's cancel_at, checked as each op begins). */
+static void seq_superstep(sgl_node *n, sgl_key k, const sgl_site *s, sgl_arg *args,
+                          sgl_child_result *res)
+{
+    int nk = n->nchildren;
+    for (int i = 0; i < nk; i++) sgl_child_begin(&n->kids[i], &res[i]);
     for (int j = 0; j < s->nops; j++) {
-        const sgl_op *op = &s->ops[j];
-        in[j] = out[j] = NULL;
-        if (op->kind == SGL_OP_SCATTER) {
-            sgl_vec *v = args[j].src;
-            char *elem = (char *)v->data + (size_t)i * sgl_sizeof(op->type);
-            if (args[j].owned) {
-                in[j] = elem;
-            } else {
-                sgl_value_copy(op->type, &tmp[j], elem);
-                in[j] = &tmp[j];
-            }
-        } else if (op->kind == SGL_OP_BCAST) {
-            sgl_value_copy(op->type, &tmp[j], args[j].src);
-            in[j] = &tmp[j];
-        } else if (op->kind == SGL_OP_GATHER) {
-            sgl_vec *d = args[j].dst;
-            out[j] = (char *)d->data + (size_t)i * sgl_sizeof(op->type);
+        for (int i = 0; i < nk; i++) {
+            void *in[SGL_MAX_OPS], *out[SGL_MAX_OPS];
+            sgl_vec tmp[SGL_MAX_OPS];
+            if (res[i].failed_op < 0) local_input(s, args, i, j, in, out, tmp);
+            sgl_child_ops(&n->kids[i], s, k, in, out, &res[i], j, j + 1);
         }
     }
+    for (int i = 0; i < nk; i++) sgl_child_end(&n->kids[i], s, &res[i]);
 }
+#endif
 
 static void local_superstep(sgl_node *n, sgl_key k, const sgl_site *s, sgl_arg *args,
                             sgl_child_result *res, sgl_step_rec *rec)
 {
     (void)rec; /* the local transport adds no timeline spans of its own */
     int nk = n->nchildren;
+#ifndef SGL_USE_OMP
+    if (s->nops > 1 && nk > 1) {
+        seq_superstep(n, k, s, args, res);
+        return;
+    }
+#endif
 #ifdef SGL_USE_OMP
 #pragma omp parallel for schedule(static, 1) num_threads(nk) if (nk > 1)
 #endif

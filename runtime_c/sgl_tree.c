@@ -237,24 +237,33 @@ static const char *op_name(sgl_op_kind k)
     return "?";
 }
 
-void sgl_child_run(sgl_node *c, const sgl_site *s, sgl_key mk, void **in, void **out,
-                   sgl_child_result *r)
+void sgl_child_begin(sgl_node *c, sgl_child_result *r)
 {
+    r->failed_op = -1;
+    r->msg = NULL;
+    r->compute = 0;
+    sgl_files_clear(&c->files); /* io: the files of this superstep only */
+}
+
+void sgl_child_ops(sgl_node *c, const sgl_site *s, sgl_key mk, void **in, void **out,
+                   sgl_child_result *r, int j0, int j1)
+{
+    if (r->failed_op >= 0) { /* failed or cancelled in an earlier op: nothing more */
+        for (int k = j0; k < j1; k++) r->seg_end[k] = c->out.len;
+        return;
+    }
     sgl_node *saved_cur = sgl_cur;
     jmp_buf *saved_boundary = c->boundary;
     jmp_buf jb;
-    volatile int j = 0;
+    volatile int j = j0;
     sgl_cur = c;
-    r->failed_op = -1;
-    r->msg = NULL;
-    sgl_files_clear(&c->files); /* io: the files of this superstep only */
     c->boundary = &jb;
     sgl_stack_init();
     double t0 = sgl_instr ? sgl_wtime() : 0;
     if (setjmp(jb) == 0) {
         sgl_key ck;
         void *frame = frame_for(c, s, mk, &ck);
-        for (j = 0; j < s->nops; j++) {
+        for (j = j0; j < j1; j++) {
             const sgl_op *op = &s->ops[j];
             atomic_store(&c->cur_op, j);
             if (j >= atomic_load(&c->cancel_at)) sgl_unwind(c);
@@ -270,21 +279,34 @@ void sgl_child_run(sgl_node *c, const sgl_site *s, sgl_key mk, void **in, void *
         r->failed_op = j;
         r->msg = c->errmsg; /* NULL: cancelled */
         c->errmsg = NULL;
-        for (int k = j; k < s->nops; k++) r->seg_end[k] = c->out.len;
+        for (int k = j; k < j1; k++) r->seg_end[k] = c->out.len;
         if (r->msg && c->parent) sgl_cancel_after(c->parent, j, c->child_index);
     }
     atomic_store(&c->cur_op, -1);
-    r->out = c->out.data;
-    r->files = c->files; /* io: moved to the result */
-    c->files = (sgl_fileset){0};
-    r->compute = 0;
     if (sgl_instr) {
         double t1 = sgl_wtime();
-        r->compute = t1 - t0;
+        r->compute += t1 - t0;
         sgl_trace_span(c->track, "compute", s, t0, t1);
     }
     c->boundary = saved_boundary;
     sgl_cur = saved_cur;
+}
+
+void sgl_child_end(sgl_node *c, const sgl_site *s, sgl_child_result *r)
+{
+    if (r->failed_op >= 0)
+        for (int k = r->failed_op; k < s->nops; k++) r->seg_end[k] = c->out.len;
+    r->out = c->out.data;
+    r->files = c->files; /* io: moved to the result */
+    c->files = (sgl_fileset){0};
+}
+
+void sgl_child_run(sgl_node *c, const sgl_site *s, sgl_key mk, void **in, void **out,
+                   sgl_child_result *r)
+{
+    sgl_child_begin(c, r);
+    sgl_child_ops(c, s, mk, in, out, r, 0, s->nops);
+    sgl_child_end(c, s, r);
 }
 
 /* ------------------------------------------------------------------ */
