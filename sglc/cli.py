@@ -359,9 +359,11 @@ def run_cmd(file: str, nprocs: int | None, threads: int | None, shape: str | Non
             hostfile: str | None, hosts: str | None, oversubscribe: bool, target: str | None,
             opt: int, unchecked: bool, warnings: W.WarningOptions, verbose: bool, debug: bool,
             args: tuple[str, ...]) -> None:
-    """Compile FILE.sgl (cached) and run it, on this host or, with --hostfile
-    or --host, on several (the executable's path must exist on each host:
-    see docs/cluster.md)."""
+    """Compile FILE.sgl (cached) and run it, on this host or on several.
+
+    With --hostfile or --host, mpirun starts the processes on those hosts; the
+    cached executable's path (under SGLC_CACHE) must exist on each of them:
+    see docs/cluster.md."""
     opts = _options(target, opt, unchecked, verbose, warnings)
     _check_run_hosts(hostfile, hosts, opts.target)
     if nprocs is not None and nprocs > 1 and opts.target != "mpi":
