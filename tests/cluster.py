@@ -85,15 +85,21 @@ class Host:
     def pid(self) -> int:
         return self.proc.pid
 
-    def enter(self) -> list[str]:
-        """The command prefix that runs a command on this host."""
-        return ["nsenter", "-t", str(self.pid), "-n", "-u", "-m", "--"]
+    def enter(self, cwd: Path | str | None = None) -> list[str]:
+        """The command prefix that runs a command on this host, in cwd (by
+        default this process's: entering a mount namespace would go to /)."""
+        return ["nsenter", "-t", str(self.pid), "-n", "-u", "-m",
+                f"--wd={os.path.abspath(cwd if cwd is not None else os.getcwd())}", "--"]
 
 
 @dataclass
 class Cluster:
     nhosts: int = 3
     slots: int = 2
+    # False: every host keeps this machine's hostname / shares one TMPDIR
+    # (to show what they are for: docs/cluster.md)
+    own_hostnames: bool = True
+    own_tmpdirs: bool = True
     root: Path = field(default_factory=lambda: Path(tempfile.mkdtemp(prefix="sgl-cluster-")))
     hosts: list[Host] = field(default_factory=list)
     switch: subprocess.Popen | None = None
@@ -120,10 +126,10 @@ class Cluster:
         _sh(sw + ["ip", "link", "add", "br0", "type", "bridge"], "the bridge")
         _sh(sw + ["ip", "link", "set", "br0", "up"], "the bridge")
         for i, (name, addr) in enumerate(zip(names, addrs)):
-            tmpdir = self.root / "tmp" / name
-            tmpdir.mkdir(parents=True)
-            setup = (f"hostname {name} && mount --bind {shlex.quote(str(hosts_file))} "
-                     "/etc/hosts && ")
+            tmpdir = self.root / "tmp" / (name if self.own_tmpdirs else "shared")
+            tmpdir.mkdir(parents=True, exist_ok=True)
+            setup = (f"hostname {name} && " if self.own_hostnames else "") + (
+                f"mount --bind {shlex.quote(str(hosts_file))} /etc/hosts && ")
             proc = self._holder(["unshare", "--net", "--uts", "--mount",
                                  "--propagation", "private", "--"], setup)
             host = Host(name, addr, proc, tmpdir)
@@ -201,9 +207,9 @@ class Cluster:
             env["OMPI_ALLOW_RUN_AS_ROOT_CONFIRM"] = "1"
         return env
 
-    def on(self, cmd: list[str], host: int = 0) -> list[str]:
-        """cmd, run on a host (by default the first, where mpirun runs)."""
-        return self.hosts[host].enter() + cmd
+    def on(self, cmd: list[str], host: int = 0, cwd: Path | str | None = None) -> list[str]:
+        """cmd, run on a host (by default the first, where mpirun runs) in cwd."""
+        return self.hosts[host].enter(cwd) + cmd
 
     # ---------------------------------------------------------------- close
 

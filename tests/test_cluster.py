@@ -119,7 +119,7 @@ def _placement(c: Cluster, shape: str) -> dict[str, str]:
 
 
 def _run(c: Cluster, cmd: list[str], cwd: Path) -> tuple[int, str, str]:
-    return run_checked(c.on(cmd), cwd=cwd, env=_env(c), timeout=90)
+    return run_checked(c.on(cmd, cwd=cwd), cwd=cwd, env=_env(c), timeout=90)
 
 
 # Open MPI's ssh launcher calls setpgid on the agent's process after the fork,
@@ -172,17 +172,18 @@ def _program_params() -> list:
 # ------------------------------------------------------------------ the harness
 
 
-def test_hosts_are_apart(cluster: Cluster) -> None:
-    """Each rank runs on its own host: its own hostname, only lo and its
-    eth0 on the bridge's subnet; this namespace has no address there."""
+def test_hosts_are_apart(cluster: Cluster, tmp_path: Path) -> None:
+    """Each rank runs on its own host: its own hostname and TMPDIR, only lo
+    and its eth0 on the bridge's subnet, in mpirun's directory; this
+    namespace has no address there."""
     cmd = ["mpirun", "--hostfile", str(cluster.root / "hostfile.2"), "--allow-run-as-root",
-           "sh", "-c", "echo $(hostname) $(ip -o -4 addr show | awk '{print $2 \"=\" $4}' | "
-           "sort | tr '\\n' ' ')"]
-    rc, out, err = _run(cluster, cmd, cluster.root)
+           "sh", "-c", "echo $(hostname) $(pwd) $TMPDIR $(ip -o -4 addr show | "
+           "awk '{print $2 \"=\" $4}' | sort | tr '\\n' ' ')"]
+    rc, out, err = _run(cluster, cmd, tmp_path)
     assert rc == 0, err
     lines = sorted(out.splitlines())
-    expect = sorted(f"{h.name} eth0={h.addr}/24 lo=127.0.0.1/8" for h in cluster.hosts
-                    for _ in range(2))
+    expect = sorted(f"{h.name} {tmp_path} {h.tmpdir} eth0={h.addr}/24 lo=127.0.0.1/8"
+                    for h in cluster.hosts for _ in range(2))
     assert lines == expect, out
     here = subprocess.run(["ip", "-o", "-4", "addr", "show"], capture_output=True, text=True)
     assert SUBNET.rsplit(".", 1)[0] + "." not in here.stdout
@@ -219,6 +220,8 @@ def test_program_on_hosts(cluster: Cluster, sglc_compile: CompileCache, tmp_path
     cmd = launch_command(str(exe), None, THREADS, shape, list(case.args),
                          **_placement(cluster, shape))
     _judge(case, shape, *_run(cluster, cmd, tmp_path))
+    if case.src.stem == "files_ints":  # the files are where mpirun was started
+        assert (tmp_path / "tmp_files_ints.txt").is_file()
 
 
 def _shared_params() -> list:
