@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import os
 import re
+import signal
 import subprocess
 import time
 from collections.abc import Iterator
@@ -76,10 +77,15 @@ def _skip_reason() -> str | None:
 
 
 @pytest.fixture(scope="module")
-def cluster() -> Iterator[Cluster]:
+def namespaces() -> None:
+    """Skips, with the reason, where a cluster cannot be made."""
     why = _skip_reason()
     if why:
         pytest.skip(f"no namespace cluster: {why}")
+
+
+@pytest.fixture(scope="module")
+def cluster(namespaces: None) -> Iterator[Cluster]:
     c = Cluster(nhosts=len(HOSTS)).start()
     try:
         c.hostfile(1)
@@ -190,6 +196,51 @@ def test_hosts_are_apart(cluster: Cluster, tmp_path: Path) -> None:
     # the agent refuses a host it does not know (no fallback to this host)
     res = subprocess.run([str(cluster.agent), "elsewhere", "true"], capture_output=True, text=True)
     assert res.returncode == 255 and "unknown host elsewhere" in res.stderr
+
+
+def test_unavailable_says_why(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Where namespaces cannot be made, the reason to skip names the cause."""
+    import cluster as cl
+
+    monkeypatch.setattr(cl.os, "geteuid", lambda: 1000)
+    assert unavailable() == "making network namespaces needs root"
+    monkeypatch.setattr(cl.os, "geteuid", lambda: 0)
+    monkeypatch.setattr(cl.shutil, "which", lambda tool: None if tool == "ip" else "/bin/x")
+    assert unavailable() == "ip not found (util-linux, iproute2)"
+
+
+def test_close_removes_everything(namespaces: None) -> None:
+    """A run killed half-way leaves daemons inside the hosts; close() still
+    removes every process, namespace and file of the cluster (the fixture's
+    finalizer does the same when a test fails)."""
+    c = Cluster(nhosts=2).start()
+    try:
+        root, pids = c.root, [h.pid for h in c.hosts] + [c.switch.pid if c.switch else 0]
+        spaces = c._netns_ids()
+        mpirun = subprocess.Popen(
+            c.on(["mpirun", "--hostfile", str(c.hostfile(1)), "--allow-run-as-root",
+                  "sleep", "60"], cwd=root),
+            env=_env(c), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+            start_new_session=True)
+        deadline = time.monotonic() + 30
+        while len(c.stray_processes()) < 4 and time.monotonic() < deadline:
+            time.sleep(0.1)  # mpirun, the agent, orted and the sleeps
+        os.killpg(mpirun.pid, signal.SIGKILL)  # mpirun dies; the other host's daemon stays
+        mpirun.wait()
+        time.sleep(0.2)
+        assert c.stray_processes(), "nothing was left behind to clean"
+    finally:
+        c.close()
+    assert not root.exists()
+    assert not [pid for pid in pids if Path(f"/proc/{pid}").exists()]
+    left = []
+    for entry in Path("/proc").iterdir():
+        try:
+            if entry.name.isdigit() and os.readlink(entry / "ns" / "net") in spaces:
+                left.append(entry.name)
+        except OSError:
+            pass
+    assert not left, f"processes still in the cluster's namespaces: {left}"
 
 
 def test_consecutive_runs(cluster: Cluster, sglc_compile: CompileCache, tmp_path: Path) -> None:
