@@ -19,7 +19,9 @@ pinned to SUBNET).
 ``Cluster.close`` removes everything: it kills every process left inside the
 hosts' namespaces (a daemon of a failed run, say), then the host and switch
 processes (the namespaces, links and bridge go with them) and deletes the
-folder of the hostfile, agent, hosts file and temporary folders.
+folder of the hostfile, agent, hosts file and temporary folders. Should the
+process that made the cluster die without closing it, the host and switch
+processes die with it (PR_SET_PDEATHSIG), and the namespaces with them.
 
 Used by tests/test_cluster.py (the ``cluster`` fixture); by hand::
 
@@ -61,6 +63,17 @@ def unavailable() -> str | None:
     if probe.returncode != 0:
         return f"unshare --net --uts --mount fails: {probe.stderr.strip()}"
     return None
+
+
+def _die_with_parent() -> None:
+    """In a holder, before exec: be killed when the process that made the
+    cluster dies without closing it (PR_SET_PDEATHSIG, kept across exec)."""
+    import ctypes
+
+    try:
+        ctypes.CDLL(None, use_errno=True).prctl(1, int(signal.SIGKILL))  # PR_SET_PDEATHSIG
+    except (OSError, AttributeError):
+        pass
 
 
 class ClusterError(RuntimeError):
@@ -150,7 +163,7 @@ class Cluster:
         script = f"{setup}echo ready && exec sleep 86400"
         proc = subprocess.Popen(unshare + ["sh", "-c", script], stdin=subprocess.DEVNULL,
                                 stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                                start_new_session=True)
+                                start_new_session=True, preexec_fn=_die_with_parent)
         assert proc.stdout is not None
         line = proc.stdout.readline()
         if line.strip() != "ready":
