@@ -46,9 +46,11 @@ pytestmark = [pytest.mark.cluster, pytest.mark.mpi]
 
 THREADS = 2
 HOSTS = ["sglhost0", "sglhost1", "sglhost2"]
-# A shape whose process levels spread over the 3 hosts: (how the hosts are
-# given to mpirun, ranks). Shape-independent programs take "3x2" (1 rank a
-# host) or "3x2x2" (2 ranks a host), with 2 threads in each rank.
+# For each shape, how the hosts are given to mpirun (a hostfile with 1 or 2
+# slots a host, or --host UNEVEN_HOSTS) and the ranks it starts there (one a
+# slot, no -np), so that the shape's process levels spread over the 3 hosts.
+# Shape-independent programs take "3x2" (1 rank a host) or "3x2x2" (2 ranks a
+# host), with 2 threads in each rank.
 UNEVEN_HOSTS = "sglhost0:2,sglhost1,sglhost2"  # 4 ranks: 2, 1, 1
 PLACES: dict[str, tuple[str, int]] = {"3": ("hostfile.1", 3), "3x2": ("hostfile.1", 3),
                                       "2x3": ("hostfile.2", 6), "3x2x2": ("hostfile.2", 6),
@@ -106,6 +108,11 @@ def _no_strays(request: pytest.FixtureRequest) -> Iterator[None]:
     deadline = time.monotonic() + 5
     while (left := c.stray_processes()) and time.monotonic() < deadline:
         time.sleep(0.1)
+    for pid in left:  # not to disturb the next test
+        try:
+            os.kill(pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
     assert not left, f"processes left inside the hosts: {left}"
 
 
@@ -253,7 +260,7 @@ def test_consecutive_runs(cluster: Cluster, sglc_compile: CompileCache, tmp_path
     for i in range(runs):
         shape = ("3x2", "3x2x2")[i % 2]
         cmd = launch_command(str(exe), None, THREADS, shape, list(case.args),
-                             **_placement(cluster, shape))
+                             env=_env(cluster), **_placement(cluster, shape))
         rc, out, err = _run(cluster, cmd, tmp_path)
         try:
             _judge(case, shape, rc, out, err)
@@ -269,7 +276,7 @@ def test_program_on_hosts(cluster: Cluster, sglc_compile: CompileCache, tmp_path
                           case: Case, shape: str) -> None:
     exe = sglc_compile(case.src, "mpi").require()
     cmd = launch_command(str(exe), None, THREADS, shape, list(case.args),
-                         **_placement(cluster, shape))
+                         env=_env(cluster), **_placement(cluster, shape))
     _judge(case, shape, *_run(cluster, cmd, tmp_path))
     if case.src.stem == "files_ints":  # the files are where mpirun was started
         assert (tmp_path / "tmp_files_ints.txt").is_file()
