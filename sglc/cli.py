@@ -334,11 +334,19 @@ def check_cmd(files: tuple[str, ...], warnings: W.WarningOptions, debug: bool) -
 
 @cli.command("run", context_settings={"ignore_unknown_options": False})
 @click.argument("file", metavar="FILE.sgl")
-@click.option("-np", "--np", "nprocs", type=click.IntRange(1), default=1, show_default=True,
-              help="MPI processes.")
+@click.option("-np", "--np", "nprocs", type=click.IntRange(1), default=None,
+              help="MPI processes (default: 1; with --hostfile or --host, one per slot).")
 @click.option("--threads", type=click.IntRange(1), default=None,
-              help="OpenMP threads per process (OMP_NUM_THREADS).")
+              help="OpenMP threads per process (OMP_NUM_THREADS, exported to every host).")
 @click.option("--shape", default=None, help="Machine shape, e.g. 2x2x3 (--sgl-shape).")
+@click.option("--hostfile", metavar="FILE", default=None,
+              help="Run on the hosts of this Open MPI hostfile (mpirun --hostfile; "
+              "docs/cluster.md).")
+@click.option("--host", "hosts", metavar="A,B:2,...", default=None,
+              help="Run on these hosts, each with 1 slot or :SLOTS (mpirun --host).")
+@click.option("--oversubscribe", is_flag=True,
+              help="Start more processes than the hosts have slots (on this host alone, "
+              "added when -np exceeds its cores).")
 @_target_opt
 @_opt_opt
 @_unchecked_opt
@@ -347,13 +355,21 @@ def check_cmd(files: tuple[str, ...], warnings: W.WarningOptions, debug: bool) -
 @_verbose_opt
 @_debug_opt
 @click.argument("args", nargs=-1, metavar="[-- ARGS...]")
-def run_cmd(file: str, nprocs: int, threads: int | None, shape: str | None, target: str | None,
+def run_cmd(file: str, nprocs: int | None, threads: int | None, shape: str | None,
+            hostfile: str | None, hosts: str | None, oversubscribe: bool, target: str | None,
             opt: int, unchecked: bool, warnings: W.WarningOptions, verbose: bool, debug: bool,
             args: tuple[str, ...]) -> None:
-    """Compile FILE.sgl (cached) and run it."""
+    """Compile FILE.sgl (cached) and run it, on this host or on several.
+
+    With --hostfile or --host, mpirun starts the processes on those hosts; the
+    cached executable's path (under SGLC_CACHE) must exist on each of them:
+    see docs/cluster.md."""
     opts = _options(target, opt, unchecked, verbose, warnings)
-    if nprocs > 1 and opts.target != "mpi":
+    _check_run_hosts(hostfile, hosts, opts.target)
+    if nprocs is not None and nprocs > 1 and opts.target != "mpi":
         raise click.UsageError(f"-np {nprocs} needs the mpi target")
+    if hostfile is None and hosts is None and nprocs is None:
+        nprocs = 1
 
     def go() -> None:
         from . import pipeline
@@ -369,10 +385,11 @@ def run_cmd(file: str, nprocs: int, threads: int | None, shape: str | None, targ
                 pipeline.compile_file(file, exe, opts, debug, source,
                                       on_warnings=lambda ws: _report_warnings(ws, source, file))
         _reporter.finish()  # the SARIF log before the program's own output
-        cmd = launch_command(str(exe), nprocs, threads, shape, list(args))
         env = dict(os.environ)
         if threads is not None:
             env["OMP_NUM_THREADS"] = str(threads)
+        cmd = launch_command(str(exe), nprocs, threads, shape, list(args), hostfile=hostfile,
+                             hosts=hosts, oversubscribe=oversubscribe, env=env)
         if verbose:
             click.echo(shlex.join(cmd), err=True)
         sys.stdout.flush()
@@ -380,6 +397,32 @@ def run_cmd(file: str, nprocs: int, threads: int | None, shape: str | None, targ
         raise _Failure(proc.returncode) if proc.returncode else SystemExit(0)
 
     _guard(go, debug)
+
+
+def _check_run_hosts(hostfile: str | None, hosts: str | None, target: str) -> None:
+    """Usage errors of `sglc run --hostfile/--host`, before anything is compiled."""
+    from .launch import hostfile_hosts, parse_hosts
+
+    if hostfile is None and hosts is None:
+        return
+    if target != "mpi":
+        opt = "--hostfile" if hosts is None else "--host"
+        raise click.UsageError(f"{opt} needs the mpi target: --target {target} runs in one "
+                               "process on this host")
+    if hosts is not None:
+        try:
+            parse_hosts(hosts)
+        except ValueError as e:
+            raise click.BadParameter(str(e), param_hint="'--host'") from None
+    if hostfile is not None:
+        try:
+            names = hostfile_hosts(hostfile)
+        except OSError as e:
+            why = "no such file" if isinstance(e, FileNotFoundError) else e.strerror or str(e)
+            raise click.BadParameter(f"cannot read {hostfile}: {why}",
+                                     param_hint="'--hostfile'") from None
+        if not names:
+            raise click.BadParameter(f"{hostfile} names no host", param_hint="'--hostfile'")
 
 
 @cli.command("probe")

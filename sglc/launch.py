@@ -6,7 +6,7 @@ from __future__ import annotations
 import functools
 import hashlib
 import os
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 
 from . import paths
@@ -17,20 +17,68 @@ _SKIP_DIRS = {"__pycache__", ".mypy_cache", ".pytest_cache", ".ruff_cache"}
 _SKIP_SUFFIXES = (".pyc", ".pyo", ".o", ".a", ".so")
 
 
-def launch_command(exe: str, nprocs: int, threads: int | None, shape: str | None,
-                   args: list[str]) -> list[str]:
-    """The command that runs exe on nprocs MPI processes (directly for 1)."""
+def launch_command(exe: str, nprocs: int | None, threads: int | None, shape: str | None,
+                   args: list[str], *, hostfile: str | None = None, hosts: str | None = None,
+                   oversubscribe: bool = False,
+                   env: Mapping[str, str] | None = None) -> list[str]:
+    """The command that runs exe on nprocs MPI processes (directly for 1 on
+    this host).
+
+    With a hostfile or hosts (`--host a,b:2`) the run always goes through
+    mpirun, and nprocs None leaves the number of processes to mpirun (one per
+    slot). The other hosts do not see this environment: OMP_NUM_THREADS (when
+    threads is given or it is set) and every SGL_* variable are exported with
+    -x. --oversubscribe is added when asked for, or on this host alone when
+    nprocs exceeds its cores."""
+    env = os.environ if env is None else env
     prog = [exe] + ([f"--sgl-shape={shape}"] if shape else []) + args
-    if nprocs == 1:
+    remote = hostfile is not None or hosts is not None
+    if nprocs == 1 and not remote:
         return prog
-    cmd = ["mpirun", "-np", str(nprocs), "--bind-to", "none"]
-    if nprocs > (os.cpu_count() or 1):
+    cmd = ["mpirun"] + (["-np", str(nprocs)] if nprocs is not None else [])
+    if hostfile is not None:
+        cmd += ["--hostfile", hostfile]
+    if hosts is not None:
+        cmd += ["--host", hosts]
+    cmd += ["--bind-to", "none"]
+    if oversubscribe or (not remote and (nprocs or 1) > (os.cpu_count() or 1)):
         cmd.append("--oversubscribe")
     if hasattr(os, "geteuid") and os.geteuid() == 0:
         cmd.append("--allow-run-as-root")
-    if threads is not None:
-        cmd += ["-x", "OMP_NUM_THREADS"]
+    exported = []
+    if threads is not None or (remote and "OMP_NUM_THREADS" in env):
+        exported.append("OMP_NUM_THREADS")
+    if remote:
+        exported += sorted(v for v in env if v.startswith("SGL_"))
+    for var in exported:
+        cmd += ["-x", var]
     return cmd + prog
+
+
+def parse_hosts(text: str) -> list[tuple[str, int | None]]:
+    """`--host a,b:2,c` as [(name, slots or None)]; ValueError says what is
+    wrong."""
+    hosts: list[tuple[str, int | None]] = []
+    for item in text.split(","):
+        name, colon, slots = item.partition(":")
+        if not name or any(c.isspace() for c in item):
+            raise ValueError(f"bad host list {text!r}: expected names separated by commas, "
+                             "each with an optional :SLOTS (a,b:2,c)")
+        if colon and not (slots.isdigit() and int(slots) > 0):
+            raise ValueError(f"bad host {item!r}: the slots after ':' must be a positive number")
+        hosts.append((name, int(slots) if colon else None))
+    return hosts
+
+
+def hostfile_hosts(path: str) -> list[str]:
+    """The host names of an Open MPI hostfile (comments and blank lines left
+    out); OSError when it cannot be read."""
+    names = []
+    for line in Path(path).read_text(encoding="utf-8", errors="replace").splitlines():
+        words = line.split("#", 1)[0].split()
+        if words:
+            names.append(words[0])
+    return names
 
 
 def compiler_roots() -> tuple[Path, ...]:

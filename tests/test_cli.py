@@ -515,6 +515,89 @@ def test_run_np2_needs_mpi_target(shape_arg: Path) -> None:
     assert rc == 2, err
 
 
+# ------------------------------------------- sglc run on several hosts
+
+
+def test_launch_command_on_hosts() -> None:
+    from sglc.launch import launch_command
+
+    root = ["--allow-run-as-root"] if os.geteuid() == 0 else []
+    # a hostfile and no -np: mpirun starts one process per slot
+    cmd = launch_command("/x/p", None, None, None, [], hostfile="hf", env={})
+    assert cmd == ["mpirun", "--hostfile", "hf", "--bind-to", "none", *root, "/x/p"]
+    # -np 1 on other hosts still goes through mpirun
+    cmd = launch_command("/x/p", 1, None, None, [], hosts="a", env={})
+    assert cmd[:5] == ["mpirun", "-np", "1", "--host", "a"]
+    # the other hosts get OMP_NUM_THREADS and the SGL_* variables with -x;
+    # many processes do not oversubscribe on their own there
+    env = {"OMP_NUM_THREADS": "3", "SGL_SHAPE": "2x3", "HOME": "/h"}
+    cmd = launch_command("/x/p", 4096, None, "2x3", ["5"], hosts="a:2,b", env=env)
+    assert cmd == ["mpirun", "-np", "4096", "--host", "a:2,b", "--bind-to", "none", *root,
+                   "-x", "OMP_NUM_THREADS", "-x", "SGL_SHAPE", "/x/p", "--sgl-shape=2x3", "5"]
+    cmd = launch_command("/x/p", 2, 2, None, [], hostfile="hf", hosts="a,b", oversubscribe=True,
+                         env={})
+    assert cmd == ["mpirun", "-np", "2", "--hostfile", "hf", "--host", "a,b", "--bind-to", "none",
+                   "--oversubscribe", *root, "-x", "OMP_NUM_THREADS", "/x/p"]
+
+
+def test_launch_command_on_this_host_unchanged() -> None:
+    from sglc.launch import launch_command
+
+    env = {"OMP_NUM_THREADS": "3", "SGL_SHAPE": "2x3"}
+    assert launch_command("/x/p", 1, 4, "4", ["1"], env=env) == ["/x/p", "--sgl-shape=4", "1"]
+    cmd = launch_command("/x/p", 4096, None, None, [], env=env)
+    assert cmd[:5] == ["mpirun", "-np", "4096", "--bind-to", "none"]
+    assert "--oversubscribe" in cmd and "-x" not in cmd  # the local ranks inherit the env
+
+
+@pytest.mark.parametrize(("args", "message"), [
+    (["--hostfile", "no-such-hostfile"], "'--hostfile': cannot read no-such-hostfile: no such file"),
+    (["--hostfile", "."], "'--hostfile': cannot read .: Is a directory"),
+    (["--hostfile", "EMPTY"], "names no host"),
+    (["--host", "a,,b"], "'--host': bad host list 'a,,b'"),
+    (["--host", "a:0"], "'--host': bad host 'a:0'"),
+    (["--host", "a,b", "--target", "seq"], "--host needs the mpi target: --target seq runs "
+     "in one process on this host"),
+    (["--hostfile", "HF", "--target", "omp"], "--hostfile needs the mpi target"),
+], ids=["missing", "directory", "empty", "empty-name", "zero-slots", "seq", "omp"])
+def test_run_hosts_usage_errors(shape_arg: Path, tmp_path: Path, args: list[str],
+                                message: str) -> None:
+    """Mistakes in --hostfile / --host are usage errors (exit 2), found before
+    anything is compiled."""
+    (tmp_path / "EMPTY").write_text("# only a comment\n\n")
+    (tmp_path / "HF").write_text("localhost slots=2\n")
+    rc, out, err = sglc_run("run", str(shape_arg), *args, "-v", cwd=tmp_path)
+    assert rc == 2, err
+    assert message in err, err
+    assert "-std=c11" not in err  # nothing compiled
+    assert_no_traceback(err)
+
+
+@mpi
+def test_run_hostfile_and_host(shape_arg: Path, tmp_path: Path) -> None:
+    """On this host named in a hostfile (or --host): one process per slot by
+    default, -v prints the mpirun command."""
+    hostfile = tmp_path / "hosts"
+    hostfile.write_text("localhost slots=2  # this machine\n")
+    rc, out, err = sglc_run("run", str(shape_arg), "--target", "mpi", "--hostfile",
+                            str(hostfile), "--threads", "2", "-v", cwd=tmp_path)
+    assert (rc, out) == (0, "2 7\n"), err
+    assert f"mpirun --hostfile {hostfile} --bind-to none" in err
+    assert "-x OMP_NUM_THREADS" in err and "-np" not in err
+    rc, out, err = sglc_run("run", str(shape_arg), "--target", "mpi", "--host", "localhost:2",
+                            "-np", "2", "--shape", "2x3", "--", "11", cwd=tmp_path)
+    assert (rc, out) == (0, "2 11\n"), err
+    # more processes than slots: an error of mpirun's, unless --oversubscribe
+    env = run_env()
+    env.pop("OMPI_MCA_rmaps_base_oversubscribe")
+    rc, out, err = sglc_run("run", str(shape_arg), "--target", "mpi", "--host", "localhost",
+                            "-np", "2", cwd=tmp_path, env=env)
+    assert rc != 0 and out == "", err
+    rc, out, err = sglc_run("run", str(shape_arg), "--target", "mpi", "--host", "localhost",
+                            "-np", "2", "--oversubscribe", cwd=tmp_path, env=env)
+    assert (rc, out) == (0, "2 7\n"), err
+
+
 def test_run_program_error(tmp_path: Path) -> None:
     bad = tmp_path / "bad.sgl"
     bad.write_text(BAD)
