@@ -71,9 +71,40 @@ typedef struct sgl_frame_slot {
     void (*free_fn)(void *frame);
 } sgl_frame_slot;
 
-/* Parse "2x2x3" (or "0" for the one-node tree) into shape: the number
- * of levels, or -1 if the text is not a shape (sgl_start.c). */
-int sgl_parse_shape(const char *text, int *shape);
+/* ---- the machine tree's shape (sgl_start.c) ---- */
+/* A general (possibly uneven) tree, every leaf at depth nlevels.  Its
+ * nodes are numbered in level order: depth by depth, left to right; the
+ * nodes of depth d are ids off[d] .. off[d + 1] - 1 (off[0] = 0: the
+ * root), and the children of a node are consecutive ids of the next
+ * depth, from first[id].  A node's position among the nodes of its depth
+ * is id - off[depth]. */
+typedef struct sgl_shape {
+    int nlevels;                    /* levels below the root (0: the root alone) */
+    int64_t off[SGL_MAX_LEVELS + 2];
+    int64_t nnodes;                 /* off[nlevels + 1] */
+    int *nkids;                     /* per id: its number of children (0 on a leaf) */
+    int64_t *first;                 /* per id: the id of its child 0 (-1 on a leaf) */
+    int64_t *nworkers;              /* per id: the workers (leaves) of its subtree */
+} sgl_shape;
+/* The most nodes a shape may have. */
+#define SGL_MAX_NODES ((int64_t)1 << 22)
+/* Parse a shape ("0", "2x2x3", "2x[1,3]", "3x[2,1,2]x2": a level is one
+ * count for every node of the level above, or one count per node in
+ * brackets) into *sh.  False, with what is wrong in err, if the text is
+ * not a shape (sh is then empty). */
+bool sgl_parse_shape(const char *text, sgl_shape *sh, char *err, size_t errsz);
+/* The shape of levels: level k gives nodes of depth k - 1 their children,
+ * counts[k][0] for all of them if len[k] == 1, else counts[k][i] for node
+ * i (len[k] is then the number of nodes of depth k - 1).  False, with
+ * what is wrong in err, if the counts do not fit. */
+bool sgl_shape_make(sgl_shape *sh, int nlevels, int *const *counts, const int64_t *len,
+                    char *err, size_t errsz);
+void sgl_shape_free(sgl_shape *sh);
+/* The id of the parent of node id (> 0), and its child index (0 at the
+ * root). */
+int64_t sgl_shape_parent(const sgl_shape *sh, int depth, int64_t id);
+int sgl_shape_child_index(const sgl_shape *sh, int depth, int64_t id);
+/* ---- end of the shape ---- */
 
 /* ---- files of a superstep (owned by the io part: sgl_output.c) ---- */
 /* The paths a node's subtree read and wrote during the current superstep
@@ -112,6 +143,8 @@ struct sgl_node {
     int child_index;
     int nchildren;
     int64_t nworkers;
+    const sgl_shape *shape; /* the whole tree's shape */
+    int64_t id;             /* this node's id in it (level order) */
     bool is_root;
     char path[8 * SGL_MAX_LEVELS];
     sgl_buf out;
@@ -182,10 +215,11 @@ extern _Thread_local sgl_node *sgl_cur;  /* the node this thread runs (sgl_tree.
 /* ------------------------------------------------------------------ */
 /* sgl_tree.c                                                           */
 
-/* A node of the tree at depth `depth` (child `child_index` of the node
- * at parent_path; NULL: the root), with no children connected yet. */
-void sgl_node_init(sgl_node *n, const char *parent_path, int depth, int child_index,
-                   const int *shape, int nlevels);
+/* Node id of shape sh, at depth `depth` (child `child_index` of the
+ * node at parent_path; NULL: its path is found from sh), with no
+ * children connected yet. */
+void sgl_node_init(sgl_node *n, const char *parent_path, const sgl_shape *sh, int depth,
+                   int64_t id, int child_index);
 /* Run child c's ops of site s for the master activation mk.  in[j]: owned
  * input value of a SCATTER/BCAST op (moved into the child); out[j]: where
  * a GATHER op's value goes. */
@@ -238,8 +272,9 @@ void sgl_merge_results(sgl_node *n, const sgl_site *s, sgl_child_result *res, in
  * storage for copies, one per op). */
 void sgl_local_inputs(const sgl_site *s, sgl_arg *args, int i, void **in, void **out,
                       sgl_vec *tmp);
-/* Build the subtree below n entirely in this process. */
-void sgl_local_build(sgl_node *n, const int *shape, int nlevels);
+/* Build the subtree below n (its children in n->shape) entirely in this
+ * process. */
+void sgl_local_build(sgl_node *n);
 /* The number of threads of the default machine shape (1 without OpenMP). */
 int sgl_local_default_threads(void);
 /* Set OpenMP up for `levels` nested thread levels. */
@@ -268,11 +303,14 @@ void sgl_mpi_finalize(void);
 /* If MPI is running: MPI_Abort (stops every process). */
 void sgl_mpi_abort(void);
 void sgl_mpi_barrier(void);
+/* Every process's value x, in all[0..nprocs-1]. */
+void sgl_mpi_allgather_int(int x, int *all);
 /* Connect the process-level nodes of this process, chain[j0..plevels]
- * (chain[l] at depth l, digit[]: the rank's digits in the mixed radix of
- * the process levels of shape): one communicator per master and its
- * children; chain[l] reaches its children through sgl_transport_mpi. */
-void sgl_mpi_connect(sgl_node *chain, const int *digit, const int *shape, int plevels, int j0);
+ * (chain[l] at depth l, each child 0 of the one above; chain[plevels] is
+ * the node of depth plevels numbered like this rank): one communicator
+ * per master and its children; chain[l] reaches its children through
+ * sgl_transport_mpi. */
+void sgl_mpi_connect(sgl_node *chain, int plevels, int j0);
 /* A node whose master is in another process: serve its commands until
  * the master says stop. */
 void sgl_mpi_serve(sgl_node *n);
@@ -287,12 +325,10 @@ static inline void sgl_mpi_init(int *argc, char ***argv, int *nprocs, int *rank)
 static inline void sgl_mpi_finalize(void) {}
 static inline void sgl_mpi_abort(void) {}
 static inline void sgl_mpi_barrier(void) {}
-static inline void sgl_mpi_connect(sgl_node *chain, const int *digit, const int *shape,
-                                   int plevels, int j0)
+static inline void sgl_mpi_allgather_int(int x, int *all) { all[0] = x; }
+static inline void sgl_mpi_connect(sgl_node *chain, int plevels, int j0)
 {
     (void)chain;
-    (void)digit;
-    (void)shape;
     (void)plevels;
     (void)j0;
 }

@@ -45,6 +45,7 @@ static atomic_int lib_internal;
 static char lib_internal_msg[1024];
 
 static sgl_node *lib_root;
+static sgl_shape lib_shape; /* lib_root's shape */
 static char *lib_args[1];
 static sgl_lib_output_fn lib_out_fn;
 static void *lib_out_user;
@@ -173,6 +174,7 @@ void sgl_lib_finalize(void)
         free_nodes(lib_root);
         free(lib_root);
         lib_root = NULL;
+        sgl_shape_free(&lib_shape);
     }
     pthread_mutex_unlock(&lib_lock);
 }
@@ -190,29 +192,33 @@ int sgl_lib_init(const sgl_program *prog, const char *shape_text, int threads)
     if (lib_in_call) return SGL_LIB_ERR_BUSY;
     sgl_lib_finalize();
     atomic_store(&lib_internal, 0);
-    int shape[SGL_MAX_LEVELS];
-    int nlevels = 0;
+    sgl_shape shape;
+    char err[256];
+    bool ok;
     if (shape_text && *shape_text) {
-        nlevels = sgl_parse_shape(shape_text, shape);
-        if (nlevels < 0) {
-            char msg[300];
-            snprintf(msg, sizeof msg, "bad machine shape '%.200s': expected levels like 2x2x3, or 0",
-                     shape_text);
-            set_error(msg);
-            return SGL_LIB_ERR_INIT;
-        }
+        ok = sgl_parse_shape(shape_text, &shape, err, sizeof err);
     } else {
         int t = threads > 0 ? threads : sgl_local_default_threads();
-        if (t > 1) shape[nlevels++] = t;
+        int *counts[1] = {&t};
+        int64_t len[1] = {1};
+        ok = sgl_shape_make(&shape, t > 1 ? 1 : 0, counts, len, err, sizeof err);
+    }
+    if (!ok) {
+        char msg[600];
+        snprintf(msg, sizeof msg, "bad machine shape '%.200s': %s",
+                 shape_text && *shape_text ? shape_text : "(default)", err);
+        set_error(msg);
+        return SGL_LIB_ERR_INIT;
     }
     pthread_mutex_lock(&lib_lock);
     sgl_prog = prog;
     lib_args[0] = NULL;
     sgl_set_args(0, lib_args);
-    sgl_local_configure(nlevels);
+    sgl_local_configure(shape.nlevels);
     sgl_node *root = calloc(1, sizeof *root);
     if (!root) {
         pthread_mutex_unlock(&lib_lock);
+        sgl_shape_free(&shape);
         set_error("out of memory (tree)");
         return SGL_LIB_ERR_INIT;
     }
@@ -225,8 +231,9 @@ int sgl_lib_init(const sgl_program *prog, const char *shape_text, int threads)
         pthread_mutex_unlock(&lib_lock);
         return SGL_LIB_ERR_INIT;
     }
-    sgl_node_init(root, NULL, 0, 0, shape, nlevels);
-    sgl_local_build(root, shape, nlevels);
+    lib_shape = shape;
+    sgl_node_init(root, NULL, &lib_shape, 0, 0, 0);
+    sgl_local_build(root);
     root->is_root = false; /* keeps the output in the buffer (see the top) */
     lib_root = root;
     sgl_tree_start(root);

@@ -113,17 +113,18 @@ const sgl_transport sgl_transport_local = {
     .shutdown = local_shutdown,
 };
 
-void sgl_local_build(sgl_node *n, const int *shape, int nlevels)
+void sgl_local_build(sgl_node *n)
 {
     if (n->nchildren == 0) return;
     n->via = &sgl_transport_local;
     n->kids = calloc((size_t)n->nchildren, sizeof *n->kids);
     if (!n->kids) sgl_internal_error("out of memory (tree)");
     n->nlocal = n->nchildren;
+    int64_t first = n->shape->first[n->id];
     for (int i = 0; i < n->nchildren; i++) {
-        sgl_node_init(&n->kids[i], n->path, n->depth + 1, i, shape, nlevels);
+        sgl_node_init(&n->kids[i], n->path, n->shape, n->depth + 1, first + i, i);
         n->kids[i].parent = n;
-        sgl_local_build(&n->kids[i], shape, nlevels);
+        sgl_local_build(&n->kids[i]);
     }
 }
 

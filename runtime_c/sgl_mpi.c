@@ -490,24 +490,38 @@ void sgl_mpi_abort(void)
 
 void sgl_mpi_barrier(void) { MPI_CHECK(MPI_Barrier(MPI_COMM_WORLD)); }
 
-void sgl_mpi_connect(sgl_node *chain, const int *digit, const int *shape, int plevels, int j0)
+void sgl_mpi_allgather_int(int x, int *all)
 {
-    /* one communicator per process level: a master and its children */
+    MPI_CHECK(MPI_Allgather(&x, 1, MPI_INT, all, 1, MPI_INT, MPI_COMM_WORLD));
+}
+
+void sgl_mpi_connect(sgl_node *chain, int plevels, int j0)
+{
+    /* one communicator per process-level master and its children: at
+     * depth l, every process that hosts a node of depth l joins the one
+     * of that node's master (colour: the master's position in its depth),
+     * in child order */
+    const sgl_shape *sh = chain[plevels].shape;
     for (int l = 1; l <= plevels; l++) {
-        bool member = true;
-        for (int m = l; m < plevels; m++)
-            if (digit[m] != 0) member = false;
-        int color = MPI_UNDEFINED;
+        bool member = l >= j0;
+        int color = MPI_UNDEFINED, key = 0;
         if (member) {
-            color = 0;
-            for (int m = 0; m < l - 1; m++) color = color * shape[m] + digit[m];
+            int64_t master = l - 1 >= j0 ? chain[l - 1].id : sgl_shape_parent(sh, l, chain[l].id);
+            color = (int)(master - sh->off[l - 1]);
+            key = chain[l].child_index;
         }
         MPI_Comm comm = MPI_COMM_NULL;
-        MPI_CHECK(MPI_Comm_split(MPI_COMM_WORLD, color, digit[l - 1], &comm));
+        MPI_CHECK(MPI_Comm_split(MPI_COMM_WORLD, color, key, &comm));
         if (comm != MPI_COMM_NULL) MPI_CHECK(MPI_Comm_set_errhandler(comm, MPI_ERRORS_RETURN));
         if (member) {
-            if (l - 1 >= j0) chain[l - 1].comm_down = comm;
-            if (l >= j0 && digit[l - 1] != 0) chain[l].comm_up = comm;
+            if (l - 1 >= j0) {
+                int size = 0;
+                MPI_CHECK(MPI_Comm_size(comm, &size));
+                if (size != chain[l - 1].nchildren)
+                    sgl_internal_error("a master's communicator does not hold its children");
+                chain[l - 1].comm_down = comm;
+            }
+            if (chain[l].child_index != 0) chain[l].comm_up = comm;
         }
     }
     for (int l = j0; l < plevels; l++) {

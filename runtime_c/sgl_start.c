@@ -3,7 +3,8 @@
  *
  * It reads the runtime's --sgl- options (the program never sees them),
  * decides the machine shape (--sgl-shape, $SGL_SHAPE, or the default: the
- * MPI processes, then the OpenMP threads), maps the leading levels onto
+ * MPI processes, then each one's OpenMP threads), a general tree
+ * (sgl_shape, possibly uneven: "2x[1,3]"), maps the leading levels onto
  * MPI processes and the others onto threads, builds the part of the tree
  * this process hosts, and runs main on the root; the other processes
  * serve their masters' commands.  docs/execution.md describes the rules.
@@ -11,7 +12,6 @@
 #define _POSIX_C_SOURCE 200809L
 #include "sgl_internal.h"
 
-#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -63,33 +63,255 @@ static void option_error(const char *bad)
 /* The machine shape and its mapping onto processes                     */
 
 typedef struct machine_plan {
-    int shape[SGL_MAX_LEVELS]; /* children per node, level by level */
-    int nlevels;
-    int plevels;               /* how many leading levels are processes */
+    sgl_shape shape;
+    int plevels;   /* how many leading levels are processes */
     int nprocs, rank;
-    int digit[SGL_MAX_LEVELS]; /* rank's digits in the mixed radix of the process levels */
-    int j0;                    /* the level of the highest node this process hosts */
+    int64_t leaf;  /* the id of this rank's node of depth plevels */
+    int j0;        /* the depth of the highest node this process hosts */
 } machine_plan;
 
-/* Parse "2x2x3" (or "0" for the one-node tree). Returns the number of
- * levels, or -1 if the text is not a shape. */
-int sgl_parse_shape(const char *text, int *shape)
+/* ---- shapes ---- */
+
+#define SHAPE_HINT "expected levels like 2x2x3 or 2x[1,3], or 0"
+#define SHAPE_MAX_COUNT (1 << 20)
+
+void sgl_shape_free(sgl_shape *sh)
 {
-    if (strcmp(text, "0") == 0) return 0;
+    free(sh->nkids);
+    free(sh->first);
+    free(sh->nworkers);
+    memset(sh, 0, sizeof *sh);
+}
+
+static int level_count(int *const *counts, const int64_t *len, int k, int64_t i)
+{
+    return counts[k][len[k] == 1 ? 0 : i];
+}
+
+bool sgl_shape_make(sgl_shape *sh, int nlevels, int *const *counts, const int64_t *len,
+                    char *err, size_t errsz)
+{
+    memset(sh, 0, sizeof *sh);
+    if (nlevels < 0 || nlevels > SGL_MAX_LEVELS) {
+        snprintf(err, errsz, "more than %d levels", SGL_MAX_LEVELS);
+        return false;
+    }
+    sh->nlevels = nlevels;
+    sh->off[0] = 0;
+    sh->off[1] = 1;
+    for (int k = 0; k < nlevels; k++) {
+        int64_t w = sh->off[k + 1] - sh->off[k]; /* the nodes of depth k */
+        if (len[k] != 1 && len[k] != w) {
+            snprintf(err, errsz, "level %d lists %lld counts for %lld nodes", k + 1,
+                     (long long)len[k], (long long)w);
+            return false;
+        }
+        int64_t nw = 0;
+        for (int64_t i = 0; i < w; i++) {
+            int c = level_count(counts, len, k, i);
+            if (c < 1 || c > SHAPE_MAX_COUNT) {
+                snprintf(err, errsz, "level %d: a count of %d (counts are 1 to %d)", k + 1, c,
+                         SHAPE_MAX_COUNT);
+                return false;
+            }
+            nw += c;
+            if (sh->off[k + 1] + nw > SGL_MAX_NODES) {
+                snprintf(err, errsz, "more than %lld nodes", (long long)SGL_MAX_NODES);
+                return false;
+            }
+        }
+        sh->off[k + 2] = sh->off[k + 1] + nw;
+    }
+    int64_t nn = sh->nnodes = sh->off[nlevels + 1];
+    sh->nkids = malloc((size_t)nn * sizeof *sh->nkids);
+    sh->first = malloc((size_t)nn * sizeof *sh->first);
+    sh->nworkers = malloc((size_t)nn * sizeof *sh->nworkers);
+    if (!sh->nkids || !sh->first || !sh->nworkers) {
+        sgl_shape_free(sh);
+        snprintf(err, errsz, "out of memory");
+        return false;
+    }
+    for (int d = 0; d <= nlevels; d++) {
+        int64_t next = sh->off[d + 1]; /* the next unused id of depth d + 1 */
+        for (int64_t id = sh->off[d]; id < sh->off[d + 1]; id++) {
+            int c = d < nlevels ? level_count(counts, len, d, id - sh->off[d]) : 0;
+            sh->nkids[id] = c;
+            sh->first[id] = c ? next : -1;
+            next += c;
+        }
+    }
+    for (int64_t id = nn - 1; id >= 0; id--) {
+        int64_t w = sh->nkids[id] ? 0 : 1;
+        for (int i = 0; i < sh->nkids[id]; i++) w += sh->nworkers[sh->first[id] + i];
+        sh->nworkers[id] = w;
+    }
+    return true;
+}
+
+int64_t sgl_shape_parent(const sgl_shape *sh, int depth, int64_t id)
+{
+    /* the last node of depth - 1 whose first child is at or before id */
+    int64_t lo = sh->off[depth - 1], hi = sh->off[depth] - 1;
+    while (lo < hi) {
+        int64_t mid = lo + (hi - lo + 1) / 2;
+        if (sh->first[mid] <= id) lo = mid;
+        else hi = mid - 1;
+    }
+    return lo;
+}
+
+int sgl_shape_child_index(const sgl_shape *sh, int depth, int64_t id)
+{
+    return depth == 0 ? 0 : (int)(id - sh->first[sgl_shape_parent(sh, depth, id)]);
+}
+
+/* A count at *p (digits: 1 .. SHAPE_MAX_COUNT) of level k; moves *p past
+ * it.  False, with the error in err, if there is none. */
+static bool parse_count(const char **p, int k, int *v, char *err, size_t errsz)
+{
+    const char *s = *p;
+    if (*s < '0' || *s > '9') {
+        if (*s == '\0')
+            snprintf(err, errsz, "level %d: expected a count, found the end (" SHAPE_HINT ")", k);
+        else
+            snprintf(err, errsz, "level %d: expected a count, found '%c' (" SHAPE_HINT ")", k,
+                     *s);
+        return false;
+    }
+    long x = 0;
+    while (*s >= '0' && *s <= '9') {
+        if (x <= SHAPE_MAX_COUNT) x = 10 * x + (*s - '0');
+        s++;
+    }
+    if (x < 1 || x > SHAPE_MAX_COUNT) {
+        if (x == 0)
+            snprintf(err, errsz, "level %d: a count of 0 (counts are at least 1; '0' alone is "
+                     "the one-node tree)", k);
+        else
+            snprintf(err, errsz, "level %d: a count larger than %d", k, SHAPE_MAX_COUNT);
+        return false;
+    }
+    *v = (int)x;
+    *p = s;
+    return true;
+}
+
+static void skip_blanks(const char **p)
+{
+    while (**p == ' ' || **p == '\t') (*p)++;
+}
+
+/* A level in brackets, "[a,b,...]" at *p (past the '['), of level k, for
+ * the `above` nodes of level k - 1; moves *p past the ']'. */
+static bool parse_list(const char **p, int k, int64_t above, int **counts, int64_t *len,
+                       char *err, size_t errsz)
+{
+    int64_t n = 0, cap = 0;
+    int *c = NULL;
+    for (;;) {
+        skip_blanks(p);
+        if (**p == ']' && n == 0) {
+            snprintf(err, errsz, "level %d: an empty list [] (" SHAPE_HINT ")", k);
+            goto fail;
+        }
+        int v;
+        if (!parse_count(p, k, &v, err, errsz)) goto fail;
+        if (n == cap) {
+            cap = cap ? 2 * cap : 8;
+            if (cap > SGL_MAX_NODES) {
+                snprintf(err, errsz, "more than %lld nodes", (long long)SGL_MAX_NODES);
+                goto fail;
+            }
+            int *g = realloc(c, (size_t)cap * sizeof *g);
+            if (!g) {
+                snprintf(err, errsz, "out of memory");
+                goto fail;
+            }
+            c = g;
+        }
+        c[n++] = v;
+        skip_blanks(p);
+        if (**p == ',') {
+            (*p)++;
+        } else if (**p == ']') {
+            (*p)++;
+            break;
+        } else if (**p == '\0') {
+            snprintf(err, errsz, "level %d: missing ']' (" SHAPE_HINT ")", k);
+            goto fail;
+        } else {
+            snprintf(err, errsz, "level %d: expected ',' or ']' after a count, found '%c' ("
+                     SHAPE_HINT ")", k, **p);
+            goto fail;
+        }
+    }
+    if (n != above) {
+        if (k == 1)
+            snprintf(err, errsz, "level 1 lists %lld counts, but there is one node (the root) "
+                     "above it", (long long)n);
+        else
+            snprintf(err, errsz, "level %d lists %lld counts, but level %d has %lld node%s", k,
+                     (long long)n, k - 1, (long long)above, above == 1 ? "" : "s");
+        goto fail;
+    }
+    *counts = c;
+    *len = n;
+    return true;
+fail:
+    free(c);
+    return false;
+}
+
+bool sgl_parse_shape(const char *text, sgl_shape *sh, char *err, size_t errsz)
+{
+    memset(sh, 0, sizeof *sh);
+    if (strcmp(text, "0") == 0) return sgl_shape_make(sh, 0, NULL, NULL, err, errsz);
+    int *counts[SGL_MAX_LEVELS];
+    int64_t len[SGL_MAX_LEVELS];
     int n = 0;
+    int64_t width = 1; /* the nodes of the level above */
+    bool ok = false;
     const char *p = text;
     for (;;) {
-        if (*p < '0' || *p > '9') return -1;
-        char *end;
-        errno = 0;
-        long v = strtol(p, &end, 10);
-        if (errno || v < 1 || v > 1 << 20 || n == SGL_MAX_LEVELS) return -1;
-        shape[n++] = (int)v;
-        p = end;
-        if (*p == '\0') return n;
-        if (*p != 'x' && *p != 'X') return -1;
+        int k = n + 1;
+        if (n == SGL_MAX_LEVELS) {
+            snprintf(err, errsz, "more than %d levels", SGL_MAX_LEVELS);
+            goto done;
+        }
+        if (*p == '[') {
+            p++;
+            if (!parse_list(&p, k, width, &counts[n], &len[n], err, errsz)) goto done;
+        } else {
+            int v;
+            if (!parse_count(&p, k, &v, err, errsz)) goto done;
+            counts[n] = malloc(sizeof *counts[n]);
+            if (!counts[n]) {
+                snprintf(err, errsz, "out of memory");
+                goto done;
+            }
+            counts[n][0] = v;
+            len[n] = 1;
+        }
+        int64_t w = 0;
+        for (int64_t i = 0; i < width; i++) w += counts[n][len[n] == 1 ? 0 : i];
+        n++;
+        if (w > SGL_MAX_NODES) {
+            snprintf(err, errsz, "more than %lld nodes", (long long)SGL_MAX_NODES);
+            goto done;
+        }
+        width = w;
+        if (*p == '\0') break;
+        if (*p != 'x' && *p != 'X') {
+            snprintf(err, errsz, "expected 'x' after level %d, found '%c' (" SHAPE_HINT ")", k,
+                     *p);
+            goto done;
+        }
         p++;
     }
+    ok = sgl_shape_make(sh, n, counts, len, err, errsz);
+done:
+    for (int i = 0; i < n; i++) free(counts[i]);
+    return ok;
 }
 
 static void shape_error(const char *msg, const char *text)
@@ -99,54 +321,82 @@ static void shape_error(const char *msg, const char *text)
 }
 
 /* The shape: the one given, or one level of processes (if more than one)
- * and one of threads (if more than one).  False (and a message from
+ * and one of threads: each process's own thread count (the level is left
+ * out if every process has one thread).  False (and a message from
  * rank 0) if the text is not a shape. */
 static bool choose_shape(const char *text, machine_plan *m)
 {
+    char err[256];
     if (text && *text) {
-        m->nlevels = sgl_parse_shape(text, m->shape);
-        if (m->nlevels < 0) {
-            if (m->rank == 0) shape_error("expected levels like 2x2x3, or 0", text);
+        if (!sgl_parse_shape(text, &m->shape, err, sizeof err)) {
+            if (m->rank == 0) shape_error(err, text);
             return false;
         }
         return true;
     }
-    int threads = sgl_local_default_threads();
-    m->nlevels = 0;
-    if (m->nprocs > 1) m->shape[m->nlevels++] = m->nprocs;
-    if (threads > 1) m->shape[m->nlevels++] = threads;
+    int *threads = malloc((size_t)m->nprocs * sizeof *threads);
+    if (!threads) sgl_internal_error("out of memory (shape)");
+    sgl_mpi_allgather_int(sgl_local_default_threads(), threads);
+    bool any = false;
+    for (int r = 0; r < m->nprocs; r++)
+        if (threads[r] > 1) any = true;
+    int procs = m->nprocs;
+    int *counts[2];
+    int64_t len[2];
+    int n = 0;
+    if (m->nprocs > 1) {
+        counts[n] = &procs;
+        len[n++] = 1;
+    }
+    if (any) {
+        counts[n] = threads;
+        len[n++] = m->nprocs;
+    }
+    bool ok = sgl_shape_make(&m->shape, n, counts, len, err, sizeof err);
+    free(threads);
+    if (!ok) {
+        if (m->rank == 0) shape_error(err, "(default)");
+        return false;
+    }
     return true;
 }
 
-/* The process levels: the shortest prefix of levels whose product is the
- * number of processes.  False (and a message from rank 0) if none is. */
+/* The process levels: the shortest prefix of levels whose last level has
+ * as many nodes as there are processes (for a regular shape: whose
+ * product is the number of processes).  False (and a message from rank 0)
+ * if none has.  Then this rank's node and the highest of its ancestors
+ * that it hosts: rank r hosts the r-th node of depth plevels, and every
+ * ancestor of it of which it is the first descendant at that depth. */
 static bool map_processes(const char *text, machine_plan *m)
 {
+    const sgl_shape *sh = &m->shape;
     m->plevels = 0;
     if (m->nprocs > 1) {
-        long prod = 1;
-        while (m->plevels < m->nlevels && prod < m->nprocs) prod *= m->shape[m->plevels++];
-        if (prod != m->nprocs) {
+        while (m->plevels < sh->nlevels &&
+               sh->off[m->plevels + 1] - sh->off[m->plevels] < m->nprocs)
+            m->plevels++;
+        if (sh->off[m->plevels + 1] - sh->off[m->plevels] != m->nprocs) {
             if (m->rank == 0) {
-                char msg[128];
-                snprintf(msg, sizeof msg,
-                         "no leading levels multiply to the %d MPI processes", m->nprocs);
+                char msg[96 + 24 * SGL_MAX_LEVELS];
+                int w = snprintf(msg, sizeof msg,
+                                 "no level has as many nodes as the %d MPI processes", m->nprocs);
+                if (sh->nlevels == 0 && w > 0 && (size_t)w < sizeof msg)
+                    w += snprintf(msg + w, sizeof msg - (size_t)w, " (the root is alone)");
+                for (int d = 1; d <= sh->nlevels && w > 0 && (size_t)w < sizeof msg; d++)
+                    w += snprintf(msg + w, sizeof msg - (size_t)w, "%s %lld",
+                                  d > 1 ? "," : " (the levels have",
+                                  (long long)(sh->off[d + 1] - sh->off[d]));
+                if (sh->nlevels > 0 && w > 0 && (size_t)w < sizeof msg)
+                    snprintf(msg + w, sizeof msg - (size_t)w, " nodes)");
                 shape_error(msg, text ? text : "(default)");
             }
             return false;
         }
     }
-    /* rank's digits in the mixed radix of the process levels */
-    int r = m->rank;
-    for (int l = 0; l < SGL_MAX_LEVELS; l++) m->digit[l] = 0;
-    for (int l = m->plevels - 1; l >= 0; l--) {
-        m->digit[l] = r % m->shape[l];
-        r /= m->shape[l];
-    }
-    /* the highest node this process hosts: level j0 */
-    m->j0 = 0;
-    for (int l = 0; l < m->plevels; l++)
-        if (m->digit[l] != 0) m->j0 = l + 1;
+    m->leaf = sh->off[m->plevels] + m->rank;
+    m->j0 = m->plevels;
+    for (int64_t id = m->leaf; m->j0 > 0 && sgl_shape_child_index(sh, m->j0, id) == 0; m->j0--)
+        id = sgl_shape_parent(sh, m->j0, id);
     return true;
 }
 
@@ -154,26 +404,19 @@ static bool map_processes(const char *text, machine_plan *m)
 /* Building the tree                                                    */
 
 /* The process-level nodes this process hosts, chain[j0..plevels] (one
- * per level, child 0 of the one above), connected through MPI, and the
+ * per depth, child 0 of the one above), connected through MPI, and the
  * subtree below chain[plevels], all in this process. */
-static sgl_node *build_tree(const machine_plan *m)
+static sgl_node *build_tree(machine_plan *m)
 {
     sgl_node *chain = calloc((size_t)(m->plevels + 1), sizeof *chain);
     if (!chain) sgl_internal_error("out of memory (tree)");
-    char path[8 * SGL_MAX_LEVELS] = "0";
-    for (int l = 0; l <= m->plevels; l++) {
-        if (l > 0) {
-            size_t len = strlen(path);
-            snprintf(path + len, sizeof path - len, ".%d", m->digit[l - 1]);
-        }
-        if (l >= m->j0) {
-            sgl_node *n = &chain[l];
-            sgl_node_init(n, NULL, l, l ? m->digit[l - 1] : 0, m->shape, m->nlevels);
-            snprintf(n->path, sizeof n->path, "%s", path);
-        }
+    int64_t id = m->leaf;
+    for (int l = m->plevels; l >= m->j0; l--) {
+        sgl_node_init(&chain[l], NULL, &m->shape, l, id, sgl_shape_child_index(&m->shape, l, id));
+        if (l > 0) id = sgl_shape_parent(&m->shape, l, id);
     }
-    sgl_mpi_connect(chain, m->digit, m->shape, m->plevels, m->j0);
-    sgl_local_build(&chain[m->plevels], m->shape, m->nlevels);
+    sgl_mpi_connect(chain, m->plevels, m->j0);
+    sgl_local_build(&chain[m->plevels]);
     return chain;
 }
 
@@ -282,10 +525,12 @@ int sgl_run(int argc, char **argv, const sgl_program *prog)
         return 1;
     }
     if (!choose_shape(o.shape_text, &m) || !map_processes(o.shape_text, &m)) {
+        sgl_shape_free(&m.shape);
         sgl_mpi_finalize();
+        free(o.args);
         return 1;
     }
-    sgl_local_configure(m.nlevels - m.plevels);
+    sgl_local_configure(m.shape.nlevels - m.plevels);
 
     sgl_node *chain = build_tree(&m);
     sgl_node *top = &chain[m.j0];
@@ -294,12 +539,13 @@ int sgl_run(int argc, char **argv, const sgl_program *prog)
         sgl_make_tracks(top);
         sgl_mpi_barrier();
     }
-    sgl_instr_start(prog, m.plevels, m.nlevels, o.shape_text, m.nprocs, m.rank);
+    sgl_instr_start(prog, m.plevels, m.shape.nlevels, o.shape_text, m.nprocs, m.rank);
 
     int status = run_hosted(top);
     fflush(stdout);
     sgl_instr_finish();
     sgl_mpi_finalize();
     free(o.args);
+    sgl_shape_free(&m.shape);
     return status;
 }

@@ -41,17 +41,31 @@ _Thread_local sgl_node *sgl_cur;
 /* ------------------------------------------------------------------ */
 /* Nodes and node queries                                               */
 
-void sgl_node_init(sgl_node *n, const char *parent_path, int depth, int child_index,
-                   const int *shape, int nlevels)
+void sgl_node_init(sgl_node *n, const char *parent_path, const sgl_shape *sh, int depth,
+                   int64_t id, int child_index)
 {
     memset(n, 0, sizeof *n);
     n->depth = depth;
     n->child_index = child_index;
-    n->nchildren = depth < nlevels ? shape[depth] : 0;
-    n->nworkers = 1;
-    for (int l = depth; l < nlevels; l++) n->nworkers *= shape[l];
-    int w = parent_path ? snprintf(n->path, sizeof n->path, "%s.%d", parent_path, child_index)
-                        : snprintf(n->path, sizeof n->path, "0");
+    n->shape = sh;
+    n->id = id;
+    n->nchildren = sh->nkids[id];
+    n->nworkers = sh->nworkers[id];
+    int w;
+    if (parent_path) {
+        w = snprintf(n->path, sizeof n->path, "%s.%d", parent_path, child_index);
+    } else {
+        /* the child indices from the root down */
+        int idx[SGL_MAX_LEVELS + 1];
+        int64_t a = id;
+        for (int d = depth; d > 0; d--) {
+            idx[d] = sgl_shape_child_index(sh, d, a);
+            a = sgl_shape_parent(sh, d, a);
+        }
+        w = snprintf(n->path, sizeof n->path, "0");
+        for (int d = 1; d <= depth && w >= 0 && (size_t)w < sizeof n->path; d++)
+            w += snprintf(n->path + w, sizeof n->path - (size_t)w, ".%d", idx[d]);
+    }
     if (w < 0 || (size_t)w >= sizeof n->path) sgl_internal_error("machine tree too deep");
     n->cur = -1;
     n->via = NULL;
@@ -72,12 +86,11 @@ sgl_int sgl_q_nworkers(const sgl_node *n) { return n->nworkers; }
 
 sgl_vec sgl_child_speeds(sgl_node *n)
 {
-    /* the default speeds: the workers of each child's subtree (trees are
-     * regular, so each child has nworkers / nchildren of them) */
+    /* the default speeds: the workers of each child's subtree */
     static const sgl_type vec_float = {SGL_T_VEC, &sgl_t_float};
     sgl_vec r = sgl_vec_new(&vec_float, n->nchildren, 0, 0);
     for (int i = 0; i < n->nchildren; i++)
-        ((sgl_float *)r.data)[i] = (sgl_float)(n->nworkers / n->nchildren);
+        ((sgl_float *)r.data)[i] = (sgl_float)n->shape->nworkers[n->shape->first[n->id] + i];
     return r;
 }
 

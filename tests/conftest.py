@@ -37,11 +37,14 @@ SHARED = REPO.parent / "shared" / "sgl"
 SHARED_MISSING_REASON = "../shared is absent (a fresh clone)"
 
 # (MPI processes, --sgl-shape): the machine-shape matrix of the mpi target.
+# Uneven shapes (brief §10) take the place of 2x2x2 with the same depth and
+# mapping: on 4 processes 2x[1,3]x2 is two process levels (the second uneven)
+# over one thread level; 3x[2,1,2] has two nested thread levels, uneven teams.
 SHAPES: list[tuple[int, str]] = [(1, "1"), (1, "4"), (1, "2x3"), (2, "2x2"), (3, "3"),
-                                 (4, "2x2x2")]
+                                 (4, "2x[1,3]x2")]
 # One-process shapes of the omp target and of the seq target.
-OMP_SHAPES: list[str] = ["1", "4", "2x3", "2x2x2"]
-SEQ_SHAPES: list[str] = ["0", "1", "2x3", "2x2x2"]
+OMP_SHAPES: list[str] = ["1", "4", "2x3", "3x[2,1,2]"]
+SEQ_SHAPES: list[str] = ["0", "1", "2x3", "2x[1,3]x2"]
 
 HAVE_MPI = shutil.which("mpicc") is not None and shutil.which("mpirun") is not None
 MPI_MISSING_REASON = "mpicc or mpirun is missing (install openmpi-bin libopenmpi-dev)"

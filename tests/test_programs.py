@@ -39,7 +39,7 @@ from conftest import (
     run_program,
 )
 
-SHAPE_RE = re.compile(r"^\d+(x\d+)*$")
+SHAPE_RE = re.compile(r"^(\d+|\[\d+(,\d+)*\])(x(\d+|\[\d+(,\d+)*\]))*$")  # 2x3, 2x[1,3]
 ARGS_RE = re.compile(r"^//\s*args:(.*)$")
 SHARED_ARG_RE = re.compile(r"^n(-?\d+(?:\.\d+)?)$")
 

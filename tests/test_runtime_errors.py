@@ -66,7 +66,7 @@ FULL_MATRIX: list[tuple[str, int, str]] = (
     [("mpi", n, sh) for n, sh in SHAPES] + [("omp", 1, sh) for sh in OMP_SHAPES]
     + [("seq", 1, sh) for sh in SEQ_SHAPES])
 
-_HEADER = re.compile(r"^//\s*([a-z-]+)(?:\[([0-9x]+)\])?:\s?(.*)$")
+_HEADER = re.compile(r"^//\s*([a-z-]+)(?:\[([0-9x\[\],]+)\])?:\s?(.*)$")
 
 
 @dataclass
