@@ -257,6 +257,84 @@ void sgl_radix_sort_i64(const int64_t *src, int64_t *dst, int64_t *tmp, int64_t 
 }
 
 /* ------------------------------------------------------------------ */
+/* Inputs made of a few ascending runs                                 */
+
+int sgl_sort_runs_i64(const int64_t *a, int64_t n, int64_t *bounds, int maxruns)
+{
+    int r = 0;
+    bounds[0] = 0;
+    for (int64_t i = 1; i < n; i++)
+        if (a[i] < a[i - 1]) {
+            if (++r == maxruns)
+                return 0; /* stops after maxruns descents: cheap on random data */
+            bounds[r] = i;
+        }
+    bounds[++r] = n;
+    return r;
+}
+
+/* Merges the ascending x[0..nx) and y[0..ny) into out. */
+static void merge2(const int64_t *x, int64_t nx, const int64_t *y, int64_t ny, int64_t *out)
+{
+    int64_t i = 0, j = 0, k = 0;
+    while (i < nx && j < ny)
+        out[k++] = y[j] < x[i] ? y[j++] : x[i++];
+    if (i < nx)
+        memcpy(out + k, x + i, (size_t)(nx - i) * sizeof *x);
+    if (j < ny)
+        memcpy(out + k, y + j, (size_t)(ny - j) * sizeof *y);
+}
+
+void sgl_merge_runs_i64(const int64_t *src, int64_t *dst, int64_t *tmp, int64_t n,
+                        int64_t *bounds, int nruns)
+{
+    int rounds = 0;
+    for (int r = nruns; r > 1; r = (r + 1) / 2)
+        rounds++;
+    if (rounds == 0) {
+        if (src != dst)
+            memcpy(dst, src, (size_t)n * sizeof *dst);
+        return;
+    }
+    /* rounds of pairwise merges alternate between dst and tmp, as the
+     * radix sort's passes do */
+    int64_t *out = src != dst && rounds % 2 == 1 ? dst : tmp;
+    const int64_t *in = src;
+    while (nruns > 1) {
+        int k = 0;
+        for (int r = 0; r < nruns; r += 2) {
+            int64_t lo = bounds[r], mid = bounds[r + 1];
+            int64_t hi = r + 1 < nruns ? bounds[r + 2] : mid;
+            merge2(in + lo, mid - lo, in + mid, hi - mid, out + lo);
+            bounds[k++] = lo;
+        }
+        bounds[k] = n;
+        nruns = k;
+        in = out;
+        out = out == dst ? tmp : dst;
+    }
+    if (in != dst)
+        memcpy(dst, in, (size_t)n * sizeof *dst);
+}
+
+void sgl_sort_keys_i64(const int64_t *src, int64_t *dst, int64_t *tmp, int64_t n)
+{
+    if (n <= 0)
+        return;
+    int64_t bounds[SGL_SORT_MAX_RUNS + 1];
+    int runs = sgl_sort_runs_i64(src, n, bounds, SGL_SORT_MAX_RUNS);
+    if (runs == 1 || (runs > 1 && tmp)) {
+        sgl_merge_runs_i64(src, dst, tmp, n, bounds, runs);
+    } else if (tmp && n >= SGL_SORT_RADIX_MIN) {
+        sgl_radix_sort_i64(src, dst, tmp, n);
+    } else {
+        if (src != dst)
+            memcpy(dst, src, (size_t)n * sizeof *dst);
+        sgl_introsort_i64(dst, n);
+    }
+}
+
+/* ------------------------------------------------------------------ */
 /* Floats                                                              */
 
 /* The key of a non-NaN double (and back: the map is its own inverse). */
@@ -286,10 +364,7 @@ void sgl_sort_f64(const double *src, double *dst, int64_t *tmp, int64_t n)
         dst[j] = t;
     }
     int64_t *keys = (int64_t *)(void *)dst;
-    if (tmp && lo >= SGL_SORT_RADIX_MIN)
-        sgl_radix_sort_i64(keys, keys, tmp, lo);
-    else
-        sgl_introsort_i64(keys, lo);
+    sgl_sort_keys_i64(keys, keys, tmp, lo);
     for (int64_t i = 0; i < lo; i++) {
         uint64_t b = float_key((uint64_t)keys[i]);
         double x;
@@ -301,6 +376,25 @@ void sgl_sort_f64(const double *src, double *dst, int64_t *tmp, int64_t n)
 /* ------------------------------------------------------------------ */
 /* The builtin                                                         */
 
+/* True when the n doubles of a are in the builtin's order: their keys
+ * ascending, a NaN counting as above every key. */
+static bool floats_sorted(const double *a, int64_t n)
+{
+    int64_t prev = INT64_MIN;
+    for (int64_t i = 0; i < n; i++) {
+        int64_t k = INT64_MAX;
+        if (!isnan(a[i])) {
+            uint64_t b;
+            memcpy(&b, &a[i], sizeof b);
+            k = (int64_t)float_key(b);
+        }
+        if (k < prev)
+            return false;
+        prev = k;
+    }
+    return true;
+}
+
 /* Only [int] and [float] reach here (the type checker sees to it). */
 sgl_vec sgl_sort(const sgl_type *vt, const sgl_vec *v, int line, int col)
 {
@@ -308,16 +402,19 @@ sgl_vec sgl_sort(const sgl_type *vt, const sgl_vec *v, int line, int col)
     sgl_vec r = sgl_vec_new_uninit(vt, n, line, col);
     if (n == 0)
         return r;
-    bool radix = n >= SGL_SORT_RADIX_MIN;
-    int64_t *tmp = radix ? sgl_alloc((size_t)n * sizeof *tmp, line, col) : NULL;
-    if (vt->elem->kind == SGL_T_FLOAT) {
-        sgl_sort_f64(v->data, r.data, tmp, n);
-    } else if (radix) {
-        sgl_radix_sort_i64(v->data, r.data, tmp, n);
-    } else {
+    bool floats = vt->elem->kind == SGL_T_FLOAT;
+    /* an input already in order is copied, without scratch (the check
+     * stops at the first descent, so it costs little on any other) */
+    int64_t bounds[2];
+    if (floats ? floats_sorted(v->data, n) : sgl_sort_runs_i64(v->data, n, bounds, 1) == 1) {
         memcpy(r.data, v->data, (size_t)n * sizeof(sgl_int));
-        sgl_introsort_i64(r.data, n);
+        return r;
     }
+    int64_t *tmp = sgl_alloc((size_t)n * sizeof *tmp, line, col);
+    if (floats)
+        sgl_sort_f64(v->data, r.data, tmp, n);
+    else
+        sgl_sort_keys_i64(v->data, r.data, tmp, n);
     free(tmp);
     return r;
 }

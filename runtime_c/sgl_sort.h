@@ -17,6 +17,8 @@
 /* From this length on, ints are sorted by LSD radix sort (with a buffer of
  * n elements); below it by introsort, in place. */
 #define SGL_SORT_RADIX_MIN 1024
+/* Inputs of at most this many ascending runs are merged, not sorted. */
+#define SGL_SORT_MAX_RUNS 16
 
 /* Sorts a[0..n) ascending in place: introsort (quicksort with a median of
  * three or of nine, equal keys swept aside in one pass, heapsort past
@@ -37,5 +39,24 @@ void sgl_radix_sort_i64(const int64_t *src, int64_t *dst, int64_t *tmp, int64_t 
  * other values, the NaNs in their original order.  tmp (n elements) is
  * scratch for the radix sort, or NULL to sort in place by introsort. */
 void sgl_sort_f64(const double *src, double *dst, int64_t *tmp, int64_t n);
+
+/* Splits a[0..n) (n >= 1) into its maximal ascending runs: returns their
+ * number r <= maxruns, with run i at [bounds[i], bounds[i+1]) (bounds has
+ * room for maxruns + 1), or 0 when there are more than maxruns (then it
+ * has read a only up to the maxruns-th descent). */
+int sgl_sort_runs_i64(const int64_t *a, int64_t n, int64_t *bounds, int maxruns);
+
+/* Merges the nruns ascending runs of src (as sgl_sort_runs_i64 gives
+ * them; bounds is overwritten) into dst, by rounds of pairwise merges;
+ * tmp (n elements) is scratch.  src may be dst. */
+void sgl_merge_runs_i64(const int64_t *src, int64_t *dst, int64_t *tmp, int64_t n,
+                        int64_t *bounds, int nruns);
+
+/* Sorts src[0..n) into dst (src may be dst): an input of at most
+ * SGL_SORT_MAX_RUNS ascending runs (a concatenation of sorted vectors, as
+ * gathered blocks are) by merging them, else by radix sort from
+ * SGL_SORT_RADIX_MIN elements on, else by introsort.  tmp (n elements) is
+ * scratch, or NULL: then only the introsort or a copy of sorted input. */
+void sgl_sort_keys_i64(const int64_t *src, int64_t *dst, int64_t *tmp, int64_t n);
 
 #endif

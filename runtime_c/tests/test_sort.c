@@ -279,10 +279,107 @@ static void test_float_order(void)
           "written out", 7);
 }
 
+static sgl_vec fvec_of(const double *x, int64_t n)
+{
+    sgl_vec v = sgl_vec_new_uninit(&T_FV, n, 1, 1);
+    if (n > 0)
+        memcpy(v.data, x, (size_t)n * sizeof *x);
+    return v;
+}
+
+/* Short float inputs written out, through the builtin (the check for an
+ * input already in order, which it copies, among them). */
+static void test_float_cases(void)
+{
+    static const struct {
+        double x[4];
+        int64_t n;
+    } cases[] = {
+        {{-0.0, 0.0, 1.0, NAN}, 4}, {{0.0, -0.0}, 2},   {{NAN, 1.0}, 2},
+        {{-INFINITY, INFINITY, NAN, NAN}, 4},           {{1.0, 1.0, 1.0}, 3},
+        {{2.0, 1.0}, 2},            {{NAN}, 1},         {{0}, 0},
+        {{-NAN, -INFINITY}, 2},     {{1.0, NAN, 0.5}, 3},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        int64_t n = cases[i].n;
+        double want[4];
+        memcpy(want, cases[i].x, sizeof want);
+        ref_sort(want, n, cmp_float);
+        sgl_vec v = fvec_of(cases[i].x, n);
+        sgl_vec r = sgl_sort(&T_FV, &v, 1, 1);
+        CHECK(r.len == n && (n == 0 || memcmp(r.data, want, (size_t)n * 8) == 0),
+              "written-out cases", (int64_t)i);
+        sgl_vec_free(&T_FV, &r);
+        sgl_vec_free(&T_FV, &v);
+    }
+}
+
+/* Runs: how inputs are split into ascending runs, and the merge of them. */
+static void test_runs(void)
+{
+    int64_t a[] = {1, 2, 2, 0, 5, 4, 4, 9};
+    int64_t b[5];
+    CHECK(sgl_sort_runs_i64(a, 8, b, 4) == 3 && b[0] == 0 && b[1] == 3 && b[2] == 5 && b[3] == 8,
+          "runs of a", 8);
+    CHECK(sgl_sort_runs_i64(a, 8, b, 3) == 3, "runs of a", 8);
+    CHECK(sgl_sort_runs_i64(a, 8, b, 2) == 0, "runs of a", 8);
+    CHECK(sgl_sort_runs_i64(a, 3, b, 1) == 1 && b[1] == 3, "runs of a", 3);
+    CHECK(sgl_sort_runs_i64(a, 1, b, 1) == 1 && b[0] == 0 && b[1] == 1, "runs of a", 1);
+    /* k sorted blocks of random values, k around SGL_SORT_MAX_RUNS, through
+     * every entry point */
+    static const int ks[] = {2, 3, 7, SGL_SORT_MAX_RUNS - 1, SGL_SORT_MAX_RUNS,
+                             SGL_SORT_MAX_RUNS + 1, 40};
+    static const int64_t ns[] = {50, 1000, 30011};
+    for (size_t ki = 0; ki < sizeof ks / sizeof ks[0]; ki++)
+        for (size_t ni = 0; ni < sizeof ns / sizeof ns[0]; ni++) {
+            int64_t n = ns[ni];
+            size_t bytes = (size_t)n * 8;
+            int64_t *in = xmalloc(bytes), *want = xmalloc(bytes), *got = xmalloc(bytes);
+            int64_t *tmp = xmalloc(bytes);
+            for (int64_t i = 0; i < n; i++)
+                in[i] = (int64_t)(next_u64() % 1000) - 500;
+            for (int k = 0; k < ks[ki]; k++) { /* block k sorted on its own */
+                int64_t lo = n * k / ks[ki], hi = n * (k + 1) / ks[ki];
+                ref_sort(in + lo, hi - lo, cmp_int);
+            }
+            memcpy(want, in, bytes);
+            ref_sort(want, n, cmp_int);
+            sgl_sort_keys_i64(in, got, tmp, n);
+            CHECK(memcmp(got, want, bytes) == 0, "sorted blocks, out of place", n);
+            sgl_sort_keys_i64(in, got, NULL, n);
+            CHECK(memcmp(got, want, bytes) == 0, "sorted blocks, no scratch", n);
+            memcpy(got, in, bytes);
+            sgl_sort_keys_i64(got, got, tmp, n);
+            CHECK(memcmp(got, want, bytes) == 0, "sorted blocks, in place", n);
+            sgl_vec v = sgl_vec_new_uninit(&T_IV, n, 1, 1);
+            memcpy(v.data, in, bytes);
+            sgl_vec r = sgl_sort(&T_IV, &v, 1, 1);
+            CHECK(memcmp(r.data, want, bytes) == 0, "sorted blocks, builtin", n);
+            sgl_vec_free(&T_IV, &r);
+            sgl_vec_free(&T_IV, &v);
+            double *fin = xmalloc(bytes), *fwant = xmalloc(bytes), *fgot = xmalloc(bytes);
+            for (int64_t i = 0; i < n; i++)
+                fin[i] = (double)in[i] * 0.5;
+            memcpy(fwant, fin, bytes);
+            ref_sort(fwant, n, cmp_float);
+            sgl_sort_f64(fin, fgot, tmp, n);
+            CHECK(memcmp(fgot, fwant, bytes) == 0, "sorted float blocks", n);
+            free(fin);
+            free(fwant);
+            free(fgot);
+            free(in);
+            free(want);
+            free(got);
+            free(tmp);
+        }
+}
+
 int main(void)
 {
     rng_state = 2024;
     test_float_order();
+    test_float_cases();
+    test_runs();
     test_ints();
     test_floats();
     printf("%d passed, %d failed\n", n_passed, n_failed);
