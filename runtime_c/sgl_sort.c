@@ -2,10 +2,12 @@
  * sgl_sort.c: the builtin sort of [int] and [float], typed (no comparator
  * call per comparison).
  *
- * Ints: LSD radix sort on 8-bit digits from SGL_SORT_RADIX_MIN elements on
- * (one counting pass for all eight digits, then one scatter pass per digit
- * on which the keys differ: four passes for values below 2^32), and an
- * introsort in place below that.
+ * Ints: an input already in order is copied, and one of at most
+ * SGL_SORT_MAX_RUNS ascending runs (gathered sorted blocks, as in PSRS) is
+ * merged.  Any other: LSD radix sort on 8-bit digits from
+ * SGL_SORT_RADIX_MIN elements on (one counting pass for all eight digits,
+ * then one scatter pass per digit on which the keys differ: four passes
+ * for values below 2^32), and an introsort in place below that.
  *
  * Floats: the order of the builtin is ascending by `<`, with -0.0 before
  * 0.0 and every NaN after all the other values (NaNs are never `<`
