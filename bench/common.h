@@ -58,10 +58,4 @@ static inline void *xmalloc(size_t n)
     return p;
 }
 
-static inline int cmp_i64(const void *a, const void *b)
-{
-    int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
-    return (x > y) - (x < y);
-}
-
 #endif

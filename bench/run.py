@@ -26,6 +26,8 @@ import shutil
 import statistics
 import subprocess
 import sys
+import tempfile
+import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -34,13 +36,14 @@ BENCH = Path(__file__).resolve().parent
 ROOT = BENCH.parent
 BUILD = BENCH / "build"
 
-KERNELS = ["reduce", "scan", "sort", "matvec"]
+KERNELS = ["reduce", "scan", "sort", "matvec", "matmul"]
 # first program argument: full size, quick size
 SIZES = {
     "reduce": (50_000_000, 10_000),
     "scan": (20_000_000, 10_000),
     "sort": (5_000_000, 10_000),
     "matvec": (4000, 60),
+    "matmul": (400, 40),
 }
 SUPERSTEPS = (10_000, 1000)
 SHAPES = [(1, 1), (1, 2), (2, 1), (2, 2)]  # (MPI processes, threads per process)
@@ -143,26 +146,70 @@ class Failure(Exception):
     pass
 
 
-def run_once(cmd: list[str], threads: int, timeout: float) -> tuple[str, float, float]:
-    """Runs cmd; returns (result text, kernel time, whole-process time)."""
-    t0 = time.perf_counter()
-    try:
-        p = subprocess.run(cmd, env=run_env(threads), capture_output=True, text=True,
-                           timeout=timeout)
-    except subprocess.TimeoutExpired:
-        raise Failure(f"timed out after {timeout} s: {shlex.join(cmd)}") from None
-    wall = time.perf_counter() - t0
+GNU_TIME = "/usr/bin/time"
+
+
+def run_measured(cmd: list[str], env: dict[str, str],
+                 timeout: float) -> tuple[int, str, str, float, float]:
+    """Runs cmd; returns (exit status, stdout, stderr, whole-process time,
+    peak RSS in KiB).
+
+    The peak is the ru_maxrss of the program's process, as GNU time's `%M`
+    reports it (`/usr/bin/time -f %M -o FILE cmd`): time forks and execs
+    the program, so the figure is the program's own.  (A child started from
+    Python directly would report at least Python's own RSS: Linux carries
+    the high-water mark of the memory a process had before exec.)  Without
+    /usr/bin/time, the ru_maxrss of wait4 on the child, with that floor.
+    On Linux ru_maxrss covers the descendants a process waited for, so
+    for `mpirun -np 2 prog` it is the largest of mpirun and its ranks."""
+    use_time = os.access(GNU_TIME, os.X_OK)
+    with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err, \
+            tempfile.NamedTemporaryFile("r", suffix=".rss") as rssf:
+        full = [GNU_TIME, "-f", "%M", "-o", rssf.name, *cmd] if use_time else cmd
+        t0 = time.perf_counter()
+        p = subprocess.Popen(full, env=env, stdout=out, stderr=err, start_new_session=True)
+        expired = threading.Event()
+
+        def kill() -> None:
+            expired.set()
+            try:
+                os.killpg(p.pid, 9)   # the whole session: time, mpirun and the ranks
+            except ProcessLookupError:
+                pass
+
+        timer = threading.Timer(timeout, kill)
+        timer.start()
+        try:
+            _, status, usage = os.wait4(p.pid, 0)
+        finally:
+            timer.cancel()
+        wall = time.perf_counter() - t0
+        p.returncode = os.waitstatus_to_exitcode(status)
+        if expired.is_set():
+            raise Failure(f"timed out after {timeout} s: {shlex.join(cmd)}")
+        rss = usage.ru_maxrss
+        if use_time:
+            last = (rssf.read().strip().splitlines() or [""])[-1]
+            rss = float(last) if last.isdigit() else float("nan")
+        out.seek(0)
+        err.seek(0)
+        return (p.returncode, out.read().decode(errors="replace"),
+                err.read().decode(errors="replace"), wall, rss)
+
+
+def run_once(cmd: list[str], threads: int, timeout: float) -> tuple[str, float, float, float]:
+    """Runs cmd; returns (result text, kernel time, whole-process time, peak RSS in KiB)."""
+    rc, stdout, stderr, wall, rss = run_measured(cmd, run_env(threads), timeout)
     result, ktime = None, None
-    for line in p.stdout.splitlines():
+    for line in stdout.splitlines():
         parts = line.split(maxsplit=1)
         if len(parts) == 2 and parts[0] == "result":
             result = parts[1].strip()
         elif len(parts) == 2 and parts[0] == "time":
             ktime = float(parts[1])
-    if p.returncode != 0 or result is None or ktime is None:
-        raise Failure(f"exit {p.returncode}: {shlex.join(cmd)}\n{p.stdout[-2000:]}"
-                      f"{p.stderr[-2000:]}")
-    return result, ktime, wall
+    if rc != 0 or result is None or ktime is None:
+        raise Failure(f"exit {rc}: {shlex.join(cmd)}\n{stdout[-2000:]}{stderr[-2000:]}")
+    return result, ktime, wall, rss
 
 
 def median(xs: list[float]) -> float:
@@ -177,6 +224,10 @@ def fmt_s(x: float) -> str:
 
 def fmt_r(x: float) -> str:
     return "-" if x != x else f"{x:.2f}"
+
+
+def fmt_mib(kib: float) -> str:
+    return "-" if kib != kib else f"{kib / 1024:.1f}"
 
 
 def main() -> int:
@@ -224,20 +275,21 @@ def main() -> int:
         build_cmds = build(kernels)
     print(f"built in {time.perf_counter() - started:.1f} s", file=sys.stderr)
 
-    # samples[(kernel, shape, variant)] = [(kernel time, wall time)], seq under shape None
-    samples: dict[tuple, list[tuple[float, float]]] = {}
+    # samples[(kernel, shape, variant)] = [(kernel time, wall time, peak RSS KiB)],
+    # seq under shape None
+    samples: dict[tuple, list[tuple[float, float, float]]] = {}
     results: dict[str, dict[str, str]] = {}   # kernel -> "variant shape" -> result
     errors: list[str] = []
     run_cmds: list[str] = []
 
     def record(key, cmd, threads):
         try:
-            res, kt, wall = run_once(cmd, threads, timeout)
+            res, kt, wall, rss = run_once(cmd, threads, timeout)
         except Failure as e:
             errors.append(str(e))
             print(f"FAILED: {e}", file=sys.stderr)
             return
-        samples.setdefault(key, []).append((kt, wall))
+        samples.setdefault(key, []).append((kt, wall, rss))
         shape = "seq" if key[1] is None else f"{key[1][0]}x{key[1][1]}"
         results.setdefault(key[0], {})[f"{key[2]} {shape}"] = res
         if len(samples[key]) == 1:
@@ -302,6 +354,7 @@ def main() -> int:
             lines.append(f"| {k} | {shape[0]}x{shape[1]} | {fmt_s(s)} | {fmt_s(u)} | {fmt_s(h)} "
                          f"| {fmt_s(seq_w)} |")
     wall_table = "\n".join(lines)
+    memory_table = peak_memory_table(kernels, shapes, q, lambda key: med(key, 2))
 
     sstep_table = ""
     if not args.no_superstep:
@@ -320,6 +373,8 @@ def main() -> int:
     if sstep_table:
         summary += [f"## Superstep overhead ({steps} supersteps, median of {runs})", "",
                     sstep_table, ""]
+    summary += ["## Peak memory (max RSS, median, measured by the runner)", "",
+                MEMORY_NOTE, "", memory_table, ""]
     summary += ["## Whole-process time (median, measured by the runner)", "", wall_table, ""]
     text = "\n".join(summary)
     print(text)
@@ -335,6 +390,28 @@ def main() -> int:
 
 
 # ---------------------------------------------------------------- report
+
+MEMORY_NOTE = ("The peak resident set (max RSS) of each whole program, input generation "
+               "included, as `/usr/bin/time -f %M` reports it (`ru_maxrss`). Under "
+               "`mpirun` it is the largest of mpirun and the ranks it started and waited "
+               "for (Linux counts waited-for descendants): for np = 2 the biggest process, "
+               "not the sum.")
+
+
+def peak_memory_table(kernels: list[str], shapes: list[tuple[int, int]], q: int,
+                      med_rss) -> str:
+    """Markdown table of the median peak RSS per kernel and shape, sglc against hand."""
+    lines = ["| kernel | n | shape (np x thr) | sglc [MiB] | sglc --unchecked [MiB] "
+             "| hand C [MiB] | sglc/hand | unchecked/hand | seq C [MiB] |", "|" + "---|" * 9]
+    for k in kernels:
+        seq_m = med_rss((k, None, "seq"))
+        for shape in shapes:
+            s, u, h = (med_rss((k, shape, v)) for v in VARIANTS)
+            lines.append(f"| {k} | {SIZES[k][q]} | {shape[0]}x{shape[1]} | {fmt_mib(s)} "
+                         f"| {fmt_mib(u)} | {fmt_mib(h)} | {fmt_r(s / h)} | {fmt_r(u / h)} "
+                         f"| {fmt_mib(seq_m)} |")
+    return "\n".join(lines)
+
 
 def _cmd_out(cmd: list[str]) -> str:
     try:

@@ -3,9 +3,9 @@
  *
  * Type descriptors, checked allocation, deep copy/free/equality of values,
  * growable vectors with value semantics, the vector builtins of brief §8
- * (fill, range, slice, concat, split, sort, sum, min, max), integer
- * division and int(x). Byte buffers and the serialization that sends
- * values between nodes are in sgl_ser.c.
+ * (fill, range, slice, concat, split, sum, min, max; sort is in
+ * sgl_sort.c), integer division and int(x). Byte buffers and the
+ * serialization that sends values between nodes are in sgl_ser.c.
  *
  * Element storage: int and float take 8 bytes, bool 1 byte (sgl_bool),
  * a vector element is a sgl_vec struct owning its own storage.
@@ -565,69 +565,6 @@ sgl_vec sgl_split_by(const sgl_type *vt, const sgl_vec *v, const sgl_type *wt, c
         }
         pos = end;
     }
-    return r;
-}
-
-/* Sorting: a stable merge sort, so the result does not depend on the C
- * library.  Floats: ascending, -0.0 before 0.0, NaNs last (in their
- * original order). */
-static bool less_int(const void *a, const void *b)
-{
-    return *(const sgl_int *)a < *(const sgl_int *)b;
-}
-
-static bool less_float(const void *a, const void *b)
-{
-    sgl_float x = *(const sgl_float *)a, y = *(const sgl_float *)b;
-    if (isnan(x))
-        return false;
-    if (isnan(y))
-        return true;
-    if (x == y)
-        return signbit(x) && !signbit(y);
-    return x < y;
-}
-
-/* Sorts the n 8-byte elements of a using tmp (room for n elements). */
-static void merge_sort(uint64_t *a, uint64_t *tmp, int64_t n, bool (*less)(const void *, const void *))
-{
-    if (n < 2)
-        return;
-    if (n <= 16) { /* insertion sort */
-        for (int64_t i = 1; i < n; i++) {
-            uint64_t x = a[i];
-            int64_t j = i;
-            while (j > 0 && less(&x, &a[j - 1])) {
-                a[j] = a[j - 1];
-                j--;
-            }
-            a[j] = x;
-        }
-        return;
-    }
-    int64_t h = n / 2;
-    merge_sort(a, tmp, h, less);
-    merge_sort(a + h, tmp, n - h, less);
-    if (!less(&a[h], &a[h - 1]))
-        return; /* already in order */
-    memcpy(tmp, a, (size_t)h * sizeof *a);
-    int64_t i = 0, j = h, o = 0;
-    while (i < h && j < n)
-        a[o++] = less(&a[j], &tmp[i]) ? a[j++] : tmp[i++];
-    while (i < h)
-        a[o++] = tmp[i++];
-}
-
-/* Only [int] and [float] reach here (the type checker sees to it). */
-sgl_vec sgl_sort(const sgl_type *vt, const sgl_vec *v, int line, int col)
-{
-    sgl_vec r = copy_elems(vt->elem, v->data, v->len, line, col);
-    if (r.len < 2)
-        return r;
-    bool (*less)(const void *, const void *) = vt->elem->kind == SGL_T_FLOAT ? less_float : less_int;
-    uint64_t *tmp = sgl_alloc(elems_bytes(r.len / 2 + 1, sizeof(uint64_t), line, col), line, col);
-    merge_sort(r.data, tmp, r.len, less);
-    free(tmp);
     return r;
 }
 

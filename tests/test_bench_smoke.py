@@ -30,5 +30,7 @@ def test_bench_quick_agrees(tmp_path: Path) -> None:
     assert HEADER in out, out[-3000:]
     assert "all results agree" in out
     assert "us/step" in out
+    assert "| matmul | 40 | 1x2 |" in out           # the matrix-product kernel
+    assert "## Peak memory" in out and "| hand C [MiB] |" in out
     assert (tmp_path / "results.md").read_text().startswith("# sglc benchmark results")
     assert took < 60, f"bench/run.py --quick took {took:.0f} s (must stay under 60 s)"

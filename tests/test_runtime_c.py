@@ -1,8 +1,10 @@
-"""Tests of the C runtime: its value half (runtime_c/sgl_value.c, sgl_ser.c,
-sgl_print.c, sgl_misc.c), its warning-free build, and how sglc builds it.
+"""Tests of the C runtime: its value half (runtime_c/sgl_value.c, sgl_sort.c,
+sgl_ser.c, sgl_print.c, sgl_misc.c), its warning-free build, and how sglc
+builds it.
 
-Builds the C unit tests (runtime_c/tests/test_values.c, linked with the
-stand-in runtime_c/tests/stub_tree.c) with ${CC:-cc}, warnings as errors
+Builds the C unit tests (runtime_c/tests/test_values.c and test_sort.c,
+linked with the stand-in runtime_c/tests/stub_tree.c) with ${CC:-cc},
+warnings as errors
 and, where the compiler can link them, AddressSanitizer and UBSan; runs
 them; and compares the runtime's float printing with Python's repr() on
 about 20,000 doubles.  Compiles every runtime file with -Werror in the
@@ -26,7 +28,8 @@ import pytest
 from sglc import build as sglc_build
 
 RUNTIME = Path(__file__).resolve().parent.parent / "runtime_c"
-SOURCES = [RUNTIME / name for name in ("sgl_value.c", "sgl_ser.c", "sgl_print.c", "sgl_misc.c")]
+SOURCES = [RUNTIME / name
+           for name in ("sgl_value.c", "sgl_sort.c", "sgl_ser.c", "sgl_print.c", "sgl_misc.c")]
 STUB = RUNTIME / "tests" / "stub_tree.c"
 BASE_FLAGS = ["-std=c11", "-Wall", "-Wextra", "-Werror", "-O1"]
 SANITIZE = ["-fsanitize=address,undefined", "-fno-sanitize-recover=undefined"]
@@ -78,6 +81,17 @@ def test_c_unit_tests(build):
     assert res.returncode == 0, res.stdout + res.stderr
     last = res.stdout.strip().splitlines()[-1]
     assert last.endswith(" passed, 0 failed"), res.stdout
+
+
+def test_c_sort_tests(build):
+    """The typed sorts against a reference merge sort (runtime_c/tests/test_sort.c)."""
+    exe = build("test_sort")
+    res = subprocess.run(
+        [str(exe)], capture_output=True, text=True, env={**os.environ, **SAN_ENV}, timeout=300
+    )
+    assert res.returncode == 0, res.stdout + res.stderr
+    last = res.stdout.strip().splitlines()[-1]
+    assert last.endswith(" passed, 0 failed") and not last.startswith("0 "), res.stdout
     assert int(last.split()[0]) > 200
 
 

@@ -1,6 +1,6 @@
 /* bench/hand/sort.c: hybrid MPI + OpenMP PSRS of n ints (default 5e6).
- * Scatterv (in place on the root); every process sorts its block (qsort on
- * one block per thread, then merges); regular samples gathered on the
+ * Scatterv (in place on the root); every process sorts its block (a typed
+ * introsort, sortutil.h, on one block per thread, then merges); regular samples gathered on the
  * root, pivots broadcast; buckets exchanged directly with MPI_Alltoallv;
  * the received runs merged; Gatherv of the sorted parts to the root. */
 #include "../sortutil.h"
@@ -54,7 +54,7 @@ int main(int argc, char **argv)
             }
         MPI_Gatherv(smp, ns, MPI_INT64_T, pool, rcounts, rdispls, MPI_INT64_T, 0, MPI_COMM_WORLD);
         if (g_rank == 0) {
-            qsort(pool, (size_t)npool, sizeof *pool, cmp_i64);
+            introsort_i64(pool, npool);
             if (npool > 0)
                 for (int j = 1; j < p; j++) piv[npiv++] = pool[(int64_t)j * npool / p];
         }

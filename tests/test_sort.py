@@ -1,0 +1,152 @@
+"""The builtin sort, checked against an independent model in Python.
+
+tests/programs/sort_typed.sgl sorts ints and floats of many shapes and
+prints the results; tests/test_programs.py runs it on every target and
+shape against tests/programs/sort_typed.out.  This file computes that
+expected output here, from the brief alone (§8: SplitMix64, `rand_ints`,
+`rand_floats`, 64-bit wrapping ints, floats printed as Python's repr) and
+Python's own sort under the order docs/language.md documents for `sort`
+(ascending by `<`, -0.0 before 0.0, NaNs last), and checks that the golden
+file is exactly that text, so that the golden cannot drift to whatever
+sglc prints.  It also runs the program once on the seq target.
+"""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+from conftest import REPO, CompileCache, run_program
+
+PROGRAM = REPO / "tests" / "programs" / "sort_typed.sgl"
+GOLDEN = PROGRAM.with_suffix(".out")
+
+MASK = (1 << 64) - 1
+IMAX = (1 << 63) - 1
+IMIN = -(1 << 63)
+
+
+def wrap(x: int) -> int:
+    """x as a 64-bit two's complement int."""
+    x &= MASK
+    return x - (1 << 64) if x >> 63 else x
+
+
+def draws(n: int, seed: int) -> list[int]:
+    s, out = seed & MASK, []
+    for _ in range(n):
+        s = (s + 0x9E3779B97F4A7C15) & MASK
+        z = s
+        z = ((z ^ (z >> 30)) * 0xBF58476D1CE4E5B9) & MASK
+        z = ((z ^ (z >> 27)) * 0x94D049BB133111EB) & MASK
+        out.append(z ^ (z >> 31))
+    return out
+
+
+def rand_ints(n: int, lo: int, hi: int, seed: int) -> list[int]:
+    return [lo + d % (hi - lo) for d in draws(n, seed)]
+
+
+def rand_floats(n: int, seed: int) -> list[float]:
+    return [(d >> 11) * 2.0**-53 for d in draws(n, seed)]
+
+
+def sort_key(x: float | int) -> tuple:
+    """The builtin's order: ascending, -0.0 before 0.0, NaNs after everything."""
+    if isinstance(x, float):
+        if math.isnan(x):
+            return (1, 0.0, 0)
+        return (0, x, 0 if math.copysign(1.0, x) < 0 else 1)
+    return (0, x, 0)
+
+
+def brief_sort(v: list) -> list:
+    return sorted(v, key=sort_key)
+
+
+def checksum(v: list[int]) -> int:
+    h = 0
+    for x in v:
+        h = wrap(h * 31 + x)
+    return h
+
+
+def code(x: float) -> int:
+    if math.isnan(x):
+        return 1000000000005
+    if x > 1e300:
+        return 1000000000004
+    if x < -1e300:
+        return 1000000000003
+    if x == 0.0:
+        return 1000000000001 if math.copysign(1.0, x) < 0 else 1000000000002
+    return math.floor(x * 1000000.0)
+
+
+def show(v: list) -> str:
+    return "[" + ", ".join(repr(x) for x in v) + "]"
+
+
+def expected_output() -> str:
+    out: list[str] = []
+
+    def ints(name: str, v: list[int]) -> None:
+        s = brief_sort(v)
+        out.append(name)
+        out.append(f"{len(v)} {checksum(s)} {checksum(v)}")
+        if len(v) <= 17:
+            out.append(show(s))
+
+    def floats(name: str, v: list[float]) -> None:
+        s = brief_sort(v)
+        out.append(name)
+        out.append(f"{len(v)} {checksum([code(x) for x in s])} {checksum([code(x) for x in v])}")
+        if len(v) <= 17:
+            out.append(show(s))
+
+    nan, inf = math.nan, math.inf
+    for n in (0, 1, 2, 16, 17, 1000, 100000):
+        ints("sorted", list(range(n)))
+        ints("reversed", [n - i for i in range(n)])
+        ints("equal", [5] * n)
+        ints("duplicates", rand_ints(n, 0, 4, 11 + n))
+        ints("random", rand_ints(n, -1000000000, 1000000000, 7 + n))
+        ints("extremes", [IMIN if x % 5 == 0 else IMAX if x % 5 == 1 else x - 500
+                          for x in rand_ints(n, 0, 1000, 13 + n)])
+        floats("fsorted", [float(i) * 0.5 - 3.0 for i in range(n)])
+        floats("freversed", [float(n - i) * 0.25 for i in range(n)])
+        floats("fequal", [-0.0 if i % 2 == 0 else 0.0 for i in range(n)])
+        floats("fduplicates", [math.floor(u * 3.0) - 1.0 for u in rand_floats(n, 17 + n)])
+        floats("frandom", [(u - 0.5) * 10.0 for u in rand_floats(n, 19 + n)])
+        special = {0: -0.0, 1: 0.0, 2: nan, 3: inf, 4: -inf}
+        floats("fspecial", [special.get(c, (u - 0.5) * 10.0) for c, u in
+                            zip(rand_ints(n, 0, 10, 23 + n), rand_floats(n, 29 + n),
+                                strict=True)])
+    out.append(show(brief_sort([nan, 1.0, -0.0, -inf, 0.0, inf, -0.0, nan, -1.0])))
+    out.append(show(brief_sort([IMAX, 0, IMIN, -1, IMAX, IMIN, 1])))
+    return "\n".join(out) + "\n"
+
+
+def test_model_states_the_order() -> None:
+    # the model itself, on the cases docs/language.md spells out
+    assert show(brief_sort([nan := math.nan, 1.0, -0.0, -math.inf, 0.0])) == \
+        "[-inf, -0.0, 0.0, 1.0, nan]"
+    assert math.isnan(nan)
+    assert [math.copysign(1, x) for x in brief_sort([0.0, -0.0, 0.0, -0.0])] == [-1, -1, 1, 1]
+    # and the generator, on the brief's first draws for seed 0
+    assert draws(1, 0) == [0xE220A8397B1DCDAF]
+
+
+def test_golden_is_the_model(update_golden: bool) -> None:
+    want = expected_output()
+    if update_golden:
+        GOLDEN.write_text(want)
+    assert GOLDEN.read_text() == want, (
+        f"{GOLDEN.name} is not what the Python model of sort computes")
+
+
+def test_program_prints_the_model(sglc_compile: CompileCache, tmp_path: Path) -> None:
+    exe = sglc_compile(PROGRAM, "seq").require()
+    rc, out, err = run_program(exe, 1, "1", (), cwd=tmp_path)
+    assert rc == 0 and not err, err
+    assert out == expected_output()
