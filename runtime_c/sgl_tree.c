@@ -29,6 +29,7 @@
  */
 #define _GNU_SOURCE /* pthread_getattr_np */
 #include "sgl_internal.h"
+#include "sgl_speed.h"
 
 #include <limits.h>
 #include <pthread.h>
@@ -72,12 +73,17 @@ sgl_int sgl_q_nworkers(const sgl_node *n) { return n->nworkers; }
 
 sgl_vec sgl_child_speeds(sgl_node *n)
 {
-    /* the default speeds: the workers of each child's subtree (trees are
-     * regular, so each child has nworkers / nchildren of them) */
+    /* measured speeds (--sgl-speeds=auto, --sgl-machine: sgl_speed.c), or
+     * the default: the workers of each child's subtree (the children in
+     * this process know theirs; a remote child of a regular tree has
+     * nworkers / nchildren) */
     static const sgl_type vec_float = {SGL_T_VEC, &sgl_t_float};
     sgl_vec r = sgl_vec_new(&vec_float, n->nchildren, 0, 0);
+    sgl_float *s = r.data;
+    if (sgl_speed_children(n, s)) return r;
     for (int i = 0; i < n->nchildren; i++)
-        ((sgl_float *)r.data)[i] = (sgl_float)(n->nworkers / n->nchildren);
+        s[i] = (sgl_float)(n->nlocal == n->nchildren ? n->kids[i].nworkers
+                                                     : n->nworkers / n->nchildren);
     return r;
 }
 
