@@ -164,8 +164,7 @@ static bool read_environment(int rank)
 /* ------------------------------------------------------------------ */
 /* Paths and the table                                                  */
 
-/* Depth-first order of two paths "0.1.2": component by component. */
-static int path_cmp(const char *a, const char *b)
+int sgl_path_cmp(const char *a, const char *b)
 {
     for (;;) {
         char *ea, *eb;
@@ -179,7 +178,7 @@ static int path_cmp(const char *a, const char *b)
 
 static int entry_cmp(const void *a, const void *b)
 {
-    return path_cmp(((const worker_speed *)a)->path, ((const worker_speed *)b)->path);
+    return sgl_path_cmp(((const worker_speed *)a)->path, ((const worker_speed *)b)->path);
 }
 
 /* Whether worker path w lies in the subtree of the node at path p. */
@@ -199,7 +198,7 @@ bool sgl_speed_children(const sgl_node *n, double *out)
         int64_t lo = 0, hi = nworkers_all;
         while (lo < hi) {
             int64_t mid = lo + (hi - lo) / 2;
-            if (path_cmp(table[mid].path, p) < 0) lo = mid + 1;
+            if (sgl_path_cmp(table[mid].path, p) < 0) lo = mid + 1;
             else hi = mid;
         }
         double s = 0;

@@ -36,6 +36,9 @@ bool sgl_speed_start(sgl_node *top, int rank);
  * speeds.  Speeds are multiples of 1/16, the fastest worker's is 1. */
 bool sgl_speed_children(const sgl_node *n, double *out);
 
+/* Depth-first order of two node paths ("0.1.2"): component by component. */
+int sgl_path_cmp(const char *a, const char *b);
+
 /* Whether the run has measured speeds, and where they come from: "auto",
  * the machine file's path, or NULL (the default: worker counts). */
 const char *sgl_speed_source(void);

@@ -386,6 +386,7 @@ static void step_begin(sgl_node *n, const sgl_site *s, sgl_arg *args, sgl_step_r
             rec->h[1] += b;
         }
     }
+    sgl_instr_children_in(n, s, args);
 }
 
 static void step_end(sgl_node *n, const sgl_site *s, sgl_arg *args, const sgl_child_result *res,
@@ -402,6 +403,7 @@ static void step_end(sgl_node *n, const sgl_site *s, sgl_arg *args, const sgl_ch
             count_elements(op->type, args[j].dst, &rec->bytes[2], &rec->h[2]);
     }
     sgl_instr_step(rec);
+    sgl_instr_children_out(n, res, rec);
     sgl_trace_span(n->track, "superstep", s, rec->t0, rec->t1);
 }
 
