@@ -9,11 +9,17 @@
  *     max child compute + g_scatter*h_s + g_bcast*h_b + g_gather*h_g + l
  * with g and l of the master's level read from a machine file written by
  * `sglc probe`, the compute times measured, and h the largest number of
- * bytes one child receives or sends.
+ * bytes one child receives or sends (for a scatter of split_by, the
+ * largest block's: the child with the largest weight).  Per master, each
+ * child's speed (child_speeds()), bytes received and compute time show
+ * how evenly a distribution loaded the children.
  */
 #define _POSIX_C_SOURCE 200809L
 #include "sgl_internal.h"
+#include "sgl_json.h"
 #include "sgl_speed.h"
+
+#include <errno.h>
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -90,80 +96,52 @@ int sgl_instr_option(const char *arg)
 }
 
 /* ------------------------------------------------------------------ */
-/* The machine file: a JSON object with "levels": [{"level": k, "l": ...,
- * "g_scatter": ..., "g_bcast": ..., "g_gather": ...}, ...].  Only those
- * keys are read. */
+/* The machine file (docs/machine-file.md): a JSON object with "levels":
+ * [{"level": k, "l": ..., "g_scatter": ..., "g_bcast": ..., "g_gather": ...},
+ * ...].  Only those keys are read here; a missing l or g is 0. */
 
-static bool json_number(const char *obj, const char *end, const char *key, double *out)
+static double member_num(const json_doc *d, const json_val *o, const char *key)
 {
-    char pat[64];
-    snprintf(pat, sizeof pat, "\"%s\"", key);
-    size_t n = strlen(pat);
-    for (const char *p = obj; p && p < end; p++) {
-        p = strstr(p, pat);
-        if (!p || p >= end) return false;
-        const char *q = p + n;
-        while (*q == ' ' || *q == '\t' || *q == '\n' || *q == '\r') q++;
-        if (*q != ':') continue;
-        char *stop;
-        double v = strtod(q + 1, &stop);
-        if (stop == q + 1) return false;
-        *out = v;
-        return true;
-    }
-    return false;
+    const json_val *v = json_get(d, o, key);
+    return v && v->kind == JSON_NUMBER ? v->num : 0;
 }
 
-static bool load_machine(const char *path)
+/* False, with the reason in why, if the file gives no level's parameters. */
+static bool load_machine(const char *path, char *why, size_t whylen)
 {
     FILE *f = fopen(path, "rb");
-    if (!f) return false;
-    size_t cap = 1 << 16, len = 0;
-    char *text = malloc(cap);
-    if (!text) {
-        fclose(f);
+    if (!f) {
+        snprintf(why, whylen, "%s", strerror(errno));
         return false;
     }
+    sgl_buf text = {0};
+    char chunk[4096];
     size_t got;
-    while ((got = fread(text + len, 1, cap - 1 - len, f)) > 0) {
-        len += got;
-        if (len == cap - 1) {
-            char *t = realloc(text, cap *= 2);
-            if (!t) break;
-            text = t;
-        }
-    }
-    text[len] = '\0';
+    while ((got = fread(chunk, 1, sizeof chunk, f)) > 0) sgl_buf_put(&text, chunk, got);
     fclose(f);
-    const char *lv = strstr(text, "\"levels\"");
+    sgl_buf_put(&text, "", 1);
+    json_doc doc;
+    char jwhy[160];
     bool any = false;
-    if (lv) {
-        const char *p = strchr(lv, '[');
-        while (p && (p = strchr(p, '{')) != NULL) {
-            /* the object's end: levels hold flat objects and a "fit" object */
-            int depth = 0;
-            const char *e = p;
-            for (; *e; e++) {
-                if (*e == '{') depth++;
-                if (*e == '}' && --depth == 0) break;
-            }
-            double level = -1, l = 0, gs = 0, gb = 0, gg = 0;
-            if (json_number(p, e, "level", &level) && level >= 0 && level < MAX_LEVELS) {
-                json_number(p, e, "l", &l);
-                json_number(p, e, "g_scatter", &gs);
-                json_number(p, e, "g_bcast", &gb);
-                json_number(p, e, "g_gather", &gg);
-                machine[(int)level] = (machine_level){true, l, {gs, gb, gg}};
-                any = true;
-            }
-            if (!*e) break;
-            p = e + 1;
-            const char *close = strchr(p, ']');
-            const char *next = strchr(p, '{');
-            if (close && (!next || close < next)) break;
-        }
+    if (!json_parse(text.data, &doc, jwhy, sizeof jwhy)) {
+        snprintf(why, whylen, "not valid JSON: %s", jwhy);
+        sgl_buf_free(&text);
+        return false;
     }
-    free(text);
+    const json_val *levels = json_get(&doc, &doc.vals[0], "levels");
+    for (int k = 0; levels && levels->kind == JSON_ARRAY && k < levels->n; k++) {
+        const json_val *o = json_item(&doc, levels, k);
+        const json_val *lv = json_get(&doc, o, "level");
+        if (!lv || lv->kind != JSON_NUMBER || lv->num < 0 || lv->num >= MAX_LEVELS) continue;
+        machine[(int)lv->num] = (machine_level){true, member_num(&doc, o, "l"),
+                                                {member_num(&doc, o, "g_scatter"),
+                                                 member_num(&doc, o, "g_bcast"),
+                                                 member_num(&doc, o, "g_gather")}};
+        any = true;
+    }
+    if (!any) snprintf(why, whylen, "no \"levels\" with a \"level\"");
+    json_free(&doc);
+    sgl_buf_free(&text);
     return any;
 }
 
@@ -188,8 +166,10 @@ void sgl_instr_start(const sgl_program *prog, int plevels, int nlevels, const ch
         fprintf(stderr, "sgl: out of memory (statistics)\n");
         exit(1);
     }
-    if ((sgl_instr & SGL_INSTR_PREDICT) && rank == 0 && !load_machine(predict_path))
-        fprintf(stderr, "sgl-predict: cannot read machine parameters from '%s'\n", predict_path);
+    char why[200];
+    if ((sgl_instr & SGL_INSTR_PREDICT) && rank == 0 && !load_machine(predict_path, why, sizeof why))
+        fprintf(stderr, "sgl-predict: cannot read machine parameters from '%s': %s\n", predict_path,
+                why);
 }
 
 void sgl_instr_step(const sgl_step_rec *r)
