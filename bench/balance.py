@@ -126,7 +126,7 @@ def experiment(name: str, exe: Path, variants: dict[str, list[str]], runs: int,
             print(f"  {name} round {r + 1}: {v:<9} {float(out['time']):8.3f} s  "
                   f"speeds {out.get('speeds', '')}", flush=True)
     return {"times": times, "speeds": speeds, "loads": loads,
-            "commands": {v: shlex.join(c) for v, c in variants.items()}}
+            "commands": {v: shlex.join(c).replace(str(ROOT) + "/", "") for v, c in variants.items()}}
 
 
 def fmt_row(cells: list[str]) -> str:
@@ -242,7 +242,7 @@ def main() -> int:
         "# Load balancing by measured speed (bench/balance.py)",
         "",
         f"Written by `python bench/balance.py{' --quick' if a.quick else ''}` on "
-        f"{datetime.datetime.now(datetime.timezone.utc):%Y-%m-%d %H:%M} UTC, "
+        f"{datetime.datetime.now(datetime.UTC):%Y-%m-%d %H:%M} UTC, "
         f"{platform.node()}, {os.cpu_count()} cores; n = {a.n}, k = {a.k}, "
         f"{a.runs} interleaved rounds, medians. Kernel: bench/balance.sgl "
         "(k rounds of a 64-bit LCG per element, the same cost for every element).",
