@@ -440,7 +440,18 @@ done:
 
 bool sgl_speed_start(sgl_node *top, int rank)
 {
-    if (!read_environment(rank)) return false;
+    int ok_env = read_environment(rank);
+#ifdef SGL_USE_MPI
+    /* every process follows rank 0's options (one broadcast), so that
+     * processes started with different options or environments still
+     * meet in the same collective calls */
+    long opt[3] = {ok_env, mode, window_ms};
+    MPI_CHECK(MPI_Bcast(opt, 3, MPI_LONG, 0, MPI_COMM_WORLD));
+    ok_env = (int)opt[0];
+    mode = (int)opt[1];
+    window_ms = opt[2];
+#endif
+    if (!ok_env) return false;
     if (mode == SPEED_DEFAULT) return true;
     sgl_node **mine = NULL;
     int nw = 0, cap = 0;
