@@ -177,7 +177,8 @@ class _FuncCost:
         speeds = var or (isinstance(w, ir.Builtin) and w.name == "child_speeds")
         wname = "s" if speeds else expr_text(w)
         if speeds:
-            sname = f"s = {w.var.name} = child_speeds()" if var else "s = child_speeds()"
+            named = var and w.var.name != "s"
+            sname = f"s = {w.var.name} = child_speeds()" if named else "s = child_speeds()"
             note = (f"{sname}: child i gets len(v)*s[i]/sum(s) elements; balanced: for a cost "
                     "per element, every child takes W1*len(v)/sum(s) (W1: one element on a "
                     "worker of speed 1)")
