@@ -12,15 +12,18 @@
  * binary search.  The table knows nothing of the shape, so uneven trees
  * need nothing more.
  *
- * Calibration (auto).  After a barrier, every worker of every process
- * runs the same integer loop, in chunks, until a fixed wall-clock window
- * (30 ms, or --sgl-speeds=auto:MS) has passed since the common start:
- * the workers of a process at once on OpenMP threads (one after the
- * other on the seq target, whose workers never run at the same time: one
- * measurement serves them all).  A worker's rate is its iterations over
- * the window.  A window of fixed length (not a fixed amount of work) keeps
- * the contention the same for every worker from start to end: a worker
- * sharing a core gets its share of the core for the whole window.
+ * Calibration (auto).  Every worker of every process runs the same
+ * integer loop, in chunks, the workers of a process at once on OpenMP
+ * threads (on the seq target, whose workers never run at the same time,
+ * one measurement serves them all).  Once every worker has run it for a
+ * short warm-up (all processes agree with an MPI_Ibarrier, tested between
+ * chunks), a window of fixed wall-clock length opens (30 ms, or
+ * --sgl-speeds=auto:MS), and it closes for all at once (a second
+ * Ibarrier); a worker's rate is its iterations while it saw the window
+ * open.  A window of fixed length (not a fixed amount of work) keeps the
+ * contention the same for every worker from start to end: a worker
+ * sharing a core gets its share of the core for the whole window, and no
+ * worker that started late runs alone in it.
  *
  * Determinism.  Rates are divided by the largest and rounded to a
  * multiple of 1/16 (at least 1/16), so that speeds are short exact
@@ -234,50 +237,119 @@ static void local_workers(sgl_node *n, sgl_node ***list, int *len, int *cap)
 /* ------------------------------------------------------------------ */
 /* Calibration                                                          */
 
-/* The fixed loop, until the clock passes `end`: iterations per second
- * since `start`.  *state keeps the loop's result alive. */
-static double calibrate(double start, double end, uint64_t *state)
+/* The calibration of one process's workers, one thread each: every thread
+ * runs the loop from its start; once all of them (in every process) have
+ * run it for WARM_S, the coordinator (thread 0, the only one that calls
+ * MPI) opens the window (phase 1), and after the window closes it (phase
+ * 2).  Each thread counts its iterations between the moments it sees the
+ * two phases, so a process or thread that starts late (not scheduled yet)
+ * cannot run alone at the start of its window: while the window is open,
+ * every worker of the tree is in the loop. */
+#define WARM_S 0.005
+
+typedef struct calibration {
+    _Atomic int ready; /* threads of this process past their warm-up */
+    _Atomic int phase; /* 0 warm-up, 1 window open, 2 closed */
+    int nthreads;
+    double window;
+} calibration;
+
+typedef struct coordinator {
+    int stage; /* 0 wait for the local threads, 1 for the other processes, 2 window, 3 closing */
+    double opened;
+#ifdef SGL_USE_MPI
+    MPI_Request req;
+#endif
+} coordinator;
+
+/* One step of thread 0's coordination, at time t. */
+static void coordinate(calibration *c, coordinator *k, double t)
 {
-    uint64_t x = *state | 1;
-    double iters = 0, t;
-    do {
-        for (int k = 0; k < CHUNK; k++) {
+#ifdef SGL_USE_MPI
+    int done = 0;
+    if (k->stage == 0 && atomic_load(&c->ready) == c->nthreads) {
+        MPI_CHECK(MPI_Ibarrier(MPI_COMM_WORLD, &k->req));
+        k->stage = 1;
+    } else if (k->stage == 1) {
+        MPI_CHECK(MPI_Test(&k->req, &done, MPI_STATUS_IGNORE));
+        if (done) {
+            k->opened = t;
+            k->stage = 2;
+            atomic_store(&c->phase, 1);
+        }
+    } else if (k->stage == 2 && t - k->opened >= c->window) {
+        MPI_CHECK(MPI_Ibarrier(MPI_COMM_WORLD, &k->req));
+        k->stage = 3;
+    } else if (k->stage == 3) {
+        MPI_CHECK(MPI_Test(&k->req, &done, MPI_STATUS_IGNORE));
+        if (done) atomic_store(&c->phase, 2);
+    }
+#else
+    if (k->stage == 0 && atomic_load(&c->ready) == c->nthreads) {
+        k->opened = t;
+        k->stage = 2;
+        atomic_store(&c->phase, 1);
+    } else if (k->stage == 2 && t - k->opened >= c->window) {
+        atomic_store(&c->phase, 2);
+    }
+#endif
+}
+
+/* One thread's rate: iterations per second while the window was open. */
+static double calibrate(calibration *c, bool is_coordinator, uint64_t seed)
+{
+    uint64_t x = seed | 1;
+    coordinator k = {0};
+    double iters = 0, ia = 0, ta = 0, t, t0 = sgl_wtime();
+    bool warm = false, seen = false;
+    for (;;) {
+        for (int j = 0; j < CHUNK; j++) {
             x ^= x << 13;
             x ^= x >> 7;
             x ^= x << 17;
         }
         iters += CHUNK;
         t = sgl_wtime();
-    } while (t < end);
-    *state = x;
-    return iters / (t - start);
+        if (!warm && t - t0 >= WARM_S) {
+            warm = true;
+            atomic_fetch_add(&c->ready, 1);
+        }
+        if (is_coordinator) coordinate(c, &k, t);
+        int ph = atomic_load(&c->phase);
+        if (ph >= 1 && !seen) {
+            seen = true;
+            ia = iters;
+            ta = t;
+        }
+        if (ph == 2) break;
+    }
+    volatile uint64_t keep = x; /* the loop's result is used */
+    (void)keep;
+    return t > ta ? (iters - ia) / (t - ta) : iters / (t - t0);
 }
 
 static void calibrate_local(double *rate, int nw)
 {
-    double window = (double)window_ms / 1000.0;
-    if (nw == 0) return;
+    calibration c;
+    atomic_store(&c.ready, 0);
+    atomic_store(&c.phase, 0);
+    c.window = (double)window_ms / 1000.0;
 #ifdef SGL_USE_OMP
-    double start = 0;
+    if (nw == 0) nw = 1; /* a process without workers still meets the others */
 #pragma omp parallel num_threads(nw)
     {
-        int i = omp_get_thread_num();
 #pragma omp single
-        start = sgl_wtime();
-        /* the implicit barrier of single: every thread sees start */
-        uint64_t st = 0x9E3779B97F4A7C15u + (uint64_t)i;
-        rate[i] = calibrate(start, start + window, &st);
-        volatile uint64_t keep = st; /* the loop's result is used */
-        (void)keep;
+        c.nthreads = omp_get_num_threads();
+        /* the implicit barrier of single: every thread sees nthreads */
+        int i = omp_get_thread_num();
+        double r = calibrate(&c, i == 0, 0x9E3779B97F4A7C15u + (uint64_t)i);
+        if (i < nw) rate[i] = r;
     }
 #else
     /* seq: the workers of a process run one after the other, each with
      * the whole process: one measurement for all */
-    double start = sgl_wtime();
-    uint64_t st = 0x9E3779B97F4A7C15u;
-    double r = calibrate(start, start + window, &st);
-    volatile uint64_t keep = st;
-    (void)keep;
+    c.nthreads = 1;
+    double r = calibrate(&c, true, 0x9E3779B97F4A7C15u);
     for (int i = 0; i < nw; i++) rate[i] = r;
 #endif
 }
@@ -458,10 +530,7 @@ bool sgl_speed_start(sgl_node *top, int rank)
     local_workers(top, &mine, &nw, &cap);
     double *rate = calloc((size_t)(nw ? nw : 1), sizeof *rate);
     if (!rate) sgl_internal_error("out of memory (speeds)");
-    if (mode == SPEED_AUTO) {
-        sgl_mpi_barrier(); /* every process starts its window at once */
-        calibrate_local(rate, nw);
-    }
+    if (mode == SPEED_AUTO) calibrate_local(rate, nw);
     gather_table(mine, rate, nw);
     free(mine);
     free(rate);
