@@ -13,7 +13,9 @@ speeds  3 MPI ranks, the root's 3 children, of really unequal speed: ranks 0
         and 1 share core 0 and rank 2 has core 1 alone (`taskset` in an MPMD
         launch, `--bind-to none`).  Every run has `--sgl-speeds=auto`; the
         kernel is distributed with `split` (mode 0) and with
-        `split_by(v, child_speeds())` (mode 1).  The baseline T1 is the same
+        `split_by(v, child_speeds())` (mode 1); `split_by_file` is mode 1 with
+        the speeds 0.5, 0.5, 1 (this layout's on an idle machine) from a
+        machine file instead of the calibration.  The baseline T1 is the same
         kernel on one process alone on core 1; the ideal time is the total
         work over the sum of the speeds: T1 / 2 (two cores), and T1 / the sum
         of the measured speeds (in units of the fastest worker, the rank
@@ -143,6 +145,11 @@ def report(name: str, res: dict, ideal_speed_key: str | None) -> list[str]:
     lines.append("")
     speedup = t["split"] / t["split_by"]
     off = t["split_by"] / ideal - 1
+    if "split_by_file" in t:
+        lines.append(f"- split_by_file (speeds 0.5, 0.5, 1 from a machine file, the layout's on "
+                     f"an idle machine): {t['split_by_file']:.3f} s, "
+                     f"{100 * (t['split_by_file'] / ideal - 1):+.1f}% from the ideal, "
+                     f"{t['split'] / t['split_by_file']:.2f}x faster than split")
     lines.append(f"- ideal (T1 / 2 cores): {ideal:.3f} s; split_by is {100 * off:+.1f}% from it "
                  f"(target within {100 * TARGET_BALANCE:.0f}%: "
                  f"{'met' if abs(off) <= TARGET_BALANCE else 'missed'})")
@@ -208,10 +215,16 @@ def main() -> int:
     try:
         if a.only in (None, "speeds"):
             auto = ["--sgl-speeds=auto"]
+            # the speeds this layout has on an idle machine, from a machine file:
+            # separates the calibration's error from what the distribution gains
+            layout = BUILD / "balance-machine.json"
+            layout.write_text('{"sglc_machine": 1, "worker_speeds": [0.5, 0.5, 1.0]}\n')
             variants = {
                 "T1": ["taskset", "-c", "1", str(exe), *args, "0"],
                 "split": mpmd(exe, [(2, "0"), (1, "1")], [*args, "0", *auto]),
                 "split_by": mpmd(exe, [(2, "0"), (1, "1")], [*args, "1", *auto]),
+                "split_by_file": mpmd(exe, [(2, "0"), (1, "1")],
+                                      [*args, "1", "--sgl-machine", str(layout)]),
             }
             res = experiment("speeds", exe, variants, a.runs, results)
             sections += ["## Unequal speeds: 3 ranks, two sharing core 0, one alone on core 1",
