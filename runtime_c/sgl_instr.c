@@ -9,10 +9,17 @@
  *     max child compute + g_scatter*h_s + g_bcast*h_b + g_gather*h_g + l
  * with g and l of the master's level read from a machine file written by
  * `sglc probe`, the compute times measured, and h the largest number of
- * bytes one child receives or sends.
+ * bytes one child receives or sends (for a scatter of split_by, the
+ * largest block's: the child with the largest weight).  Per master, each
+ * child's speed (child_speeds()), bytes received and compute time show
+ * how evenly a distribution loaded the children.
  */
 #define _POSIX_C_SOURCE 200809L
 #include "sgl_internal.h"
+#include "sgl_json.h"
+#include "sgl_speed.h"
+
+#include <errno.h>
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -89,80 +96,52 @@ int sgl_instr_option(const char *arg)
 }
 
 /* ------------------------------------------------------------------ */
-/* The machine file: a JSON object with "levels": [{"level": k, "l": ...,
- * "g_scatter": ..., "g_bcast": ..., "g_gather": ...}, ...].  Only those
- * keys are read. */
+/* The machine file (docs/machine-file.md): a JSON object with "levels":
+ * [{"level": k, "l": ..., "g_scatter": ..., "g_bcast": ..., "g_gather": ...},
+ * ...].  Only those keys are read here; a missing l or g is 0. */
 
-static bool json_number(const char *obj, const char *end, const char *key, double *out)
+static double member_num(const json_doc *d, const json_val *o, const char *key)
 {
-    char pat[64];
-    snprintf(pat, sizeof pat, "\"%s\"", key);
-    size_t n = strlen(pat);
-    for (const char *p = obj; p && p < end; p++) {
-        p = strstr(p, pat);
-        if (!p || p >= end) return false;
-        const char *q = p + n;
-        while (*q == ' ' || *q == '\t' || *q == '\n' || *q == '\r') q++;
-        if (*q != ':') continue;
-        char *stop;
-        double v = strtod(q + 1, &stop);
-        if (stop == q + 1) return false;
-        *out = v;
-        return true;
-    }
-    return false;
+    const json_val *v = json_get(d, o, key);
+    return v && v->kind == JSON_NUMBER ? v->num : 0;
 }
 
-static bool load_machine(const char *path)
+/* False, with the reason in why, if the file gives no level's parameters. */
+static bool load_machine(const char *path, char *why, size_t whylen)
 {
     FILE *f = fopen(path, "rb");
-    if (!f) return false;
-    size_t cap = 1 << 16, len = 0;
-    char *text = malloc(cap);
-    if (!text) {
-        fclose(f);
+    if (!f) {
+        snprintf(why, whylen, "%s", strerror(errno));
         return false;
     }
+    sgl_buf text = {0};
+    char chunk[4096];
     size_t got;
-    while ((got = fread(text + len, 1, cap - 1 - len, f)) > 0) {
-        len += got;
-        if (len == cap - 1) {
-            char *t = realloc(text, cap *= 2);
-            if (!t) break;
-            text = t;
-        }
-    }
-    text[len] = '\0';
+    while ((got = fread(chunk, 1, sizeof chunk, f)) > 0) sgl_buf_put(&text, chunk, got);
     fclose(f);
-    const char *lv = strstr(text, "\"levels\"");
+    sgl_buf_put(&text, "", 1);
+    json_doc doc;
+    char jwhy[160];
     bool any = false;
-    if (lv) {
-        const char *p = strchr(lv, '[');
-        while (p && (p = strchr(p, '{')) != NULL) {
-            /* the object's end: levels hold flat objects and a "fit" object */
-            int depth = 0;
-            const char *e = p;
-            for (; *e; e++) {
-                if (*e == '{') depth++;
-                if (*e == '}' && --depth == 0) break;
-            }
-            double level = -1, l = 0, gs = 0, gb = 0, gg = 0;
-            if (json_number(p, e, "level", &level) && level >= 0 && level < MAX_LEVELS) {
-                json_number(p, e, "l", &l);
-                json_number(p, e, "g_scatter", &gs);
-                json_number(p, e, "g_bcast", &gb);
-                json_number(p, e, "g_gather", &gg);
-                machine[(int)level] = (machine_level){true, l, {gs, gb, gg}};
-                any = true;
-            }
-            if (!*e) break;
-            p = e + 1;
-            const char *close = strchr(p, ']');
-            const char *next = strchr(p, '{');
-            if (close && (!next || close < next)) break;
-        }
+    if (!json_parse(text.data, &doc, jwhy, sizeof jwhy)) {
+        snprintf(why, whylen, "not valid JSON: %s", jwhy);
+        sgl_buf_free(&text);
+        return false;
     }
-    free(text);
+    const json_val *levels = json_get(&doc, &doc.vals[0], "levels");
+    for (int k = 0; levels && levels->kind == JSON_ARRAY && k < levels->n; k++) {
+        const json_val *o = json_item(&doc, levels, k);
+        const json_val *lv = json_get(&doc, o, "level");
+        if (!lv || lv->kind != JSON_NUMBER || lv->num < 0 || lv->num >= MAX_LEVELS) continue;
+        machine[(int)lv->num] = (machine_level){true, member_num(&doc, o, "l"),
+                                                {member_num(&doc, o, "g_scatter"),
+                                                 member_num(&doc, o, "g_bcast"),
+                                                 member_num(&doc, o, "g_gather")}};
+        any = true;
+    }
+    if (!any) snprintf(why, whylen, "no \"levels\" with a \"level\"");
+    json_free(&doc);
+    sgl_buf_free(&text);
     return any;
 }
 
@@ -187,8 +166,10 @@ void sgl_instr_start(const sgl_program *prog, int plevels, int nlevels, const ch
         fprintf(stderr, "sgl: out of memory (statistics)\n");
         exit(1);
     }
-    if ((sgl_instr & SGL_INSTR_PREDICT) && rank == 0 && !load_machine(predict_path))
-        fprintf(stderr, "sgl-predict: cannot read machine parameters from '%s'\n", predict_path);
+    char why[200];
+    if ((sgl_instr & SGL_INSTR_PREDICT) && rank == 0 && !load_machine(predict_path, why, sizeof why))
+        fprintf(stderr, "sgl-predict: cannot read machine parameters from '%s': %s\n", predict_path,
+                why);
 }
 
 void sgl_instr_step(const sgl_step_rec *r)
@@ -209,6 +190,237 @@ void sgl_instr_step(const sgl_step_rec *r)
             if (r->h[k] > a->hmax[k]) a->hmax[k] = r->h[k];
         }
     }
+}
+
+/* ---- per child of every master (the children's shares) ---- */
+
+typedef struct master_acc {
+    const sgl_node *node; /* NULL: an empty slot; after the reduction: unused */
+    char path[8 * MAX_LEVELS];
+    int depth, nk;
+    double count, wall;
+    double *speed, *recv, *compute; /* per child */
+} master_acc;
+
+static master_acc *masters; /* open addressing on the node's address */
+static int masters_cap, masters_n;
+
+static master_acc *master_new(master_acc *m, const sgl_node *n)
+{
+    m->node = n;
+    snprintf(m->path, sizeof m->path, "%s", n->path);
+    m->depth = n->depth;
+    m->nk = n->nchildren;
+    m->count = m->wall = 0;
+    m->speed = calloc((size_t)m->nk * 3, sizeof(double));
+    if (!m->speed) sgl_internal_error("out of memory (statistics)");
+    m->recv = m->speed + m->nk;
+    m->compute = m->recv + m->nk;
+    sgl_vec sp = sgl_child_speeds((sgl_node *)n);
+    for (int i = 0; i < m->nk && i < sp.len; i++) m->speed[i] = ((sgl_float *)sp.data)[i];
+    static const sgl_type vec_float = {SGL_T_VEC, &sgl_t_float};
+    sgl_vec_free(&vec_float, &sp);
+    masters_n++;
+    return m;
+}
+
+/* The record of master n (made on its first superstep); callers hold the lock. */
+static master_acc *master_of(const sgl_node *n)
+{
+    if (2 * (masters_n + 1) > masters_cap) {
+        int cap = masters_cap ? 2 * masters_cap : 64;
+        master_acc *t = calloc((size_t)cap, sizeof *t);
+        if (!t) sgl_internal_error("out of memory (statistics)");
+        for (int i = 0; i < masters_cap; i++) {
+            if (!masters[i].node) continue;
+            size_t h = ((uintptr_t)masters[i].node >> 4) % (size_t)cap;
+            while (t[h].node) h = (h + 1) % (size_t)cap;
+            t[h] = masters[i];
+        }
+        free(masters);
+        masters = t;
+        masters_cap = cap;
+    }
+    size_t h = ((uintptr_t)n >> 4) % (size_t)masters_cap;
+    while (masters[h].node && masters[h].node != n) h = (h + 1) % (size_t)masters_cap;
+    return masters[h].node ? &masters[h] : master_new(&masters[h], n);
+}
+
+void sgl_instr_children_in(sgl_node *n, const sgl_site *s, const sgl_arg *args)
+{
+    if (!accs || !(sgl_instr & SGL_INSTR_STATS)) return;
+    double b[SGL_MAX_OPS];
+    for (int j = 0; j < s->nops; j++)
+        b[j] = s->ops[j].kind == SGL_OP_BCAST ? (double)sgl_ser_size(s->ops[j].type, args[j].src) : 0;
+#ifdef SGL_USE_OMP
+#pragma omp critical(sgl_instr_lock)
+#endif
+    {
+        master_acc *m = master_of(n);
+        for (int j = 0; j < s->nops; j++) {
+            const sgl_op *op = &s->ops[j];
+            if (op->kind == SGL_OP_SCATTER) {
+                const sgl_vec *v = args[j].src;
+                size_t sz = sgl_sizeof(op->type);
+                for (int i = 0; i < m->nk && i < v->len; i++)
+                    m->recv[i] += (double)sgl_ser_size(op->type, (const char *)v->data + (size_t)i * sz);
+            } else if (op->kind == SGL_OP_BCAST) {
+                for (int i = 0; i < m->nk; i++) m->recv[i] += b[j];
+            }
+        }
+    }
+}
+
+void sgl_instr_children_out(sgl_node *n, const void *res, const sgl_step_rec *r)
+{
+    if (!accs || !(sgl_instr & SGL_INSTR_STATS)) return;
+    const sgl_child_result *cr = res;
+#ifdef SGL_USE_OMP
+#pragma omp critical(sgl_instr_lock)
+#endif
+    {
+        master_acc *m = master_of(n);
+        m->count += 1;
+        m->wall += r->t1 - r->t0;
+        for (int i = 0; i < m->nk; i++) m->compute[i] += cr[i].compute;
+    }
+}
+
+static int master_cmp(const void *a, const void *b)
+{
+    return sgl_path_cmp(((const master_acc *)a)->path, ((const master_acc *)b)->path);
+}
+
+/* Every process's master records onto rank 0, in depth-first order:
+ * masters[0 .. masters_n), compacted. */
+static void gather_masters(void)
+{
+    sgl_buf b = {0};
+    char num[8 * MAX_LEVELS + 128];
+    for (int k = 0; k < masters_cap; k++) {
+        master_acc *m = &masters[k];
+        if (!m->node) continue;
+        snprintf(num, sizeof num, "%s %d %d %.17g %.17g", m->path, m->depth, m->nk, m->count,
+                 m->wall);
+        sgl_buf_puts(&b, num);
+        for (int i = 0; i < m->nk; i++) {
+            snprintf(num, sizeof num, " %.17g %.17g %.17g", m->speed[i], m->recv[i], m->compute[i]);
+            sgl_buf_puts(&b, num);
+        }
+        sgl_buf_puts(&b, "\n");
+    }
+    sgl_buf_put(&b, "", 1);
+    char *all = b.data;
+#ifdef SGL_USE_MPI
+    int len = (int)b.len;
+    int *lens = NULL, *displs = NULL;
+    size_t total = 0;
+    if (my_rank == 0) {
+        lens = calloc((size_t)n_procs, sizeof *lens);
+        displs = calloc((size_t)n_procs, sizeof *displs);
+        if (!lens || !displs) sgl_internal_error("out of memory (statistics)");
+    }
+    MPI_CHECK(MPI_Gather(&len, 1, MPI_INT, lens, 1, MPI_INT, 0, MPI_COMM_WORLD));
+    all = NULL;
+    if (my_rank == 0) {
+        for (int i = 0; i < n_procs; i++) {
+            displs[i] = (int)total;
+            total += (size_t)lens[i];
+        }
+        all = malloc(total);
+        if (!all) sgl_internal_error("out of memory (statistics)");
+    }
+    MPI_CHECK(MPI_Gatherv(b.data, len, MPI_CHAR, all, lens, displs, MPI_CHAR, 0, MPI_COMM_WORLD));
+    if (my_rank == 0) /* each process's text ends with a NUL: make them one text */
+        for (size_t i = 0; i + 1 < total; i++)
+            if (all[i] == '\0') all[i] = '\n';
+    free(lens);
+    free(displs);
+#endif
+    if (my_rank == 0) {
+        /* parse the lines back into records (in place of this process's) */
+        int n = 0;
+        for (const char *p = all; *p; p++) n += *p == '\n';
+        master_acc *t = calloc((size_t)(n ? n : 1), sizeof *t);
+        if (!t) sgl_internal_error("out of memory (statistics)");
+        char *p = all;
+        int k = 0;
+        while (k < n && *p) {
+            while (*p == '\n') p++;
+            if (!*p) break;
+            master_acc *m = &t[k];
+            int used = 0;
+            if (sscanf(p, "%255s %d %d %lf %lf%n", m->path, &m->depth, &m->nk, &m->count,
+                       &m->wall, &used) != 5)
+                break;
+            p += used;
+            m->speed = calloc((size_t)(m->nk ? m->nk : 1) * 3, sizeof(double));
+            if (!m->speed) sgl_internal_error("out of memory (statistics)");
+            m->recv = m->speed + m->nk;
+            m->compute = m->recv + m->nk;
+            for (int i = 0; i < m->nk; i++) {
+                m->speed[i] = strtod(p, &p);
+                m->recv[i] = strtod(p, &p);
+                m->compute[i] = strtod(p, &p);
+            }
+            k++;
+        }
+        qsort(t, (size_t)k, sizeof *t, master_cmp);
+        for (int i = 0; i < masters_cap; i++)
+            if (masters[i].node) free(masters[i].speed);
+        free(masters);
+        masters = t;
+        masters_n = k;
+    }
+#ifdef SGL_USE_MPI
+    free(all);
+#endif
+    sgl_buf_free(&b);
+}
+
+#define SUMMARY_MASTERS 16 /* masters in the summary on stderr; the JSON file has all */
+
+static void write_children(FILE *f)
+{
+    if (!f) {
+        fprintf(stderr, "sgl-stats: %-12s %5s %8s %7s %12s %7s %12s %7s  (speeds: %s)\n",
+                "children of", "child", "speed", "speed%", "recv B", "recv%", "compute s", "busy%",
+                sgl_speed_source() ? sgl_speed_source() : "worker counts");
+    } else {
+        fprintf(f, ",\n  \"speeds\": \"%s\",\n  \"masters\": [",
+                sgl_speed_source() ? (strcmp(sgl_speed_source(), "auto") ? "machine" : "auto")
+                                   : "workers");
+    }
+    for (int k = 0; k < masters_n; k++) {
+        master_acc *m = &masters[k];
+        double ssum = 0, rsum = 0;
+        for (int i = 0; i < m->nk; i++) {
+            ssum += m->speed[i];
+            rsum += m->recv[i];
+        }
+        if (f) {
+            fprintf(f, "%s\n    {\"node\": \"%s\", \"level\": %d, \"supersteps\": %.0f, "
+                       "\"time\": %.9g, \"children\": [",
+                    k ? "," : "", m->path, m->depth, m->count, m->wall);
+            for (int i = 0; i < m->nk; i++)
+                fprintf(f, "%s\n      {\"child\": %d, \"speed\": %.9g, \"recv_bytes\": %.0f, "
+                           "\"compute\": %.9g}",
+                        i ? "," : "", i, m->speed[i], m->recv[i], m->compute[i]);
+            fprintf(f, "]}");
+            continue;
+        }
+        if (k == SUMMARY_MASTERS) {
+            fprintf(stderr, "sgl-stats: ... %d more masters (all of them: --sgl-stats=FILE.json)\n",
+                    masters_n - k);
+            break;
+        }
+        for (int i = 0; i < m->nk; i++)
+            fprintf(stderr, "sgl-stats: %-12s %5d %8.4g %7.1f %12.0f %7.1f %12.6f %7.1f\n",
+                    i ? "" : m->path, i, m->speed[i], ssum > 0 ? 100 * m->speed[i] / ssum : 0,
+                    m->recv[i], rsum > 0 ? 100 * m->recv[i] / rsum : 0, m->compute[i],
+                    m->wall > 0 ? 100 * m->compute[i] / m->wall : 0);
+    }
+    if (f) fprintf(f, "\n  ]");
 }
 
 static const char *transport(int level)
@@ -303,8 +515,10 @@ static void write_stats(double total)
                 t.cmax, t.cmean, imb);
         first = false;
     }
+    if (f) fprintf(f, "\n  ]");
+    write_children(f);
     if (f) {
-        fprintf(f, "\n  ]\n}\n");
+        fprintf(f, "\n}\n");
         fclose(f);
     }
 }
@@ -462,6 +676,7 @@ void sgl_instr_finish(void)
     if (sgl_instr & SGL_INSTR_TRACE) write_trace();
     if (!(sgl_instr & (SGL_INSTR_STATS | SGL_INSTR_PREDICT))) return;
     reduce_accs();
+    if (sgl_instr & SGL_INSTR_STATS) gather_masters();
     if (my_rank != 0) return;
     if (sgl_instr & SGL_INSTR_STATS) write_stats(total);
     if (sgl_instr & SGL_INSTR_PREDICT) write_predict();

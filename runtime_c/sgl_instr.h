@@ -42,6 +42,14 @@ void sgl_instr_start(const sgl_program *prog, int plevels, int nlevels, const ch
                      int nprocs, int rank);
 void sgl_instr_step(const sgl_step_rec *r);
 
+/* The children of master n in one superstep (--sgl-stats): at its start,
+ * what each child receives (sgl_instr_children_in, before the scatter's
+ * elements are handed over); at its end, each child's compute time
+ * (res: one result per child, sgl_internal.h) and the superstep's wall
+ * time. */
+void sgl_instr_children_in(sgl_node *n, const sgl_site *s, const sgl_arg *args);
+void sgl_instr_children_out(sgl_node *n, const void *res, const sgl_step_rec *r);
+
 /* Timeline: one track per node. */
 typedef struct sgl_track sgl_track;
 sgl_track *sgl_trace_track(const char *path);

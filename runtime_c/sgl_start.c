@@ -11,6 +11,7 @@
  */
 #define _POSIX_C_SOURCE 200809L
 #include "sgl_internal.h"
+#include "sgl_speed.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -36,7 +37,7 @@ static void read_options(int argc, char **argv, run_options *o)
     o->bad = NULL;
     o->args = malloc(((size_t)argc + 1) * sizeof *o->args);
     if (!o->args) sgl_internal_error("out of memory");
-    int nargs = 0;
+    int nargs = 0, speed;
     for (int i = 1; i < argc; i++) {
         if (strncmp(argv[i], "--sgl-", 6) != 0) {
             o->args[nargs++] = argv[i];
@@ -44,6 +45,8 @@ static void read_options(int argc, char **argv, run_options *o)
             o->shape_text = argv[++i];
         } else if (strncmp(argv[i], "--sgl-shape=", 12) == 0) {
             o->shape_text = argv[i] + 12;
+        } else if ((speed = sgl_speed_option(argc, argv, &i)) != 0) {
+            if (speed < 0) o->bad = argv[i];
         } else if (sgl_instr_option(argv[i]) <= 0) {
             o->bad = argv[i];
         }
@@ -55,7 +58,8 @@ static void read_options(int argc, char **argv, run_options *o)
 static void option_error(const char *bad)
 {
     fprintf(stderr, "%s: runtime error: unknown or malformed runtime option '%s' (known: --sgl-shape S, "
-            "--sgl-stats[=FILE.json], --sgl-trace=FILE.json, --sgl-predict=MACHINE.json)\n",
+            "--sgl-stats[=FILE.json], --sgl-trace=FILE.json, --sgl-predict=MACHINE.json, "
+            "--sgl-speeds=auto|auto:MS|workers, --sgl-machine FILE)\n",
             sgl_prog->file, bad);
 }
 
@@ -535,6 +539,10 @@ int sgl_run(int argc, char **argv, const sgl_program *prog)
     sgl_node *chain = build_tree(&m);
     sgl_node *top = &chain[m.j0];
     sgl_tree_start(top);
+    if (!sgl_speed_start(top, m.rank)) {
+        sgl_mpi_finalize();
+        return 1;
+    }
     if (sgl_instr) {
         sgl_make_tracks(top);
         sgl_mpi_barrier();

@@ -29,6 +29,7 @@
  */
 #define _GNU_SOURCE /* pthread_getattr_np */
 #include "sgl_internal.h"
+#include "sgl_speed.h"
 
 #include <limits.h>
 #include <pthread.h>
@@ -86,11 +87,15 @@ sgl_int sgl_q_nworkers(const sgl_node *n) { return n->nworkers; }
 
 sgl_vec sgl_child_speeds(sgl_node *n)
 {
-    /* the default speeds: the workers of each child's subtree */
+    /* measured speeds (--sgl-speeds=auto, --sgl-machine: sgl_speed.c), or
+     * the default: the workers of each child's subtree (the tree's
+     * description knows them, local children or remote) */
     static const sgl_type vec_float = {SGL_T_VEC, &sgl_t_float};
     sgl_vec r = sgl_vec_new(&vec_float, n->nchildren, 0, 0);
+    sgl_float *s = r.data;
+    if (sgl_speed_children(n, s)) return r;
     for (int i = 0; i < n->nchildren; i++)
-        ((sgl_float *)r.data)[i] = (sgl_float)n->shape->nworkers[n->shape->first[n->id] + i];
+        s[i] = (sgl_float)n->shape->nworkers[n->shape->first[n->id] + i];
     return r;
 }
 
@@ -415,6 +420,7 @@ static void step_begin(sgl_node *n, const sgl_site *s, sgl_arg *args, sgl_step_r
             rec->h[1] += b;
         }
     }
+    sgl_instr_children_in(n, s, args);
 }
 
 static void step_end(sgl_node *n, const sgl_site *s, sgl_arg *args, const sgl_child_result *res,
@@ -431,6 +437,7 @@ static void step_end(sgl_node *n, const sgl_site *s, sgl_arg *args, const sgl_ch
             count_elements(op->type, args[j].dst, &rec->bytes[2], &rec->h[2]);
     }
     sgl_instr_step(rec);
+    sgl_instr_children_out(n, res, rec);
     sgl_trace_span(n->track, "superstep", s, rec->t0, rec->t1);
 }
 

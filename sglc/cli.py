@@ -3,7 +3,7 @@
     sglc prog.sgl -o prog        compile (the main form)
     sglc check prog.sgl ...      parse and check only
     sglc run prog.sgl -np 2      compile into a cache and run (mpirun for np > 1)
-    sglc probe -np 2 -o m.json   measure the machine's l, g, r per level
+    sglc probe -np 2 -o m.json   measure the machine's l, g, r per level and its workers' speeds
     sglc cost prog.sgl           symbolic cost of every superstep
     sglc fmt prog.sgl ...        rewrite in the canonical layout (--check, --diff)
 
@@ -440,7 +440,10 @@ def _check_run_hosts(hostfile: str | None, hosts: str | None, target: str) -> No
 @_debug_opt
 def probe_cmd(nprocs: int, threads: int, shape: str | None, output: str, quick: bool,
               target: str | None, verbose: bool, debug: bool) -> None:
-    """Measure l, g and r of every level of the machine tree (docs/cost-model.md)."""
+    """Measure l, g, r per level and each worker's speed (docs/machine-file.md).
+
+    Writes the machine file that --sgl-predict=FILE and --sgl-machine FILE read
+    (docs/cost-model.md)."""
     from . import probe
 
     tgt = target or ("mpi" if nprocs > 1 else default_target())

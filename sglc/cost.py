@@ -9,7 +9,8 @@ sglc/passes/fuse.py), then an indented line of notes:
 The cost of one superstep is W + g_scatter*h_s + g_bcast*h_b + g_gather*h_g + l,
 with g and l those of the level of the master running it (`sglc probe`), W the
 slowest child's work and h the largest number of bytes one child receives
-(scatter, bcast) or sends (gather), serialized as the runtime sends it (8 bytes
+(scatter, bcast) or sends (gather; for a scatter of split_by(v, w), the block of
+the largest weight), serialized as the runtime sends it (8 bytes
 per int or float, 1 per bool, 8 for each vector's length; sglc/rtconst.py
 reads these sizes from runtime_c/sgl.h).  Terms whose size the compiler
 cannot derive print as `unknown(EXPR: TYPE)`.  See docs/cost-model.md.
@@ -123,6 +124,11 @@ class _FuncCost:
             vid for vid, vals in assigned.items()
             if all(isinstance(v, ir.Query) and v.name == "nchildren" for v in vals)
         }
+        # ... and those whose every assignment is `child_speeds()`
+        self.s_vars = {
+            vid for vid, vals in assigned.items()
+            if all(isinstance(v, ir.Builtin) and v.name == "child_speeds" for v in vals)
+        }
 
     def is_p(self, e: ir.Expr) -> str | None:
         """'p' if e denotes nchildren at the master's level, with a note."""
@@ -147,6 +153,10 @@ class _FuncCost:
                 if note not in notes:
                     notes.append(note)
                 return f"({esize}*len({expr_text(v)})/p + {LEN_SIZE})"
+        if op.kind == ir.SCATTER and isinstance(op.src, ir.Builtin) and op.src.name == "split_by":
+            h = self._split_by_term(op, notes)
+            if h is not None:
+                return h
         if op.kind == ir.BCAST and isinstance(op.src, ir.VarRef):
             esize = elem_size(_elem_type(op.ty)) if op.ty is not None else None
             if esize is not None:
@@ -154,6 +164,29 @@ class _FuncCost:
         what = op.src if op.kind != ir.GATHER else op.action.expr
         text = expr_text(what) if what is not None else "?"
         return f"unknown({text}: {op.ty})"
+
+    def _split_by_term(self, op: ir.Op, notes: list[str]) -> str | None:
+        """split_by(v, w): block i has len(v)*w[i]/sum(w) elements (brief §8), so the
+        largest message is the block of the largest weight."""
+        assert isinstance(op.src, ir.Builtin)
+        v, w = op.src.args
+        esize = elem_size(_elem_type(op.ty)) if op.ty is not None else None
+        if esize is None:
+            return None
+        var = isinstance(w, ir.VarRef) and id(w.var) in self.s_vars
+        speeds = var or (isinstance(w, ir.Builtin) and w.name == "child_speeds")
+        wname = "s" if speeds else expr_text(w)
+        if speeds:
+            named = var and w.var.name != "s"
+            sname = f"s = {w.var.name} = child_speeds()" if named else "s = child_speeds()"
+            note = (f"{sname}: child i gets len(v)*s[i]/sum(s) elements; balanced: for a cost "
+                    "per element, every child takes W1*len(v)/sum(s) (W1: one element on a "
+                    "worker of speed 1)")
+        else:
+            note = f"split_by: child i gets len(v)*w[i]/sum(w) elements, w = {wname}"
+        if note not in notes:
+            notes.append(note)
+        return f"({esize}*len({expr_text(v)})*max({wname})/sum({wname}) + {LEN_SIZE})"
 
     def site(self, st: ir.Superstep) -> SiteCost:
         site = st.site

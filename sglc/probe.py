@@ -8,14 +8,19 @@ the requested shape and turns its output into a machine file:
                  "g_scatter": s/B, "g_bcast": s/B, "g_gather": s/B,
                  "fit": {"scatter": {"r2": .., "intercept": s, "points": [[h, t], ...]},
                          "bcast": {...}, "gather": {...}}}, ...],
-     "r": flop/s}
+     "r": flop/s,
+     "worker_paths": ["0.0.0", ...], "worker_speeds": [1.0, ...], "speed_window_s": s}
 
 l is the median time of an empty superstep (`pardo {}`) at that level, run
 after 3 ms of work on the master as in programs (l_back_to_back: supersteps
 one after the other, while idle threads still spin); each
 g is the slope of a least-squares fit of the median superstep time against
 h, the bytes one child receives (scatter, bcast) or sends (gather); r is a
-worker's rate on a DAXPY loop.  See docs/cost-model.md.
+worker's rate on a DAXPY loop.  worker_speeds are the workers' relative
+speeds (the fastest is 1), in depth-first order, as the runtime measures them
+with --sgl-speeds=auto:MS (the program runs with it) and child_speeds()
+reports them; --sgl-machine FILE gives them back to a program.  See
+docs/cost-model.md and docs/machine-file.md.
 """
 
 from __future__ import annotations
@@ -49,14 +54,17 @@ class Settings:
     max_ints: int
     daxpy_n: int
     daxpy_reps: int
+    speed_ms: int  # the calibration window of --sgl-speeds=auto:MS
 
     def args(self) -> list[str]:
         return [str(x) for x in (self.lreps, self.reps, self.nsizes, self.max_ints,
                                  self.daxpy_n, self.daxpy_reps)]
 
 
-FULL = Settings(lreps=300, reps=21, nsizes=9, max_ints=4_194_304, daxpy_n=1_000_000, daxpy_reps=7)
-QUICK = Settings(lreps=30, reps=5, nsizes=4, max_ints=32768, daxpy_n=100_000, daxpy_reps=3)
+FULL = Settings(lreps=300, reps=21, nsizes=9, max_ints=4_194_304, daxpy_n=1_000_000, daxpy_reps=7,
+                speed_ms=300)
+QUICK = Settings(lreps=30, reps=5, nsizes=4, max_ints=32768, daxpy_n=100_000, daxpy_reps=3,
+                 speed_ms=30)
 
 
 def probe_source() -> str:
@@ -112,13 +120,32 @@ def fit_line(points: list[tuple[float, float]]) -> tuple[float, float, float]:
     return g, a, r2
 
 
+def worker_path(indices: str) -> str:
+    """'[0, 2]' (the child indices printed by probe.sgl) -> '0.0.2'."""
+    inner = indices.strip().removeprefix("[").removesuffix("]")
+    return ".".join(["0", *(x.strip() for x in inner.split(",") if x.strip())])
+
+
+def parse_speeds(text: str) -> tuple[list[str], list[float]]:
+    """The `sgl-probe speed [I, J] SPEED` lines: worker paths and speeds, in order."""
+    paths: list[str] = []
+    speeds: list[float] = []
+    for line in text.splitlines():
+        if line.startswith("sgl-probe speed "):
+            rest = line.removeprefix("sgl-probe speed ")
+            indices, _, speed = rest.rpartition(" ")
+            paths.append(worker_path(indices))
+            speeds.append(float(speed))
+    return paths, speeds
+
+
 def parse_output(text: str) -> tuple[dict[int, dict], float]:
     """The probe program's lines: per level {children, l, points{op: [(h, t)]}}, and r."""
     levels: dict[int, dict] = {}
     rate = math.nan
     for line in text.splitlines():
         f = line.split()
-        if len(f) < 3 or f[0] != "sgl-probe":
+        if len(f) < 3 or f[0] != "sgl-probe" or f[1] == "speed":
             continue
         if f[1] == "r":
             rate = float(f[2])
@@ -135,7 +162,8 @@ def parse_output(text: str) -> tuple[dict[int, dict], float]:
     return levels, rate
 
 
-def build_machine(text: str, shape: str, nprocs: int, threads: int, target: str) -> dict:
+def build_machine(text: str, shape: str, nprocs: int, threads: int, target: str,
+                  speed_ms: int = FULL.speed_ms) -> dict:
     levels, rate = parse_output(text)
     if not levels and math.isnan(rate):
         raise ProbeError("the probe program printed no measurements")
@@ -155,8 +183,12 @@ def build_machine(text: str, shape: str, nprocs: int, threads: int, target: str)
                         "points": [[h, t] for h, t in pts]}
         entry["fit"] = fits
         out.append(entry)
+    paths, speeds = parse_speeds(text)
+    if not speeds:
+        raise ProbeError("the probe program printed no worker speeds")
     return {"sglc_machine": 1, "shape": shape, "nprocs": nprocs, "threads": threads,
-            "target": target, "levels": out, "r": rate}
+            "target": target, "levels": out, "r": rate,
+            "worker_paths": paths, "worker_speeds": speeds, "speed_window_s": speed_ms / 1000}
 
 
 def summary(machine: dict) -> str:
@@ -169,6 +201,9 @@ def summary(machine: dict) -> str:
         lines.append(f"  {lv['level']:>5} {lv['transport']:<9} {lv['children']:>8} "
                      f"{lv['l'] * 1e6:10.2f} {lv['l_back_to_back'] * 1e6:7.2f} {gs}")
     lines.append(f"  r = {machine['r'] / 1e6:.1f} Mflop/s per worker (DAXPY)")
+    pairs = [f"{p} {s:g}" for p, s in zip(machine["worker_paths"], machine["worker_speeds"])]
+    shown = ", ".join(pairs[:16]) + (f", ... ({len(pairs)} workers)" if len(pairs) > 16 else "")
+    lines.append(f"  worker speeds (the fastest is 1): {shown}")
     return "\n".join(lines) + "\n"
 
 
@@ -192,7 +227,8 @@ def run_probe(nprocs: int, threads: int, shape: str | None, quick: bool, target:
         src.write_text(probe_source(), encoding="utf-8")
         exe = Path(tmp) / "probe"
         compile_fn(str(src), exe)
-        cmd = launch_command(str(exe), nprocs, threads, shape, settings.args())
+        cmd = launch_command(str(exe), nprocs, threads, shape,
+                             [*settings.args(), f"--sgl-speeds=auto:{settings.speed_ms}"])
         if nprocs > 1 and "--oversubscribe" not in cmd:
             cmd.insert(cmd.index("--bind-to"), "--oversubscribe")
         env = dict(os.environ, OMP_NUM_THREADS=str(threads))
@@ -208,7 +244,7 @@ def run_probe(nprocs: int, threads: int, shape: str | None, quick: bool, target:
         if proc.returncode != 0:
             raise ProbeError(f"the probe program failed (exit {proc.returncode}):\n"
                              + (proc.stderr or proc.stdout).strip())
-    return build_machine(proc.stdout, shape, nprocs, threads, target)
+    return build_machine(proc.stdout, shape, nprocs, threads, target, settings.speed_ms)
 
 
 def write_machine(machine: dict, path: str) -> None:
