@@ -81,6 +81,9 @@ def default_shape(nprocs: int, threads: int) -> str:
 def parse_shape(shape: str) -> list[int]:
     if shape == "0":
         return []
+    if "[" in shape:
+        raise ValueError(f"sglc probe measures regular shapes only (one count per level, "
+                         f"e.g. 2x2x3): '{shape}' is uneven")
     try:
         levels = [int(x) for x in shape.lower().split("x")]
     except ValueError:
