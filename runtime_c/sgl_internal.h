@@ -127,8 +127,8 @@ struct sgl_node {
 #ifdef SGL_USE_MPI
     MPI_Comm comm_down; /* to the children (this node is rank 0) */
     MPI_Comm comm_up;   /* to the master, for a node run by sgl_mpi_serve */
-    sgl_buf *msgs;      /* the commands of the last superstep, reused */
-    int msgs_cap;
+    struct sgl_mpi_state *mpi; /* the transport's buffers, kept from one
+                                  superstep to the next (sgl_mpi.c) */
 #endif
     jmp_buf *boundary;
     char *errmsg;   /* the failure being raised; NULL: a cancellation */
@@ -172,6 +172,34 @@ extern const sgl_transport sgl_transport_local;
 #ifdef SGL_USE_MPI
 extern const sgl_transport sgl_transport_mpi;
 #endif
+
+/* ---- what crosses ranks (sgl_ser.c; used by sgl_mpi.c) ----
+ * A value sent between processes is one byte string (sgl_ser's format)
+ * plus, for the vectors of numbers whose elements take min_oob bytes or
+ * more, a list of byte ranges ("pieces") that travel as they lie in
+ * memory, in depth-first order: the string holds -(len + 1) where such a
+ * vector's length would be, and no elements.  The transport sends all the
+ * pieces of a message together (sgl_mpi.c: one MPI message per GiB, with
+ * a derived datatype), so a nested vector costs one message, not one per
+ * row.  Adjacent ranges are merged (the rows of split(v, k) or of slices
+ * of one vector are sent as one block, from v's storage). */
+typedef struct sgl_pieces {
+    char **ptr;
+    size_t *len;
+    int64_t n, cap;
+    size_t bytes; /* sum of len */
+} sgl_pieces;
+void sgl_pieces_add(sgl_pieces *l, char *p, size_t n);
+void sgl_pieces_clear(sgl_pieces *l); /* empty it (keeps its storage) */
+void sgl_pieces_free(sgl_pieces *l);
+/* Serialize *v into b, adding the elements of its large vectors of
+ * numbers to l instead of b. */
+void sgl_ser_oob(sgl_buf *b, const sgl_type *t, const void *v, size_t min_oob, sgl_pieces *l);
+/* Read one value written by sgl_ser_oob from p into *out (allocating);
+ * the storage of each large vector, left unfilled, is added to l, to be
+ * received into in order.  Returns the position after the value. */
+const char *sgl_deser_oob(const char *p, const sgl_type *t, void *out, sgl_pieces *l);
+/* ---- end of what crosses ranks ---- */
 
 /* ------------------------------------------------------------------ */
 /* State of the run                                                     */
