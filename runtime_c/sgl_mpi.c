@@ -120,13 +120,6 @@ static struct sgl_mpi_state *mpi_state(sgl_node *n)
     return st;
 }
 
-/* Start a string: room for its length, filled in by msg_isend. */
-static void msg_begin(sgl_buf *b)
-{
-    b->len = 0;
-    put_i64(b, 0);
-}
-
 /* Post the sends of the pieces of l (after their string). */
 static void pieces_transfer(const sgl_pieces *l, int peer, MPI_Comm comm, req_list *reqs)
 {
@@ -186,6 +179,13 @@ static void msg_isend(mpi_peer *p, int dest, int tag, MPI_Comm comm, req_list *r
 {
     int64_t len = (int64_t)p->out.len;
     memcpy(p->out.data, &len, sizeof len);
+    if (p->out.len <= FIRST && p->oob.bytes == 0) {
+        /* one short message: sent eagerly by MPI, and the receiver is
+         * waiting for it anyway (a child for its command, a master for
+         * the report of a child it has sent the command) */
+        MPI_CHECK(MPI_Send(p->out.data, (int)p->out.len, MPI_BYTE, dest, tag, comm));
+        return;
+    }
     size_t first = p->out.len < FIRST ? p->out.len : FIRST;
     MPI_CHECK(MPI_Isend(p->out.data, (int)first, MPI_BYTE, dest, tag, comm, req_new(reqs)));
     if (p->out.len > FIRST)
@@ -246,10 +246,9 @@ static void mpi_send_commands(sgl_node *n, struct sgl_mpi_state *st, const sgl_s
         mpi_peer *p = &st->kid[i];
         sgl_buf *b = &p->out;
         sgl_pieces_clear(&p->oob);
-        msg_begin(b);
-        put_i64(b, s->id);
-        put_i64(b, k.depth);
-        put_i64(b, k.uid);
+        int64_t head[4] = {0, s->id, k.depth, k.uid}; /* the length is filled in by msg_isend */
+        b->len = 0;
+        sgl_buf_put(b, head, sizeof head);
         for (int j = 0; j < s->nops; j++) {
             const sgl_op *op = &s->ops[j];
             if (op->kind == SGL_OP_SCATTER) {
@@ -311,13 +310,17 @@ static void mpi_decode_inputs(MPI_Comm comm, const sgl_site *s, mpi_peer *up, sg
 static void mpi_pack_result(sgl_buf *b, const sgl_site *s, const sgl_child_result *r,
                             void **out, sgl_pieces *l)
 {
-    msg_begin(b);
-    put_i64(b, r->failed_op);
-    sgl_buf_put(b, &r->compute, sizeof r->compute);
     size_t mlen = r->msg ? strlen(r->msg) : 0;
-    put_i64(b, (int64_t)mlen);
+    struct {
+        int64_t len, failed_op;
+        double compute;
+        int64_t mlen;
+    } head = {0, r->failed_op, r->compute, (int64_t)mlen}; /* len: filled in by msg_isend */
+    b->len = 0;
+    sgl_buf_put(b, &head, sizeof head);
     if (mlen) sgl_buf_put(b, r->msg, mlen);
-    for (int j = 0; j < s->nops; j++) put_i64(b, (int64_t)r->seg_end[j]);
+    _Static_assert(sizeof r->seg_end[0] == sizeof(int64_t), "output segments travel as int64");
+    sgl_buf_put(b, r->seg_end, (size_t)s->nops * sizeof r->seg_end[0]);
     size_t total = s->nops ? r->seg_end[s->nops - 1] : 0;
     if (total) sgl_buf_put(b, r->out, total);
     for (int j = 0; j < s->nops; j++) {
