@@ -182,7 +182,9 @@ extern const sgl_transport sgl_transport_mpi;
  * pieces of a message together (sgl_mpi.c: one MPI message per GiB, with
  * a derived datatype), so a nested vector costs one message, not one per
  * row.  Adjacent ranges are merged (the rows of split(v, k) or of slices
- * of one vector are sent as one block, from v's storage). */
+ * of one vector are sent as one block, from v's storage), and the
+ * receiver lays the long rows of a [[T]] (T a number or bool) out as
+ * adjacent views of one buffer, so that they arrive in one block. */
 typedef struct sgl_pieces {
     char **ptr;
     size_t *len;
@@ -196,7 +198,7 @@ void sgl_pieces_free(sgl_pieces *l);
  * numbers to l instead of b. */
 void sgl_ser_oob(sgl_buf *b, const sgl_type *t, const void *v, size_t min_oob, sgl_pieces *l);
 /* Read one value written by sgl_ser_oob from p into *out (allocating);
- * the storage of each large vector, left unfilled, is added to l, to be
+ * the storage of the large vectors, left unfilled, is added to l, to be
  * received into in order.  Returns the position after the value. */
 const char *sgl_deser_oob(const char *p, const sgl_type *t, void *out, sgl_pieces *l);
 /* ---- end of what crosses ranks ---- */

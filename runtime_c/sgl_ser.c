@@ -202,6 +202,48 @@ void sgl_ser_oob(sgl_buf *b, const sgl_type *t, const void *v, size_t min_oob, s
         sgl_ser_oob(b, et, &e[i], min_oob, l);
 }
 
+/* The n rows of a [[T]], T a number or bool, into e: the out-of-band
+ * rows become adjacent views of one new buffer, received as one piece
+ * (one contiguous receive; MPI is slow to receive into many blocks). */
+static const char *deser_rows(const char *p, const sgl_type *rt, sgl_vec *e, int64_t n,
+                              sgl_pieces *l)
+{
+    size_t esz = sgl_sizeof(rt->elem);
+    int64_t total = 0;
+    const char *q = p;
+    for (int64_t i = 0; i < n; i++) {
+        int64_t len;
+        memcpy(&len, q, sizeof len);
+        q += sizeof len;
+        if (len < 0)
+            total += -len - 1;
+        else
+            q += (size_t)len * (rt->elem->kind == SGL_T_BOOL ? SGL_SER_BOOL_SIZE : esz);
+    }
+    sgl_vec all = {NULL, 0, NULL};
+    if (total > 0) {
+        all = sgl_vec_new_uninit(rt, total, 0, 0);
+        sgl_pieces_add(l, all.data, (size_t)total * esz);
+    }
+    int64_t at = 0;
+    for (int64_t i = 0; i < n; i++) {
+        int64_t len;
+        memcpy(&len, p, sizeof len);
+        if (len >= 0) {
+            p = sgl_deser(p, rt, &e[i]);
+            continue;
+        }
+        p += sizeof len;
+        len = -len - 1;
+        e[i] = sgl_vec_copy(rt, &all);
+        e[i].data = (char *)all.data + (size_t)at * esz;
+        e[i].len = len;
+        at += len;
+    }
+    sgl_vec_free(rt, &all);
+    return p;
+}
+
 const char *sgl_deser_oob(const char *p, const sgl_type *t, void *out, sgl_pieces *l)
 {
     if (is_flat(t))
@@ -223,8 +265,12 @@ const char *sgl_deser_oob(const char *p, const sgl_type *t, void *out, sgl_piece
     if (len > 0) {
         v = sgl_vec_new(t, len, 0, 0);
         sgl_vec *e = v.data;
-        for (int64_t i = 0; i < len; i++)
-            p = sgl_deser_oob(p, et, &e[i], l);
+        if (et->elem->kind != SGL_T_VEC) {
+            p = deser_rows(p, et, e, len, l);
+        } else {
+            for (int64_t i = 0; i < len; i++)
+                p = sgl_deser_oob(p, et, &e[i], l);
+        }
     }
     *(sgl_vec *)out = v;
     return p;
