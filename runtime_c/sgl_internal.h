@@ -178,20 +178,26 @@ extern const sgl_transport sgl_transport_mpi;
  * plus, for the vectors of numbers whose elements take min_oob bytes or
  * more, a list of byte ranges ("pieces") that travel as they lie in
  * memory, in depth-first order: the string holds -(len + 1) where such a
- * vector's length would be, and no elements.  The transport sends all the
- * pieces of a message together (sgl_mpi.c: one MPI message per GiB, with
- * a derived datatype), so a nested vector costs one message, not one per
- * row.  Adjacent ranges are merged (the rows of split(v, k) or of slices
+ * vector's length would be, and no elements.  The transport sends the
+ * pieces of one value together (sgl_mpi.c: one MPI message per value and
+ * GiB; sgl_pieces_cut between values), so a nested vector costs one
+ * message, not one per row.  Adjacent ranges are merged (the rows of split(v, k) or of slices
  * of one vector are sent as one block, from v's storage), and the
  * receiver lays the long rows of a [[T]] (T a number or bool) out as
  * adjacent views of one buffer, so that they arrive in one block. */
 typedef struct sgl_pieces {
     char **ptr;
     size_t *len;
+    int64_t *msg; /* per piece: its message (pieces of one value share one) */
     int64_t n, cap;
     size_t bytes; /* sum of len */
+    int64_t cur;  /* the message of the next piece */
 } sgl_pieces;
+/* Add the range p[0..n) (p NULL: a placeholder, pointed later); merged
+ * with the last piece if it continues it in the same message. */
 void sgl_pieces_add(sgl_pieces *l, char *p, size_t n);
+/* The pieces added from now on go into a new message. */
+void sgl_pieces_cut(sgl_pieces *l);
 void sgl_pieces_clear(sgl_pieces *l); /* empty it (keeps its storage) */
 void sgl_pieces_free(sgl_pieces *l);
 /* Serialize *v into b, adding the elements of its large vectors of

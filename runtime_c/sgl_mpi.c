@@ -54,13 +54,15 @@ static void *xrealloc(void *p, size_t n)
  * vectors (sgl_internal.h).  The receiver always posts a receive of
  * FIRST bytes into a buffer it keeps (no MPI_Probe, no allocation); a
  * longer string sends its first FIRST bytes under the message's tag and
- * the rest as one TAG_DATA message.  Then come the pieces, all of them
- * in one TAG_DATA message per OOB_CHUNK bytes of their concatenation,
- * sent from and received into the vectors' own storage with a derived
- * datatype (MPI_Type_create_hindexed over absolute addresses), so that
- * MPI's copy is the only one and a nested vector costs one message.
- * Both sides know the pieces' lengths (the receiver reads them in the
- * string), so they cut the same messages. */
+ * the rest as one TAG_DATA message.  Then come the pieces: one TAG_DATA
+ * message per value (scatter element, bcast value, gathered value) and
+ * OOB_CHUNK bytes, sent from and received into the vectors' own storage
+ * when they are one block (a flat vector, the rows of split(v, k) or of
+ * slices of one vector, the rows of a [[T]] on the receiving side), so
+ * that MPI's copy is the only one; a nested vector costs one message, not
+ * one per row.  Both sides know the pieces' lengths (the receiver reads
+ * them in the string) and cut the values at the same places, so they cut
+ * the same messages. */
 enum { TAG_CMD = 11, TAG_REPORT = 12, TAG_DATA = 13 };
 #define FIRST ((size_t)4096)
 #define OOB_MIN ((size_t)8 << 10)
@@ -120,58 +122,61 @@ static struct sgl_mpi_state *mpi_state(sgl_node *n)
     return st;
 }
 
-/* Post the sends of the pieces of l (after their string). */
+/* Send (reqs non-NULL: post the sends) or receive the pieces of l: one
+ * message per value (pieces of one message id) and OOB_CHUNK bytes.  A
+ * message of one block travels from or into that block; one of several
+ * blocks (rows that do not lie next to each other) is packed into or
+ * unpacked from a staging buffer, since MPI moves a non-contiguous
+ * datatype fragment by fragment, far slower than one contiguous block. */
 static void pieces_transfer(const sgl_pieces *l, int peer, MPI_Comm comm, req_list *reqs)
 {
-    if (l->bytes == 0) return;
     int64_t k = 0;   /* current piece */
     size_t off = 0;  /* bytes of it already covered */
-    int cap = 0;
-    int *blen = NULL;
-    MPI_Aint *disp = NULL;
     while (k < l->n) {
-        /* one message: up to OOB_CHUNK bytes from piece k, offset off */
-        size_t room = OOB_CHUNK;
+        /* the message: from piece k at off, up to OOB_CHUNK bytes of its value */
+        int64_t msg = l->msg[k], k0 = k;
+        size_t off0 = off, size = 0;
         int nb = 0;
-        char *single = NULL;
-        while (k < l->n && room > 0) {
-            size_t take = l->len[k] - off < room ? l->len[k] - off : room;
-            if (nb == cap) {
-                cap = cap ? 2 * cap : 16;
-                blen = xrealloc(blen, (size_t)cap * sizeof *blen);
-                disp = xrealloc(disp, (size_t)cap * sizeof *disp);
-            }
-            single = l->ptr[k] + off;
-            MPI_CHECK(MPI_Get_address(single, &disp[nb]));
-            blen[nb++] = (int)take;
-            room -= take;
+        while (k < l->n && l->msg[k] == msg && size < OOB_CHUNK) {
+            size_t take = l->len[k] - off < OOB_CHUNK - size ? l->len[k] - off : OOB_CHUNK - size;
+            size += take;
+            nb++;
             off += take;
             if (off == l->len[k]) {
                 k++;
                 off = 0;
             }
         }
-        MPI_Request *r = reqs ? req_new(reqs) : NULL;
         if (nb == 1) {
-            if (r)
-                MPI_CHECK(MPI_Isend(single, blen[0], MPI_BYTE, peer, TAG_DATA, comm, r));
+            char *p = l->ptr[k0] + off0;
+            if (reqs)
+                MPI_CHECK(MPI_Isend(p, (int)size, MPI_BYTE, peer, TAG_DATA, comm, req_new(reqs)));
             else
-                MPI_CHECK(MPI_Recv(single, blen[0], MPI_BYTE, peer, TAG_DATA, comm,
-                                   MPI_STATUS_IGNORE));
-        } else {
-            MPI_Datatype dt;
-            MPI_CHECK(MPI_Type_create_hindexed(nb, blen, disp, MPI_BYTE, &dt));
-            MPI_CHECK(MPI_Type_commit(&dt));
-            if (r)
-                MPI_CHECK(MPI_Isend(MPI_BOTTOM, 1, dt, peer, TAG_DATA, comm, r));
-            else
-                MPI_CHECK(MPI_Recv(MPI_BOTTOM, 1, dt, peer, TAG_DATA, comm, MPI_STATUS_IGNORE));
-            /* a datatype freed while in use lives until the send ends */
-            MPI_CHECK(MPI_Type_free(&dt));
+                MPI_CHECK(MPI_Recv(p, (int)size, MPI_BYTE, peer, TAG_DATA, comm, MPI_STATUS_IGNORE));
+            continue;
         }
+        char *stage = malloc(size);
+        if (!stage) sgl_internal_error("out of memory (message)");
+        size_t at = 0;
+        for (int64_t q = k0, o = (int64_t)off0; at < size; q++, o = 0) {
+            size_t take = l->len[q] - (size_t)o < size - at ? l->len[q] - (size_t)o : size - at;
+            if (reqs) memcpy(stage + at, l->ptr[q] + o, take);
+            at += take;
+        }
+        if (reqs) {
+            /* blocking: the receiver takes its messages in order */
+            MPI_CHECK(MPI_Send(stage, (int)size, MPI_BYTE, peer, TAG_DATA, comm));
+        } else {
+            MPI_CHECK(MPI_Recv(stage, (int)size, MPI_BYTE, peer, TAG_DATA, comm, MPI_STATUS_IGNORE));
+            at = 0;
+            for (int64_t q = k0, o = (int64_t)off0; at < size; q++, o = 0) {
+                size_t take = l->len[q] - (size_t)o < size - at ? l->len[q] - (size_t)o : size - at;
+                memcpy(l->ptr[q] + o, stage + at, take);
+                at += take;
+            }
+        }
+        free(stage);
     }
-    free(blen);
-    free(disp);
 }
 
 /* Post the sends of p's string and pieces to `dest` with `tag`. */
@@ -251,6 +256,7 @@ static void mpi_send_commands(sgl_node *n, struct sgl_mpi_state *st, const sgl_s
         sgl_buf_put(b, head, sizeof head);
         for (int j = 0; j < s->nops; j++) {
             const sgl_op *op = &s->ops[j];
+            sgl_pieces_cut(&p->oob);
             if (op->kind == SGL_OP_SCATTER) {
                 const sgl_vec *v = args[j].src;
                 sgl_ser_oob(b, op->type, (const char *)v->data + (size_t)i * sgl_sizeof(op->type),
@@ -284,6 +290,7 @@ static void mpi_decode_inputs(MPI_Comm comm, const sgl_site *s, mpi_peer *up, sg
         const sgl_op *op = &s->ops[j];
         in[j] = NULL;
         bsize[j] = -1;
+        sgl_pieces_cut(&up->oob);
         if (op->kind == SGL_OP_SCATTER) {
             p = sgl_deser_oob(p, op->type, &tmp[j], &up->oob);
             in[j] = &tmp[j];
@@ -324,8 +331,10 @@ static void mpi_pack_result(sgl_buf *b, const sgl_site *s, const sgl_child_resul
     size_t total = s->nops ? r->seg_end[s->nops - 1] : 0;
     if (total) sgl_buf_put(b, r->out, total);
     for (int j = 0; j < s->nops; j++) {
-        if (s->ops[j].kind == SGL_OP_GATHER && (r->failed_op < 0 || r->failed_op > j))
+        if (s->ops[j].kind == SGL_OP_GATHER && (r->failed_op < 0 || r->failed_op > j)) {
+            sgl_pieces_cut(l);
             sgl_ser_oob(b, s->ops[j].type, out[j], OOB_MIN, l);
+        }
     }
     /* ---- io: the files the child's subtree used (count, then per path:
      * written flag, length, bytes) ---- */
@@ -380,6 +389,7 @@ static void mpi_unpack_result(const char *p, const sgl_site *s, sgl_child_result
         joined_part *part = jp ? &jp[j] : NULL;
         if (part) *part = (joined_part){0, NULL, -1};
         if (r->failed_op >= 0 && r->failed_op <= j) continue;
+        sgl_pieces_cut(l);
         if (part && joinable(op, &args[j])) {
             int64_t len = get_i64(&p);
             if (len < 0) {

@@ -147,8 +147,9 @@ void sgl_pieces_add(sgl_pieces *l, char *p, size_t n)
     if (n == 0)
         return;
     l->bytes += n;
-    /* a range that continues the last one extends it */
-    if (l->n > 0 && p && l->ptr[l->n - 1] && l->ptr[l->n - 1] + l->len[l->n - 1] == p) {
+    /* a range that continues the last one, in the same message, extends it */
+    if (l->n > 0 && p && l->ptr[l->n - 1] && l->msg[l->n - 1] == l->cur &&
+        l->ptr[l->n - 1] + l->len[l->n - 1] == p) {
         l->len[l->n - 1] += n;
         return;
     }
@@ -156,23 +157,32 @@ void sgl_pieces_add(sgl_pieces *l, char *p, size_t n)
         int64_t cap = l->cap ? 2 * l->cap : 8;
         l->ptr = sgl_realloc(l->ptr, (size_t)cap * sizeof *l->ptr, 0, 0);
         l->len = sgl_realloc(l->len, (size_t)cap * sizeof *l->len, 0, 0);
+        l->msg = sgl_realloc(l->msg, (size_t)cap * sizeof *l->msg, 0, 0);
         l->cap = cap;
     }
     l->ptr[l->n] = p;
     l->len[l->n] = n;
+    l->msg[l->n] = l->cur;
     l->n++;
+}
+
+void sgl_pieces_cut(sgl_pieces *l)
+{
+    l->cur++;
 }
 
 void sgl_pieces_clear(sgl_pieces *l)
 {
     l->n = 0;
     l->bytes = 0;
+    l->cur = 0;
 }
 
 void sgl_pieces_free(sgl_pieces *l)
 {
     free(l->ptr);
     free(l->len);
+    free(l->msg);
     *l = (sgl_pieces){0};
 }
 
