@@ -374,11 +374,17 @@ typedef struct sgl_site {
  *   BCAST:   src = pointer to the value.
  *   PARDO:   unused.
  *   GATHER:  dst = (sgl_vec *) receives a fresh vector, one element per
- *            child in child order (the caller owns it). */
+ *            child in child order (the caller owns it).  `contiguous`
+ *            (a hint: sglc sets it when the target is joined by concat)
+ *            asks for the elements, if they are vectors of numbers, as
+ *            adjacent views of one buffer in child order, so that concat
+ *            is a view of the whole (the MPI transport receives them in
+ *            place; docs/execution.md). */
 typedef struct sgl_arg {
     void *src;
     bool owned;
     void *dst;
+    bool contiguous;
 } sgl_arg;
 
 void sgl_superstep(sgl_node *n, sgl_key k, const sgl_site *s, sgl_arg *args);

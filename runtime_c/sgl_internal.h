@@ -160,8 +160,8 @@ struct sgl_node {
 #ifdef SGL_USE_MPI
     MPI_Comm comm_down; /* to the children (this node is rank 0) */
     MPI_Comm comm_up;   /* to the master, for a node run by sgl_mpi_serve */
-    sgl_buf *msgs;      /* the commands of the last superstep, reused */
-    int msgs_cap;
+    struct sgl_mpi_state *mpi; /* the transport's buffers, kept from one
+                                  superstep to the next (sgl_mpi.c) */
 #endif
     jmp_buf *boundary;
     char *errmsg;   /* the failure being raised; NULL: a cancellation */
@@ -205,6 +205,42 @@ extern const sgl_transport sgl_transport_local;
 #ifdef SGL_USE_MPI
 extern const sgl_transport sgl_transport_mpi;
 #endif
+
+/* ---- what crosses ranks (sgl_ser.c; used by sgl_mpi.c) ----
+ * A value sent between processes is one byte string (sgl_ser's format)
+ * plus, for the vectors of numbers whose elements take min_oob bytes or
+ * more, a list of byte ranges ("pieces") that travel as they lie in
+ * memory, in depth-first order: the string holds -(len + 1) where such a
+ * vector's length would be, and no elements.  The transport sends the
+ * pieces of one value together (sgl_mpi.c: one MPI message per value and
+ * GiB; sgl_pieces_cut between values), so a nested vector costs one
+ * message, not one per row.  Adjacent ranges are merged (the rows of split(v, k) or of slices
+ * of one vector are sent as one block, from v's storage), and the
+ * receiver lays the long rows of a [[T]] (T a number or bool) out as
+ * adjacent views of one buffer, so that they arrive in one block. */
+typedef struct sgl_pieces {
+    char **ptr;
+    size_t *len;
+    int64_t *msg; /* per piece: its message (pieces of one value share one) */
+    int64_t n, cap;
+    size_t bytes; /* sum of len */
+    int64_t cur;  /* the message of the next piece */
+} sgl_pieces;
+/* Add the range p[0..n) (p NULL: a placeholder, pointed later); merged
+ * with the last piece if it continues it in the same message. */
+void sgl_pieces_add(sgl_pieces *l, char *p, size_t n);
+/* The pieces added from now on go into a new message. */
+void sgl_pieces_cut(sgl_pieces *l);
+void sgl_pieces_clear(sgl_pieces *l); /* empty it (keeps its storage) */
+void sgl_pieces_free(sgl_pieces *l);
+/* Serialize *v into b, adding the elements of its large vectors of
+ * numbers to l instead of b. */
+void sgl_ser_oob(sgl_buf *b, const sgl_type *t, const void *v, size_t min_oob, sgl_pieces *l);
+/* Read one value written by sgl_ser_oob from p into *out (allocating);
+ * the storage of the large vectors, left unfilled, is added to l, to be
+ * received into in order.  Returns the position after the value. */
+const char *sgl_deser_oob(const char *p, const sgl_type *t, void *out, sgl_pieces *l);
+/* ---- end of what crosses ranks ---- */
 
 /* ------------------------------------------------------------------ */
 /* State of the run                                                     */

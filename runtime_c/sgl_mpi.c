@@ -41,240 +41,300 @@ static int to_count(size_t n)
     return (int)n;
 }
 
-/* Large flat vectors travel out of band: the message holds -(len + 1)
- * where a vector's length would be, and the elements follow as separate
- * messages (tag TAG_DATA, in order), sent from and received into the
- * vectors' own storage, so they are copied only by MPI itself. */
+static void *xrealloc(void *p, size_t n)
+{
+    void *q = realloc(p, n ? n : 1);
+    if (!q) sgl_internal_error("out of memory (messages)");
+    return q;
+}
+
+/* ---- messages ----
+ * A command or a report is one byte string (sgl_ser_oob's format) that
+ * begins with its own length (int64), and the pieces of its large
+ * vectors (sgl_internal.h).  The receiver always posts a receive of
+ * FIRST bytes into a buffer it keeps (no MPI_Probe, no allocation); a
+ * longer string sends its first FIRST bytes under the message's tag and
+ * the rest as one TAG_DATA message.  Then come the pieces: one TAG_DATA
+ * message per value (scatter element, bcast value, gathered value) and
+ * OOB_CHUNK bytes, sent from and received into the vectors' own storage
+ * when they are one block (a flat vector, the rows of split(v, k) or of
+ * slices of one vector, the rows of a [[T]] on the receiving side), so
+ * that MPI's copy is the only one; a nested vector costs one message, not
+ * one per row.  Both sides know the pieces' lengths (the receiver reads
+ * them in the string) and cut the values at the same places, so they cut
+ * the same messages. */
 enum { TAG_CMD = 11, TAG_REPORT = 12, TAG_DATA = 13 };
+#define FIRST ((size_t)4096)
 #define OOB_MIN ((size_t)8 << 10)
 #define OOB_CHUNK ((size_t)1 << 30)
 
-typedef struct oob_list {
-    const char **ptr;
-    size_t *len;
+typedef struct req_list {
+    MPI_Request *r;
     int n, cap;
-} oob_list;
+} req_list;
 
-static void oob_add(oob_list *l, const void *p, size_t n)
+static MPI_Request *req_new(req_list *l)
 {
     if (l->n == l->cap) {
-        int cap = l->cap ? 2 * l->cap : 8;
-        const char **ptr = realloc(l->ptr, (size_t)cap * sizeof *ptr);
-        size_t *len = realloc(l->len, (size_t)cap * sizeof *len);
-        if (!ptr || !len) sgl_internal_error("out of memory (message list)");
-        l->ptr = ptr;
-        l->len = len;
-        l->cap = cap;
+        l->cap = l->cap ? 2 * l->cap : 16;
+        l->r = xrealloc(l->r, (size_t)l->cap * sizeof *l->r);
     }
-    l->ptr[l->n] = p;
-    l->len[l->n] = n;
-    l->n++;
+    return &l->r[l->n++];
 }
 
-static void oob_free(oob_list *l)
+static void req_wait(req_list *l)
 {
-    free(l->ptr);
-    free(l->len);
-    *l = (oob_list){0};
+    if (l->n) MPI_CHECK(MPI_Waitall(l->n, l->r, MPI_STATUSES_IGNORE));
+    l->n = 0;
 }
 
-static bool is_flat_type(const sgl_type *t) { return t->kind != SGL_T_VEC; }
+/* One peer's buffers: the string being sent or received, and its pieces. */
+typedef struct mpi_peer {
+    sgl_buf out;     /* sending: the string */
+    char *in;        /* receiving: the string (capacity in_cap >= FIRST) */
+    size_t in_cap;
+    sgl_pieces oob;  /* its pieces */
+} mpi_peer;
 
-static void mpi_ser(sgl_buf *b, const sgl_type *t, const void *v, oob_list *l)
+/* A node's transport state: as a master, one peer per child (and the
+ * requests of a superstep); as a served node, `up` for its master. */
+struct sgl_mpi_state {
+    mpi_peer *kid;
+    int nkid;
+    mpi_peer up;
+    req_list reqs;
+    struct joined_part *jp; /* per child and op: a contiguous gather's parts */
+    size_t njp;
+};
+
+static struct sgl_mpi_state *mpi_state(sgl_node *n)
 {
-    if (is_flat_type(t)) {
-        sgl_ser(b, t, v);
-        return;
+    if (!n->mpi) {
+        n->mpi = calloc(1, sizeof *n->mpi);
+        if (!n->mpi) sgl_internal_error("out of memory (messages)");
     }
-    const sgl_vec *x = v;
-    const sgl_type *et = t->elem;
-    if (is_flat_type(et)) {
-        size_t bytes = (size_t)x->len * sgl_sizeof(et);
-        if (bytes >= OOB_MIN) {
-            int64_t mark = -x->len - 1;
-            sgl_buf_put(b, &mark, sizeof mark);
-            oob_add(l, x->data, bytes);
-            return;
-        }
-        sgl_ser(b, t, v);
-        return;
+    struct sgl_mpi_state *st = n->mpi;
+    if (st->nkid < n->nchildren) {
+        st->kid = xrealloc(st->kid, (size_t)n->nchildren * sizeof *st->kid);
+        memset(st->kid + st->nkid, 0, (size_t)(n->nchildren - st->nkid) * sizeof *st->kid);
+        st->nkid = n->nchildren;
     }
-    int64_t len = x->len;
-    sgl_buf_put(b, &len, sizeof len);
-    const sgl_vec *e = x->data;
-    for (int64_t i = 0; i < len; i++) mpi_ser(b, et, &e[i], l);
+    return st;
 }
 
-/* Post the out-of-band parts (after their message). */
-static void oob_isend(oob_list *l, int dest, MPI_Comm comm, MPI_Request **reqs, int *nreq,
-                      int *capreq)
+/* Send (reqs non-NULL: post the sends) or receive the pieces of l: one
+ * message per value (pieces of one message id) and OOB_CHUNK bytes.  A
+ * message of one block travels from or into that block; one of several
+ * blocks (rows that do not lie next to each other) is packed into or
+ * unpacked from a staging buffer, since MPI moves a non-contiguous
+ * datatype fragment by fragment, far slower than one contiguous block. */
+static void pieces_transfer(const sgl_pieces *l, int peer, MPI_Comm comm, req_list *reqs)
 {
-    for (int k = 0; k < l->n; k++) {
-        for (size_t off = 0; off < l->len[k]; off += OOB_CHUNK) {
-            size_t n = l->len[k] - off < OOB_CHUNK ? l->len[k] - off : OOB_CHUNK;
-            if (*nreq == *capreq) {
-                *capreq = *capreq ? 2 * *capreq : 16;
-                MPI_Request *r = realloc(*reqs, (size_t)*capreq * sizeof *r);
-                if (!r) sgl_internal_error("out of memory (requests)");
-                *reqs = r;
+    int64_t k = 0;   /* current piece */
+    size_t off = 0;  /* bytes of it already covered */
+    while (k < l->n) {
+        /* the message: from piece k at off, up to OOB_CHUNK bytes of its value */
+        int64_t msg = l->msg[k], k0 = k;
+        size_t off0 = off, size = 0;
+        int nb = 0;
+        while (k < l->n && l->msg[k] == msg && size < OOB_CHUNK) {
+            size_t take = l->len[k] - off < OOB_CHUNK - size ? l->len[k] - off : OOB_CHUNK - size;
+            size += take;
+            nb++;
+            off += take;
+            if (off == l->len[k]) {
+                k++;
+                off = 0;
             }
-            MPI_CHECK(MPI_Isend(l->ptr[k] + off, (int)n, MPI_BYTE, dest, TAG_DATA, comm,
-                                &(*reqs)[(*nreq)++]));
         }
+        if (nb == 1) {
+            char *p = l->ptr[k0] + off0;
+            if (reqs)
+                MPI_CHECK(MPI_Isend(p, (int)size, MPI_BYTE, peer, TAG_DATA, comm, req_new(reqs)));
+            else
+                MPI_CHECK(MPI_Recv(p, (int)size, MPI_BYTE, peer, TAG_DATA, comm, MPI_STATUS_IGNORE));
+            continue;
+        }
+        char *stage = malloc(size);
+        if (!stage) sgl_internal_error("out of memory (message)");
+        size_t at = 0;
+        for (int64_t q = k0, o = (int64_t)off0; at < size; q++, o = 0) {
+            size_t take = l->len[q] - (size_t)o < size - at ? l->len[q] - (size_t)o : size - at;
+            if (reqs) memcpy(stage + at, l->ptr[q] + o, take);
+            at += take;
+        }
+        if (reqs) {
+            /* blocking: the receiver takes its messages in order */
+            MPI_CHECK(MPI_Send(stage, (int)size, MPI_BYTE, peer, TAG_DATA, comm));
+        } else {
+            MPI_CHECK(MPI_Recv(stage, (int)size, MPI_BYTE, peer, TAG_DATA, comm, MPI_STATUS_IGNORE));
+            at = 0;
+            for (int64_t q = k0, o = (int64_t)off0; at < size; q++, o = 0) {
+                size_t take = l->len[q] - (size_t)o < size - at ? l->len[q] - (size_t)o : size - at;
+                memcpy(l->ptr[q] + o, stage + at, take);
+                at += take;
+            }
+        }
+        free(stage);
     }
 }
 
-static const char *mpi_deser(const char *p, const sgl_type *t, void *out, MPI_Comm comm, int src)
+/* Post the sends of p's string and pieces to `dest` with `tag`. */
+static void msg_isend(mpi_peer *p, int dest, int tag, MPI_Comm comm, req_list *reqs)
 {
-    if (is_flat_type(t)) return sgl_deser(p, t, out);
-    int64_t len;
-    memcpy(&len, p, sizeof len);
-    const sgl_type *et = t->elem;
-    if (len < 0) {
-        len = -len - 1;
-        sgl_vec v = sgl_vec_new_uninit(t, len, 0, 0);
-        size_t bytes = (size_t)len * sgl_sizeof(et);
-        for (size_t off = 0; off < bytes; off += OOB_CHUNK) {
-            size_t n = bytes - off < OOB_CHUNK ? bytes - off : OOB_CHUNK;
-            MPI_CHECK(MPI_Recv((char *)v.data + off, (int)n, MPI_BYTE, src, TAG_DATA, comm,
-                               MPI_STATUS_IGNORE));
-        }
-        *(sgl_vec *)out = v;
-        return p + sizeof len;
+    int64_t len = (int64_t)p->out.len;
+    memcpy(p->out.data, &len, sizeof len);
+    if (p->out.len <= FIRST && p->oob.bytes == 0) {
+        /* one short message: sent eagerly by MPI, and the receiver is
+         * waiting for it anyway (a child for its command, a master for
+         * the report of a child it has sent the command) */
+        MPI_CHECK(MPI_Send(p->out.data, (int)p->out.len, MPI_BYTE, dest, tag, comm));
+        return;
     }
-    if (is_flat_type(et)) return sgl_deser(p, t, out);
-    p += sizeof len;
-    sgl_vec v = sgl_vec_new(t, len, 0, 0);
-    sgl_vec *e = v.data;
-    for (int64_t i = 0; i < len; i++) p = mpi_deser(p, et, &e[i], comm, src);
-    *(sgl_vec *)out = v;
-    return p;
+    size_t first = p->out.len < FIRST ? p->out.len : FIRST;
+    MPI_CHECK(MPI_Isend(p->out.data, (int)first, MPI_BYTE, dest, tag, comm, req_new(reqs)));
+    if (p->out.len > FIRST)
+        MPI_CHECK(MPI_Isend(p->out.data + FIRST, to_count(p->out.len - FIRST), MPI_BYTE, dest,
+                            TAG_DATA, comm, req_new(reqs)));
+    pieces_transfer(&p->oob, dest, comm, reqs);
 }
 
-/* The command for child i of a superstep, one point-to-point message:
- * site, depth, uid, then per op in order: a scatter's element for child i;
- * a bcast's value, or (for a large value sent to many children) its size,
- * the value following in an MPI_Bcast.  Children learn message sizes with
- * MPI_Probe, so no round of sizes is needed. */
+/* Receive a string from `src` with `tag` into p->in (the pieces are
+ * received later, by pieces_transfer(..., NULL), once p->oob lists them). */
+static void msg_recv(mpi_peer *p, int src, int tag, MPI_Comm comm)
+{
+    if (p->in_cap < FIRST) {
+        p->in = xrealloc(p->in, FIRST);
+        p->in_cap = FIRST;
+    }
+    MPI_CHECK(MPI_Recv(p->in, (int)FIRST, MPI_BYTE, src, tag, comm, MPI_STATUS_IGNORE));
+    int64_t len;
+    memcpy(&len, p->in, sizeof len);
+    if (len < (int64_t)sizeof len) sgl_internal_error("bad message");
+    if ((size_t)len > FIRST) {
+        if ((size_t)len > p->in_cap) {
+            p->in = xrealloc(p->in, (size_t)len);
+            p->in_cap = (size_t)len;
+        }
+        MPI_CHECK(MPI_Recv(p->in + FIRST, to_count((size_t)len - FIRST), MPI_BYTE, src, TAG_DATA,
+                           comm, MPI_STATUS_IGNORE));
+    }
+}
+/* ---- end of messages ---- */
+
+/* The command for child i of a superstep: site, depth, uid, then per op
+ * in order: a scatter's element for child i; a bcast's value, or (for a
+ * large value sent to many children) its size, the value following in an
+ * MPI_Bcast. */
 #define BCAST_INLINE_LIMIT ((size_t)1 << 20)
 
-static void mpi_send_commands(sgl_node *n, const sgl_site *s, sgl_key k, sgl_arg *args)
+static void mpi_send_commands(sgl_node *n, struct sgl_mpi_state *st, const sgl_site *s,
+                              sgl_key k, sgl_arg *args)
 {
     int nk = n->nchildren;
     sgl_buf bc[SGL_MAX_OPS];
     bool separate[SGL_MAX_OPS];
+    bool any_separate = false;
     for (int j = 0; j < s->nops; j++) {
-        bc[j] = (sgl_buf){0};
         separate[j] = false;
         if (s->ops[j].kind == SGL_OP_BCAST && nk > 2) {
             size_t size = sgl_ser_size(s->ops[j].type, args[j].src);
             separate[j] = size * (size_t)(nk - 1) > BCAST_INLINE_LIMIT;
-            if (separate[j]) sgl_ser(&bc[j], s->ops[j].type, args[j].src);
-        }
-    }
-    if (nk > n->msgs_cap) {
-        sgl_buf *m = realloc(n->msgs, (size_t)nk * sizeof *m);
-        if (!m) sgl_internal_error("out of memory (messages)");
-        for (int i = n->msgs_cap; i < nk; i++) m[i] = (sgl_buf){0};
-        n->msgs = m;
-        n->msgs_cap = nk;
-    }
-    sgl_buf *msgs = n->msgs; /* their storage is reused from one superstep to the next */
-    oob_list *oobs = calloc((size_t)nk, sizeof *oobs);
-    if (!oobs) sgl_internal_error("out of memory (messages)");
-    MPI_Request *reqs = NULL;
-    int nreq = 0, capreq = 0;
-    for (int i = 1; i < nk; i++) {
-        sgl_buf *b = &msgs[i];
-        b->len = 0;
-        put_i64(b, s->id);
-        put_i64(b, k.depth);
-        put_i64(b, k.uid);
-        for (int j = 0; j < s->nops; j++) {
-            const sgl_op *op = &s->ops[j];
-            if (op->kind == SGL_OP_SCATTER) {
-                const sgl_vec *v = args[j].src;
-                mpi_ser(b, op->type, (const char *)v->data + (size_t)i * sgl_sizeof(op->type),
-                        &oobs[i]);
-            } else if (op->kind == SGL_OP_BCAST) {
-                put_i64(b, separate[j] ? (int64_t)bc[j].len : -1);
-                if (!separate[j]) mpi_ser(b, op->type, args[j].src, &oobs[i]);
+            if (separate[j]) {
+                bc[j] = (sgl_buf){0};
+                sgl_ser(&bc[j], s->ops[j].type, args[j].src);
+                any_separate = true;
             }
         }
     }
     for (int i = 1; i < nk; i++) {
-        if (nreq == capreq) {
-            capreq = capreq ? 2 * capreq : 16;
-            MPI_Request *r = realloc(reqs, (size_t)capreq * sizeof *r);
-            if (!r) sgl_internal_error("out of memory (requests)");
-            reqs = r;
+        mpi_peer *p = &st->kid[i];
+        sgl_buf *b = &p->out;
+        sgl_pieces_clear(&p->oob);
+        int64_t head[4] = {0, s->id, k.depth, k.uid}; /* the length is filled in by msg_isend */
+        b->len = 0;
+        sgl_buf_put(b, head, sizeof head);
+        for (int j = 0; j < s->nops; j++) {
+            const sgl_op *op = &s->ops[j];
+            sgl_pieces_cut(&p->oob);
+            if (op->kind == SGL_OP_SCATTER) {
+                const sgl_vec *v = args[j].src;
+                sgl_ser_oob(b, op->type, (const char *)v->data + (size_t)i * sgl_sizeof(op->type),
+                            OOB_MIN, &p->oob);
+            } else if (op->kind == SGL_OP_BCAST) {
+                put_i64(b, separate[j] ? (int64_t)bc[j].len : -1);
+                if (!separate[j]) sgl_ser_oob(b, op->type, args[j].src, OOB_MIN, &p->oob);
+            }
         }
-        MPI_CHECK(MPI_Isend(msgs[i].data, to_count(msgs[i].len), MPI_BYTE, i, TAG_CMD,
-                            n->comm_down, &reqs[nreq++]));
-        oob_isend(&oobs[i], i, n->comm_down, &reqs, &nreq, &capreq);
+        msg_isend(p, i, TAG_CMD, n->comm_down, &st->reqs);
     }
-    for (int j = 0; j < s->nops; j++)
-        if (separate[j])
-            MPI_CHECK(MPI_Bcast(bc[j].data, to_count(bc[j].len), MPI_BYTE, 0, n->comm_down));
-    if (nreq) MPI_CHECK(MPI_Waitall(nreq, reqs, MPI_STATUSES_IGNORE));
-    free(reqs);
-    for (int i = 1; i < nk; i++) oob_free(&oobs[i]);
-    free(oobs);
-    for (int j = 0; j < s->nops; j++) sgl_buf_free(&bc[j]);
+    if (any_separate)
+        for (int j = 0; j < s->nops; j++)
+            if (separate[j]) {
+                MPI_CHECK(MPI_Bcast(bc[j].data, to_count(bc[j].len), MPI_BYTE, 0, n->comm_down));
+                sgl_buf_free(&bc[j]);
+            }
+    req_wait(&st->reqs);
 }
 
-/* Receive one message from `source` with `tag`, whatever its size. */
-static char *mpi_recv_any(MPI_Comm comm, int source, int tag, int *count)
-{
-    MPI_Status st;
-    MPI_CHECK(MPI_Probe(source, tag, comm, &st));
-    MPI_CHECK(MPI_Get_count(&st, MPI_BYTE, count));
-    char *buf = malloc(*count ? (size_t)*count : 1);
-    if (!buf) sgl_internal_error("out of memory (message)");
-    MPI_CHECK(MPI_Recv(buf, *count, MPI_BYTE, source, tag, comm, MPI_STATUS_IGNORE));
-    return buf;
-}
-
-/* A child's side: decode the inputs of the ops from its command. */
-static void mpi_decode_inputs(MPI_Comm comm, const sgl_site *s, const char *p, sgl_vec *tmp,
+/* A child's side: decode the inputs of the ops from its command, then
+ * receive its pieces and the separate bcasts (in the master's order). */
+static void mpi_decode_inputs(MPI_Comm comm, const sgl_site *s, mpi_peer *up, sgl_vec *tmp,
                               void **in)
 {
+    const char *p = up->in + 4 * sizeof(int64_t); /* after length, site, depth, uid */
+    int64_t bsize[SGL_MAX_OPS];
+    bool any_separate = false;
+    sgl_pieces_clear(&up->oob);
     for (int j = 0; j < s->nops; j++) {
         const sgl_op *op = &s->ops[j];
         in[j] = NULL;
+        bsize[j] = -1;
+        sgl_pieces_cut(&up->oob);
         if (op->kind == SGL_OP_SCATTER) {
-            p = mpi_deser(p, op->type, &tmp[j], comm, 0);
+            p = sgl_deser_oob(p, op->type, &tmp[j], &up->oob);
             in[j] = &tmp[j];
         } else if (op->kind == SGL_OP_BCAST) {
-            int64_t size = get_i64(&p);
-            if (size < 0) {
-                p = mpi_deser(p, op->type, &tmp[j], comm, 0);
-            } else {
-                char *buf = sgl_alloc(size ? (size_t)size : 1, op->line, op->col);
-                MPI_CHECK(MPI_Bcast(buf, to_count((size_t)size), MPI_BYTE, 0, comm));
-                sgl_deser(buf, op->type, &tmp[j]);
-                free(buf);
-            }
+            bsize[j] = get_i64(&p);
+            if (bsize[j] < 0) p = sgl_deser_oob(p, op->type, &tmp[j], &up->oob);
+            else any_separate = true;
             in[j] = &tmp[j];
         }
+    }
+    pieces_transfer(&up->oob, 0, comm, NULL);
+    if (!any_separate) return;
+    for (int j = 0; j < s->nops; j++) {
+        if (bsize[j] < 0) continue;
+        const sgl_op *op = &s->ops[j];
+        char *buf = sgl_alloc(bsize[j] ? (size_t)bsize[j] : 1, op->line, op->col);
+        MPI_CHECK(MPI_Bcast(buf, to_count((size_t)bsize[j]), MPI_BYTE, 0, comm));
+        sgl_deser(buf, op->type, &tmp[j]);
+        free(buf);
     }
 }
 
 /* A remote child's report: failure, output segments, gathered values. */
 static void mpi_pack_result(sgl_buf *b, const sgl_site *s, const sgl_child_result *r,
-                            void **out, oob_list *l)
+                            void **out, sgl_pieces *l)
 {
-    put_i64(b, r->failed_op);
-    sgl_buf_put(b, &r->compute, sizeof r->compute);
     size_t mlen = r->msg ? strlen(r->msg) : 0;
-    put_i64(b, (int64_t)mlen);
+    struct {
+        int64_t len, failed_op;
+        double compute;
+        int64_t mlen;
+    } head = {0, r->failed_op, r->compute, (int64_t)mlen}; /* len: filled in by msg_isend */
+    b->len = 0;
+    sgl_buf_put(b, &head, sizeof head);
     if (mlen) sgl_buf_put(b, r->msg, mlen);
-    for (int j = 0; j < s->nops; j++) put_i64(b, (int64_t)r->seg_end[j]);
+    _Static_assert(sizeof r->seg_end[0] == sizeof(int64_t), "output segments travel as int64");
+    sgl_buf_put(b, r->seg_end, (size_t)s->nops * sizeof r->seg_end[0]);
     size_t total = s->nops ? r->seg_end[s->nops - 1] : 0;
     if (total) sgl_buf_put(b, r->out, total);
     for (int j = 0; j < s->nops; j++) {
-        if (s->ops[j].kind == SGL_OP_GATHER && (r->failed_op < 0 || r->failed_op > j))
-            mpi_ser(b, s->ops[j].type, out[j], l);
+        if (s->ops[j].kind == SGL_OP_GATHER && (r->failed_op < 0 || r->failed_op > j)) {
+            sgl_pieces_cut(l);
+            sgl_ser_oob(b, s->ops[j].type, out[j], OOB_MIN, l);
+        }
     }
     /* ---- io: the files the child's subtree used (count, then per path:
      * written flag, length, bytes) ---- */
@@ -288,9 +348,26 @@ static void mpi_pack_result(sgl_buf *b, const sgl_site *s, const sgl_child_resul
     /* ---- end io ---- */
 }
 
-static const char *mpi_unpack_result(const char *p, const sgl_site *s, sgl_child_result *r,
-                                     sgl_arg *args, int i, MPI_Comm comm)
+/* A gather into adjacent views of one buffer (sgl_arg.contiguous): the
+ * children's lengths and where their elements are, until all reports are
+ * in. */
+struct joined_part {
+    int64_t len;
+    const char *inline_data; /* in the report, or NULL */
+    int64_t piece;           /* else: its piece in the child's list, or -1 */
+};
+typedef struct joined_part joined_part;
+
+static bool joinable(const sgl_op *op, const sgl_arg *a)
 {
+    return a->contiguous && op->kind == SGL_OP_GATHER && op->type->kind == SGL_T_VEC &&
+           op->type->elem->kind != SGL_T_VEC;
+}
+
+static void mpi_unpack_result(const char *p, const sgl_site *s, sgl_child_result *r,
+                              sgl_arg *args, int i, sgl_pieces *l, joined_part *jp)
+{
+    p += sizeof(int64_t); /* the length */
     r->failed_op = (int)get_i64(&p);
     memcpy(&r->compute, p, sizeof r->compute);
     p += sizeof r->compute;
@@ -308,11 +385,26 @@ static const char *mpi_unpack_result(const char *p, const sgl_site *s, sgl_child
     p += s->nops ? r->seg_end[s->nops - 1] : 0;
     for (int j = 0; j < s->nops; j++) {
         const sgl_op *op = &s->ops[j];
-        if (op->kind == SGL_OP_GATHER && (r->failed_op < 0 || r->failed_op > j)) {
-            sgl_vec *d = args[j].dst;
-            p = mpi_deser(p, op->type, (char *)d->data + (size_t)i * sgl_sizeof(op->type), comm,
-                          i);
+        if (op->kind != SGL_OP_GATHER) continue;
+        joined_part *part = jp ? &jp[j] : NULL;
+        if (part) *part = (joined_part){0, NULL, -1};
+        if (r->failed_op >= 0 && r->failed_op <= j) continue;
+        sgl_pieces_cut(l);
+        if (part && joinable(op, &args[j])) {
+            int64_t len = get_i64(&p);
+            if (len < 0) {
+                part->len = -len - 1;
+                part->piece = l->n;
+                sgl_pieces_add(l, NULL, (size_t)part->len * sgl_sizeof(op->type->elem));
+            } else {
+                part->len = len;
+                part->inline_data = p;
+                p += (size_t)len * sgl_sizeof(op->type->elem);
+            }
+            continue;
         }
+        sgl_vec *d = args[j].dst;
+        p = sgl_deser_oob(p, op->type, (char *)d->data + (size_t)i * sgl_sizeof(op->type), l);
     }
     /* ---- io: the files of the child's subtree ---- */
     sgl_files_free(&r->files);
@@ -328,9 +420,46 @@ static const char *mpi_unpack_result(const char *p, const sgl_site *s, sgl_child
         free(path);
     }
     /* ---- end io ---- */
-    return p;
 }
 
+/* Gather op j into adjacent views of one new buffer, in child order:
+ * child 0's block (in this process) is copied in, the others' are
+ * copied from their reports or will be received in place (their pieces
+ * are pointed into the buffer).  Children from `upto` on sent nothing. */
+static void join_gather(struct sgl_mpi_state *st, const sgl_op *op, sgl_arg *a, int upto,
+                        const joined_part *jp /* [child * SGL_MAX_OPS + op] */, int j)
+{
+    sgl_type vt = {SGL_T_VEC, op->type->elem};
+    size_t esz = sgl_sizeof(op->type->elem);
+    sgl_vec *blocks = ((sgl_vec *)a->dst)->data;
+    int64_t len0 = blocks[0].len, total = len0;
+    for (int i = 1; i < upto; i++) total += jp[(size_t)i * SGL_MAX_OPS + j].len;
+    sgl_vec all = {NULL, 0, NULL};
+    if (total > len0) {
+        all = sgl_vec_new_uninit(&vt, total, op->line, op->col);
+        if (len0) memcpy(all.data, blocks[0].data, (size_t)len0 * esz);
+        sgl_vec_free(&vt, &blocks[0]);
+        if (len0) {
+            blocks[0] = sgl_vec_copy(&vt, &all);
+            blocks[0].len = len0;
+        }
+    }
+    int64_t off = len0;
+    for (int i = 1; i < upto; i++) {
+        const joined_part *part = &jp[(size_t)i * SGL_MAX_OPS + j];
+        if (part->len == 0) continue;
+        char *dst = (char *)all.data + (size_t)off * esz;
+        if (part->inline_data)
+            memcpy(dst, part->inline_data, (size_t)part->len * esz);
+        else
+            st->kid[i].oob.ptr[part->piece] = dst;
+        blocks[i] = sgl_vec_copy(&vt, &all);
+        blocks[i].data = dst;
+        blocks[i].len = part->len;
+        off += part->len;
+    }
+    sgl_vec_free(&vt, &all);
+}
 /* ---- cancellation (docs/execution.md): a master does not wait for the
  * reports of the children after a failure that is surely the first of
  * its superstep in the sequential order (op by op, child by child): one
@@ -367,7 +496,8 @@ static void mpi_superstep(sgl_node *n, sgl_key k, const sgl_site *s, sgl_arg *ar
                           sgl_child_result *res, sgl_step_rec *rec)
 {
     int nk = n->nchildren;
-    mpi_send_commands(n, s, k, args);
+    struct sgl_mpi_state *st = mpi_state(n);
+    mpi_send_commands(n, st, s, k, args);
     if (rec) sgl_trace_span(n->track, "send", s, rec->t0, sgl_wtime());
     {
         void *in[SGL_MAX_OPS], *out[SGL_MAX_OPS];
@@ -375,19 +505,36 @@ static void mpi_superstep(sgl_node *n, sgl_key k, const sgl_site *s, sgl_arg *ar
         sgl_local_inputs(s, args, 0, in, out, tmp);
         sgl_child_run(n->kids, s, k, in, out, &res[0]);
     }
+    joined_part *jp = NULL;
+    for (int j = 0; j < s->nops; j++)
+        if (joinable(&s->ops[j], &args[j])) {
+            if (st->njp < (size_t)nk * SGL_MAX_OPS) {
+                st->njp = (size_t)nk * SGL_MAX_OPS;
+                st->jp = xrealloc(st->jp, st->njp * sizeof *st->jp);
+            }
+            jp = st->jp;
+            break;
+        }
     /* the reports of children 1..nk-1, in child order; each result's
-     * output points into its report (freed by sgl_superstep) */
+     * output points into its report (kept until the next superstep) */
     double t_wait = rec ? sgl_wtime() : 0;
     int upto = surely_first(s, &res[0]) ? 1 : nk;
     for (int i = 1; i < upto; i++) {
-        int count = 0;
-        char *report = mpi_recv_any(n->comm_down, i, TAG_REPORT, &count);
+        mpi_peer *p = &st->kid[i];
+        msg_recv(p, i, TAG_REPORT, n->comm_down);
         free(res[i].storage); /* left by a superstep that raised */
-        res[i].storage = report;
-        mpi_unpack_result(report, s, &res[i], args, i, n->comm_down);
+        res[i].storage = NULL;
+        sgl_pieces_clear(&p->oob);
+        mpi_unpack_result(p->in, s, &res[i], args, i, &p->oob,
+                          jp ? jp + (size_t)i * SGL_MAX_OPS : NULL);
         if (surely_first(s, &res[i])) upto = i + 1;
     }
     for (int i = upto; i < nk; i++) abandon(s, &res[i]);
+    if (jp)
+        for (int j = 0; j < s->nops; j++)
+            if (joinable(&s->ops[j], &args[j])) join_gather(st, &s->ops[j], &args[j], upto, jp, j);
+    /* then the large vectors of every report, in place */
+    for (int i = 1; i < upto; i++) pieces_transfer(&st->kid[i].oob, i, n->comm_down, NULL);
     if (rec) sgl_trace_span(n->track, "wait", s, t_wait, sgl_wtime());
 }
 
@@ -405,7 +552,7 @@ static void mpi_shutdown(sgl_node *n, int status)
         MPI_Abort(MPI_COMM_WORLD, status ? status : 1);
         exit(status ? status : 1);
     }
-    int64_t cmd[3] = {CMD_EXIT, status, 0};
+    int64_t cmd[4] = {(int64_t)sizeof cmd, CMD_EXIT, status, 0};
     for (int i = 1; i < n->nchildren; i++)
         MPI_CHECK(MPI_Send(cmd, (int)sizeof cmd, MPI_BYTE, i, TAG_CMD, n->comm_down));
     sgl_tree_shutdown(n->kids, status);
@@ -419,13 +566,13 @@ const sgl_transport sgl_transport_mpi = {
 
 void sgl_mpi_serve(sgl_node *c)
 {
+    struct sgl_mpi_state *st = mpi_state(c);
+    mpi_peer *up = &st->up;
     for (;;) {
-        int count = 0;
-        char *msg = mpi_recv_any(c->comm_up, 0, TAG_CMD, &count);
-        const char *p = msg;
+        msg_recv(up, 0, TAG_CMD, c->comm_up);
+        const char *p = up->in + sizeof(int64_t);
         int64_t site = get_i64(&p), depth = get_i64(&p), uid = get_i64(&p);
         if (site == CMD_EXIT) {
-            free(msg);
             sgl_tree_shutdown(c, (int)depth);
             return;
         }
@@ -435,33 +582,23 @@ void sgl_mpi_serve(sgl_node *c)
         void *in[SGL_MAX_OPS], *out[SGL_MAX_OPS];
         sgl_vec tmp[SGL_MAX_OPS];
         char outval[SGL_MAX_OPS][sizeof(sgl_vec)];
-        mpi_decode_inputs(c->comm_up, s, p, tmp, in);
-        free(msg);
+        mpi_decode_inputs(c->comm_up, s, up, tmp, in);
         for (int j = 0; j < s->nops; j++) {
             memset(outval[j], 0, sizeof outval[j]);
             out[j] = outval[j];
         }
         sgl_child_result r;
         sgl_child_run(c, s, mk, in, out, &r);
-        sgl_buf b = {0};
-        oob_list l = {0};
-        mpi_pack_result(&b, s, &r, out, &l);
-        char dummy = 0;
-        MPI_Request *reqs = NULL;
-        int nreq = 0, capreq = 0;
-        MPI_CHECK(MPI_Send(b.data ? b.data : &dummy, to_count(b.len), MPI_BYTE, 0, TAG_REPORT,
-                           c->comm_up));
-        oob_isend(&l, 0, c->comm_up, &reqs, &nreq, &capreq);
-        if (nreq) MPI_CHECK(MPI_Waitall(nreq, reqs, MPI_STATUSES_IGNORE));
-        free(reqs);
-        oob_free(&l);
+        sgl_pieces_clear(&up->oob);
+        mpi_pack_result(&up->out, s, &r, out, &up->oob);
+        msg_isend(up, 0, TAG_REPORT, c->comm_up, &st->reqs);
+        req_wait(&st->reqs);
         for (int j = 0; j < s->nops; j++)
             if (s->ops[j].kind == SGL_OP_GATHER && (r.failed_op < 0 || r.failed_op > j))
                 sgl_value_free(s->ops[j].type, out[j]);
         free(r.msg);
         sgl_files_free(&r.files); /* io */
         c->out.len = 0;
-        sgl_buf_free(&b);
     }
 }
 

@@ -1,8 +1,10 @@
 /*
  * sgl_ser.c: byte buffers (sgl_buf) and the flat serialization of values
- * that the transports use to send them between nodes.
+ * that the transports use to send them between nodes, with the
+ * out-of-band variant that the MPI transport uses (sgl_internal.h: large
+ * vectors of numbers travel as byte ranges of their own storage).
  */
-#include "sgl.h"
+#include "sgl_internal.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -134,5 +136,152 @@ const char *sgl_deser(const char *p, const sgl_type *t, void *out)
         }
     }
     *(sgl_vec *)out = r;
+    return p;
+}
+
+/* ------------------------------------------------------------------ */
+/* Out-of-band serialization (sgl_internal.h)                           */
+
+void sgl_pieces_add(sgl_pieces *l, char *p, size_t n)
+{
+    if (n == 0)
+        return;
+    l->bytes += n;
+    /* a range that continues the last one, in the same message, extends it */
+    if (l->n > 0 && p && l->ptr[l->n - 1] && l->msg[l->n - 1] == l->cur &&
+        l->ptr[l->n - 1] + l->len[l->n - 1] == p) {
+        l->len[l->n - 1] += n;
+        return;
+    }
+    if (l->n == l->cap) {
+        int64_t cap = l->cap ? 2 * l->cap : 8;
+        l->ptr = sgl_realloc(l->ptr, (size_t)cap * sizeof *l->ptr, 0, 0);
+        l->len = sgl_realloc(l->len, (size_t)cap * sizeof *l->len, 0, 0);
+        l->msg = sgl_realloc(l->msg, (size_t)cap * sizeof *l->msg, 0, 0);
+        l->cap = cap;
+    }
+    l->ptr[l->n] = p;
+    l->len[l->n] = n;
+    l->msg[l->n] = l->cur;
+    l->n++;
+}
+
+void sgl_pieces_cut(sgl_pieces *l)
+{
+    l->cur++;
+}
+
+void sgl_pieces_clear(sgl_pieces *l)
+{
+    l->n = 0;
+    l->bytes = 0;
+    l->cur = 0;
+}
+
+void sgl_pieces_free(sgl_pieces *l)
+{
+    free(l->ptr);
+    free(l->len);
+    free(l->msg);
+    *l = (sgl_pieces){0};
+}
+
+void sgl_ser_oob(sgl_buf *b, const sgl_type *t, const void *v, size_t min_oob, sgl_pieces *l)
+{
+    if (is_flat(t)) {
+        sgl_ser(b, t, v);
+        return;
+    }
+    const sgl_vec *x = v;
+    const sgl_type *et = t->elem;
+    if (is_flat(et)) {
+        size_t bytes = (size_t)x->len * sgl_sizeof(et);
+        if (bytes == 0 || bytes < min_oob) {
+            sgl_ser(b, t, v);
+            return;
+        }
+        int64_t mark = -x->len - 1;
+        sgl_buf_put(b, &mark, sizeof mark);
+        sgl_pieces_add(l, x->data, bytes);
+        return;
+    }
+    int64_t len = x->len;
+    sgl_buf_put(b, &len, sizeof len);
+    const sgl_vec *e = x->data;
+    for (int64_t i = 0; i < len; i++)
+        sgl_ser_oob(b, et, &e[i], min_oob, l);
+}
+
+/* The n rows of a [[T]], T a number or bool, into e: the out-of-band
+ * rows become adjacent views of one new buffer, received as one piece
+ * (one contiguous receive; MPI is slow to receive into many blocks). */
+static const char *deser_rows(const char *p, const sgl_type *rt, sgl_vec *e, int64_t n,
+                              sgl_pieces *l)
+{
+    size_t esz = sgl_sizeof(rt->elem);
+    int64_t total = 0;
+    const char *q = p;
+    for (int64_t i = 0; i < n; i++) {
+        int64_t len;
+        memcpy(&len, q, sizeof len);
+        q += sizeof len;
+        if (len < 0)
+            total += -len - 1;
+        else
+            q += (size_t)len * (rt->elem->kind == SGL_T_BOOL ? SGL_SER_BOOL_SIZE : esz);
+    }
+    sgl_vec all = {NULL, 0, NULL};
+    if (total > 0) {
+        all = sgl_vec_new_uninit(rt, total, 0, 0);
+        sgl_pieces_add(l, all.data, (size_t)total * esz);
+    }
+    int64_t at = 0;
+    for (int64_t i = 0; i < n; i++) {
+        int64_t len;
+        memcpy(&len, p, sizeof len);
+        if (len >= 0) {
+            p = sgl_deser(p, rt, &e[i]);
+            continue;
+        }
+        p += sizeof len;
+        len = -len - 1;
+        e[i] = sgl_vec_copy(rt, &all);
+        e[i].data = (char *)all.data + (size_t)at * esz;
+        e[i].len = len;
+        at += len;
+    }
+    sgl_vec_free(rt, &all);
+    return p;
+}
+
+const char *sgl_deser_oob(const char *p, const sgl_type *t, void *out, sgl_pieces *l)
+{
+    if (is_flat(t))
+        return sgl_deser(p, t, out);
+    int64_t len;
+    memcpy(&len, p, sizeof len);
+    const sgl_type *et = t->elem;
+    if (len < 0) {
+        len = -len - 1;
+        sgl_vec v = sgl_vec_new_uninit(t, len, 0, 0);
+        sgl_pieces_add(l, v.data, (size_t)len * sgl_sizeof(et));
+        *(sgl_vec *)out = v;
+        return p + sizeof len;
+    }
+    if (is_flat(et))
+        return sgl_deser(p, t, out);
+    p += sizeof len;
+    sgl_vec v = {NULL, 0, NULL};
+    if (len > 0) {
+        v = sgl_vec_new(t, len, 0, 0);
+        sgl_vec *e = v.data;
+        if (et->elem->kind != SGL_T_VEC) {
+            p = deser_rows(p, et, e, len, l);
+        } else {
+            for (int64_t i = 0; i < len; i++)
+                p = sgl_deser_oob(p, et, &e[i], l);
+        }
+    }
+    *(sgl_vec *)out = v;
     return p;
 }

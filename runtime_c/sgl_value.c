@@ -441,6 +441,25 @@ sgl_vec sgl_concat(const sgl_type *vvt, const sgl_vec *vv, int line, int col)
         }
     if (nonempty == 1)
         return sgl_vec_copy(vt, &parts[last]);
+    /* adjacent views of one buffer, in order (the blocks of split, or a
+     * contiguous gather): a view of the whole */
+    const sgl_vec *first = NULL;
+    const char *next = NULL;
+    bool adjacent = true;
+    for (int64_t i = 0; i < vv->len && adjacent; i++) {
+        if (parts[i].len == 0)
+            continue;
+        if (first && (parts[i].buf != first->buf || (const char *)parts[i].data != next))
+            adjacent = false;
+        if (!first)
+            first = &parts[i];
+        next = (const char *)parts[i].data + (size_t)parts[i].len * esz;
+    }
+    if (adjacent && first->buf) {
+        r = sgl_vec_copy(vt, first);
+        r.len = total;
+        return r;
+    }
     r = vec_alloc(et, total, false, line, col);
     int64_t at = 0;
     for (int64_t i = 0; i < vv->len; i++) {

@@ -6,7 +6,7 @@ builtin themselves; adding a builtin is one `Builtin(...)` entry in
 
 Schema
 ------
-`Builtin(name, forms, pure=True, statement=False, effects="")`
+`Builtin(name, forms, pure=True, statement=False, effects="", joins_blocks=False)`
 
 - `forms`: one `Form` per accepted number of arguments (`min`/`max` have a
   form with 1 and one with 2).  A call whose argument count matches no form
@@ -22,6 +22,10 @@ Schema
   read_floats, write_ints, write_floats).  Fusion never joins a superstep
   after a pardo that may touch files (sglc.passes.fuse), so what one
   superstep writes the next one reads (brief §8).
+- `joins_blocks`: it joins the vectors of its argument, which costs no copy
+  when they are adjacent views of one buffer (concat).  A gather whose
+  target is such an argument asks the runtime for that layout
+  (`sgl_arg.contiguous`, set by the emitter).
 
 `Form(args, result, c, can_fail=False, each=False, same_type=False,
 coerce_arg=None, variadic=False)`
@@ -225,6 +229,7 @@ class Builtin:
     pure: bool = True
     statement: bool = False
     effects: str = ""
+    joins_blocks: bool = False
 
     @property
     def arities(self) -> tuple[int, ...]:
@@ -315,7 +320,7 @@ _ENTRIES: list[Builtin] = [
              message="cannot push a value of type {t} onto '{a0}' of type {t0}")),
         Fixed(VOID), "sgl_vec_push_move({T0}, &{p0}, &{m1}, {loc})"),), pure=False, statement=True),
     Builtin("concat", (Form((Arg("a vector of vectors", is_vec_of_vec),), ElemOf(0),
-                            "sgl_concat({T0}, &{v0}, {loc})"),)),
+                            "sgl_concat({T0}, &{v0}, {loc})"),), joins_blocks=True),
     Builtin("split", (Form((VECTOR, INT_ARG), VecOf(0), "sgl_split({T0}, &{v0}, {1}, {loc})",
                            can_fail=True),)),
     Builtin("split_by", (Form((VECTOR, NUM_VEC), VecOf(0),

@@ -585,6 +585,9 @@ class _Body(_Statements):
                 self.open_scope()
                 place = self.place(op.target)
                 sc = self.close_scope()
+                if (isinstance(op.target, ir.VarRef)
+                        and id(op.target.var) in self.em.joined.get(self.func.cname, ())):
+                    pre_args.append(c.assign(c.member(arg, "contiguous"), Name("true")))
                 store = [c.stmt(c.call("sgl_value_assign_move", self.T.ref(Vec(op.ty)),
                                        c.addr(place), c.addr(g)))]
                 if not sc.empty:
@@ -620,6 +623,32 @@ def _level0_vars(stmts: list[ir.Stmt]) -> set[int]:
     return found
 
 
+def _joined_vars(stmts: list[ir.Stmt]) -> set[int]:
+    """ids of the variables that the function's own code passes whole to a
+    builtin that joins blocks (concat): a gather into one of them asks the
+    runtime for adjacent blocks (sgl_arg.contiguous), a hint only."""
+    found: set[int] = set()
+
+    def walk(x: object) -> None:
+        if isinstance(x, ir.Builtin):
+            b = B.lookup(x.name)
+            if b is not None and b.joins_blocks and x.args and isinstance(x.args[0], ir.VarRef):
+                found.add(id(x.args[0].var))
+        if isinstance(x, ir.Action):
+            return
+        if isinstance(x, list):
+            for y in x:
+                walk(y)
+        elif isinstance(x, ir.Op):
+            walk(x.src)
+        elif isinstance(x, (ir.Expr, ir.Stmt, ir.Site)):
+            for name in x.__dataclass_fields__:
+                walk(getattr(x, name))
+
+    walk(stmts)
+    return found
+
+
 def _has_value(t: Type | None) -> bool:
     return t is not None and t != VOID
 
@@ -635,6 +664,7 @@ class Emitter:
         self.ntemps = 0
         self.c_file = c.string_lit(prog.file).render()
         self.locals: dict[str, list[ir.Var]] = {}
+        self.joined: dict[str, set[int]] = {}  # per function: _joined_vars
 
     def epilogue(self, f: ir.Function) -> list[str]:
         lines = [c.stmt(c.call("sgl_vec_free", self.types.ref(v.ty), c.addr(Name(v.cname))))
@@ -653,6 +683,7 @@ class Emitter:
         # The node's own copies are C locals (the frame struct is the layout
         # of the children's copies only): declare those this body uses.
         used = _level0_vars(f.body)
+        self.joined[f.cname] = _joined_vars(f.body)
         self.locals[f.cname] = [v for v in f.frame if not v.is_param and id(v) in used]
         b.out("(void)N;")
         for v in self.locals[f.cname]:

@@ -190,3 +190,36 @@ def test_a_condition_prints_without_outer_parentheses() -> None:
             "!(*(sgl_int *)sgl_at(&v_v, INT64_C(1), sizeof(sgl_int), 3, 25) == "
             "*(sgl_int *)sgl_at(&v_v, INT64_C(2), sizeof(sgl_int), 3, 33))) {") in text
     assert "while ((sgl_int)v_v.len > INT64_C(5)) {" in text
+
+
+def test_gather_joined_by_concat_asks_for_contiguous_blocks() -> None:
+    # the gather into `blocks`, which concat joins, sets the hint; the
+    # gather into `totals`, which no concat reads, does not
+    src = """
+func f(v: [int]) -> [int] {
+    if worker {
+        return v;
+    }
+    var part: [int];
+    var t: int;
+    var totals: [int];
+    var blocks: [[int]];
+    scatter split(v, nchildren) -> part;
+    pardo {
+        t = len(part);
+    }
+    gather t -> totals;
+    gather part -> blocks;
+    print(sum(totals));
+    return concat(blocks);
+}
+
+func main() {
+    print(f(range(0, 10)));
+}
+"""
+    text = c_text(src, "joined.sgl")
+    # one fused superstep: scatter (op 0), pardo (1), gather t (2), gather part (3)
+    assert re.findall(r"A_\[(\d+)\]\.contiguous = true;", text) == ["3"]
+    g = re.search(r"A_\[3\]\.dst = &(\w+);", text)
+    assert g and f"&v_blocks, &{g.group(1)});" in text

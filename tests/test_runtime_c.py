@@ -2,9 +2,9 @@
 sgl_ser.c, sgl_print.c, sgl_misc.c), its warning-free build, and how sglc
 builds it.
 
-Builds the C unit tests (runtime_c/tests/test_values.c and test_sort.c,
-linked with the stand-in runtime_c/tests/stub_tree.c) with ${CC:-cc},
-warnings as errors
+Builds the C unit tests (runtime_c/tests/test_values.c, test_sort.c and
+test_ser.c, linked with the stand-in runtime_c/tests/stub_tree.c) with
+${CC:-cc}, warnings as errors
 and, where the compiler can link them, AddressSanitizer and UBSan; runs
 them; and compares the runtime's float printing with Python's repr() on
 about 20,000 doubles.  Compiles every runtime file with -Werror in the
@@ -71,6 +71,16 @@ def build(tmp_path_factory):
         return exe
 
     return compile_one
+
+
+def test_c_ser_tests(build):
+    """The out-of-band serialization of the MPI transport (runtime_c/tests/test_ser.c)."""
+    exe = build("test_ser")
+    res = subprocess.run(
+        [str(exe)], capture_output=True, text=True, env={**os.environ, **SAN_ENV}, timeout=300
+    )
+    assert res.returncode == 0, res.stdout + res.stderr
+    assert res.stdout.strip().splitlines()[-1].endswith(" passed, 0 failed"), res.stdout
 
 
 def test_c_unit_tests(build):
