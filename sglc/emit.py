@@ -107,6 +107,7 @@ class _Context:
         self.lines: list[str] = []
         self.indent = 1
         self.scopes: list[Scope] = []
+        self.rows: dict[int, str] = {}  # id(ir.HoistedRow) -> its C local (loop_fast)
 
     def var(self, v: ir.Var) -> c.Expr:
         """A variable of the node running this code: a C local in the
@@ -213,10 +214,12 @@ class _Expressions(_Context):
         return Borrowed(c.call(f"sgl_q_{e.name}", Name("N")))
 
     def ex_Index(self, e: ir.Index) -> Val:
+        if e.row is not None:  # looked up before the loop (loop_fast)
+            return Borrowed(Name(self.rows[id(e.row)]))
         base = self.ex(e.base).expr
         idx = self.scalar(e.index)
         ct = ctype(e.ty)
-        if self.em.checked:
+        if self.em.checked and e.checked:
             at = c.call("sgl_at", c.addr(base), idx, c.SizeOf(ct), *self.loc(e))
             return Borrowed(c.deref(c.Cast(_ptr(e.ty), at)))
         return Borrowed(c.Index(c.Cast(_ptr(e.ty), c.member(base, "data")), idx))
@@ -312,10 +315,20 @@ class _Places(_Expressions):
         base = self.place(e.base)
         idx = self.scalar(e.index)
         vt = self.T.ref(e.base.ty)
-        if self.em.checked:
+        if not e.shared:  # known unique before the loop (loop_fast)
+            return self.unique_place(e, base, idx)
+        if self.em.checked and e.checked:
             at = c.call("sgl_at_mut", vt, c.addr(base), idx, c.SizeOf(ctype(e.ty)), *self.loc(e))
             return c.deref(c.Cast(_ptr(e.ty), at))
         return c.Index(c.Cast(_ptr(e.ty), c.call("sgl_data_mut", vt, c.addr(base))), idx)
+
+    def unique_place(self, e: ir.Index, base: c.Expr, idx: c.Expr) -> c.Expr:
+        """An element of a vector that a guard before the loop found unique:
+        written in place, with its bounds check unless a guard proved it."""
+        if self.em.checked and e.checked:
+            at = c.call("sgl_at", c.addr(base), idx, c.SizeOf(ctype(e.ty)), *self.loc(e))
+            return c.deref(c.Cast(_ptr(e.ty), at))
+        return c.Index(c.Cast(_ptr(e.ty), c.member(base, "data")), idx)
 
     def assign_into(self, place: c.Expr, t: Type, v: Val) -> str:
         if not isinstance(t, Vec):
@@ -507,20 +520,66 @@ class _Statements(_Builtins):
         a = self.hoist("sgl_int", self.scalar(s.start)).ref
         b = self.hoist("sgl_int", self.scalar(s.stop)).ref
         sc = self.close_scope()
-        i = self.new_name("i")
         self.out("{")
         self.indent += 1
         for ln in sc.pre + sc.frees():
             self.out(ln)
+        if s.fast is None:
+            self.for_loop(s, a, b, s.body)
+        else:
+            self.loop_fast(s, s.fast, a, b)
+        self.indent -= 1
+        self.out("}")
+
+    def for_loop(self, s: ir.For, a: c.Expr, b: c.Expr, body: list[ir.Stmt]) -> None:
+        i = self.new_name("i")
         self.out(f"for (sgl_int {i} = {a}; {i} < {b}; {i}++) {{")
         self.indent += 1
         self.loop_check()
         self.out(c.assign(self.var(s.var), Name(i)))
-        self.block(s.body)
+        self.block(body)
         self.indent -= 1
         self.out("}")
+
+    def loop_fast(self, s: ir.For, fast: ir.FastLoop, a: c.Expr, b: c.Expr) -> None:
+        """A loop with a hoisted version (the pass `bounds`): its prelude
+        (guards, rows) after the bounds, then the fast body if the loop is
+        not empty and every guard holds, else the checked loop."""
+        ok = Name(self.new_name("ok"))
+        self.out(c.decl("sgl_bool", ok.text, c.Binary("<", a, b)))
+        for step in fast.prelude:
+            self.open_scope()
+            if isinstance(step, ir.HoistedRow):
+                name = self.new_name("row")
+                self.rows[id(step)] = name
+                self.out(c.decl("sgl_vec", name, Name("{0}")))
+                lines = [c.assign(Name(name), self.ex(step.expr).expr)]
+            else:
+                lines = [c.assign(ok, self.guard_cond(step, a, b))]
+            sc = self.close_scope()
+            self.out(f"if ({ok}) {{ " + " ".join(sc.pre + lines + sc.frees()) + " }")
+        self.out(f"if ({ok}) {{")
+        self.indent += 1
+        self.for_loop(s, a, b, fast.body)
+        self.indent -= 1
+        self.out("} else {")
+        self.indent += 1
+        self.for_loop(s, a, b, s.body)
         self.indent -= 1
         self.out("}")
+
+    def guard_cond(self, g: ir.Guard, a: c.Expr, b: c.Expr) -> c.Expr:
+        """The C condition of a guard, for the loop `a .. b` (a < b)."""
+        vec = self.ex(g.vec).expr
+        if g.kind == "unique":
+            return c.call("sgl_vec_unique", c.addr(vec))
+        length = c.member(vec, "len")
+        if g.kind == "index":
+            assert g.index is not None
+            return c.call("sgl_in_range", self.scalar(g.index), length)
+        off = self.scalar(g.index) if g.index is not None else c.int_lit(0)
+        fn = "sgl_span_in_range" if g.kind == "span" else "sgl_span_in_range_sub"
+        return c.call(fn, a, b, off, length)
 
     def st_Break(self, s: ir.Break) -> None:
         self.out("break;")
