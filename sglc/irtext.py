@@ -148,7 +148,10 @@ class _Writer:
                 text = f"0 <= {self.expr(step.index, lv)} < len({vec})"
             else:
                 sign = "+" if step.kind == "span" else "-"
-                off = f" {sign} {self.expr(step.index, lv)}" if step.index is not None else ""
+                off = ""
+                if step.index is not None:
+                    text, prec = self.prec_expr(step.index, lv)
+                    off = f" {sign} " + (f"({text})" if prec <= _PREC["+"] else text)
                 text = f"0 <= {i}{off} < len({vec}) for every {i}"
             self.line(lv, None, depth + 1, f"guard {text}")
         self.line(lv, None, depth + 1, "fast:")

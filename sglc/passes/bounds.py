@@ -29,7 +29,9 @@ before the loop instead of at each iteration when
     fixed;
   - e is invariant in B (a guard "index": 0 <= e < len(X)), or is `i`,
     `i + c`, `c + i` or `i - c` with c invariant (a guard "span": the whole
-    range of i + c lies in 0 .. len(X)-1, computed without overflow).
+    range of i + c lies in 0 .. len(X)-1, computed without overflow),
+    unless the guard is known to fail whenever the loop runs (`0 .. len(v)
+    + 1` with v[i], `0 ..` with v[i - 1]: `_Loop.refuted`).
 
 An invariant expression is built from int literals, node queries, variables
 that B never writes (not i), `len` of a variable that B never writes, and
@@ -298,6 +300,29 @@ class _Loop:
                 return "span", e.left
         return None
 
+    def refuted(self, x: ir.Expr, kind: str, offset: ir.Expr | None) -> bool:
+        """Is the span guard known to fail whenever the loop runs?  For a
+        variable x, a literal offset and bounds such as `0 .. len(x) + 1`
+        or `0 .. len(x)` with `x[i + 1]` or `x[i - 1]`: the checked loop
+        always runs, so versioning would only add code."""
+        if offset is None:
+            c = 0
+        elif isinstance(offset, ir.Lit) and isinstance(offset.value, int):
+            c = offset.value if kind == "span" else -offset.value
+        else:
+            return False
+        start, stop = self.loop.start, self.loop.stop
+        if isinstance(start, ir.Lit) and isinstance(start.value, int) and start.value + c < 0:
+            return True
+        extra = 0
+        if (isinstance(stop, ir.Binary) and stop.op in ("+", "-") and isinstance(stop.right, ir.Lit)
+                and isinstance(stop.right.value, int)):
+            extra = stop.right.value if stop.op == "+" else -stop.right.value
+            stop = stop.left
+        return (isinstance(x, ir.VarRef) and isinstance(stop, ir.Builtin) and stop.name == "len"
+                and isinstance(stop.args[0], ir.VarRef) and stop.args[0].var is x.var
+                and extra + c > 0)
+
     def fresh(self, e: ir.Expr) -> ir.Expr:
         """A copy of e for the prelude (its variables shared)."""
         return self.fn.copy(e)
@@ -363,7 +388,7 @@ class _Loop:
             self.guard("index", vec, x.index)
         else:
             sp = self.span(x.index)
-            if sp is None:
+            if sp is None or self.refuted(x.base, *sp):
                 return
             self.guard(sp[0], vec, sp[1])
         x.checked = False
