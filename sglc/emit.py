@@ -206,6 +206,8 @@ class _Expressions(_Context):
         return Borrowed(c.string_lit(e.value))
 
     def ex_VarRef(self, e: ir.VarRef) -> Val:
+        if e.row is not None:  # read once before the loop (loop_fast)
+            return Borrowed(Name(self.rows[id(e.row)]))
         return Borrowed(self.var(e.var))
 
     def ex_Query(self, e: ir.Query) -> Val:
@@ -306,6 +308,8 @@ class _Places(_Expressions):
     def place(self, e: ir.LValue) -> c.Expr:
         """An lvalue expression for an assignment target."""
         if isinstance(e, ir.VarRef):
+            if e.row is not None:  # the vector of an in-place store (loop_fast)
+                return Name(self.rows[id(e.row)])
             return self.var(e.var)
         return self.place_Index(e)
 

@@ -58,6 +58,9 @@ class Str(Expr):
 @dataclass(eq=False)
 class VarRef(Expr):
     var: Var = None  # type: ignore[assignment]
+    # Set by the pass `bounds` on the vector of an access in the fast body of
+    # a `For`: the variable's vector as read once before the loop
+    row: Optional[HoistedRow] = None
 
 
 @dataclass(eq=False)
@@ -180,11 +183,12 @@ class Guard:
 
 @dataclass(eq=False)
 class HoistedRow:
-    """A row `expr` of a nested vector looked up once before a loop, after
-    the guards before it proved its index in range."""
+    """A vector read once before a loop: a row `expr` of a nested vector,
+    after the guards before it proved its index in range, or a variable
+    whose vector (buffer and length) the loop cannot change."""
 
     name: str  # unique in its function (row1, row2, ...)
-    expr: Index
+    expr: Union[Index, VarRef]
 
 
 @dataclass(eq=False)

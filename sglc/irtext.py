@@ -214,7 +214,7 @@ class _Writer:
         if isinstance(e, ir.Str):
             return json.dumps(e.value, ensure_ascii=False), _ATOM
         if isinstance(e, ir.VarRef):
-            return self.var(e.var), _ATOM
+            return (e.row.name if e.row is not None else self.var(e.var)), _ATOM
         if isinstance(e, ir.Query):
             return e.name, _ATOM
         if isinstance(e, ir.Index):

@@ -45,6 +45,11 @@ the per-store copy-on-write check is dropped, and the bounds check too when
 e is provable as above.  If v is shared when the loop starts, the checked
 loop runs and copies v at its first store, as without the pass.
 
+A variable indexed in the fast body whose buffer nothing in B can change
+(stable, and every element store to it, nested loops included, written in
+place directly in B) is read once before the loop too (a HoistedRow of the
+variable: its data pointer, which C then keeps in a register).
+
 A loop is versioned only if that hoists something, and only while its
 body (the fast copies of nested loops included) stays below MAX_NODES IR
 nodes.  Loops are handled innermost first.  The pass should run last: it
@@ -116,6 +121,7 @@ class _Uses:
     def __init__(self, body: list[ir.Stmt]):
         self.whole: set[int] = set()  # assigned as a whole (or a for variable, a builtin place)
         self.elems: set[int] = set()  # written element by element (v[..] = ..)
+        self.elem_sites: dict[int, int] = {}  # how many statements do so, per variable
         self.other: set[int] = set()  # a vector read as a value (not indexed, not len's argument)
         self.supersteps = False
         for s in body:
@@ -137,6 +143,8 @@ class _Uses:
         v = _root(t)
         if v is not None:
             (self.whole if whole or isinstance(t, ir.VarRef) else self.elems).add(id(v))
+            if not whole and isinstance(t, ir.Index):
+                self.elem_sites[id(v)] = self.elem_sites.get(id(v), 0) + 1
         # the indices of the target are reads
         while isinstance(t, ir.Index):
             self._expr(t.index)
@@ -266,6 +274,8 @@ class _Loop:
         self.guards: dict[object, ir.Guard] = {}
         self.rows: dict[object, ir.HoistedRow] = {}
         self.gain = False
+        self.bases: list[ir.Index] = []  # accesses of vector variables in the fast body
+        self.in_place: dict[int, int] = {}  # stores written in place, per variable
 
     def invariant(self, e: ir.Expr) -> bool:
         if isinstance(e, ir.Lit):
@@ -381,6 +391,10 @@ class _Loop:
             self.guard("unique", self.fresh(x.base), None)
             x.shared = False
             self.gain = True
+            v = x.base.var
+            self.in_place[id(v)] = self.in_place.get(id(v), 0) + 1
+        if isinstance(x.base, ir.VarRef):
+            self.bases.append(x)
         vec = self.vector(x.base)
         if vec is None:
             return
@@ -405,7 +419,29 @@ class _Loop:
             self.access(x, store)
         if not self.gain:
             return None
+        self.hoist_vectors()
         return ir.FastLoop(prelude=self.prelude, body=body)
+
+    def hoist_vectors(self) -> None:
+        """Read once, before the loop, the vectors of the variables that
+        the fast body indexes, when nothing in the loop can change their
+        buffer: a stable variable whose every element store (nested loops
+        included) is written in place directly in the body.  (A store in a
+        nested loop could copy a shared buffer and move it.)"""
+        rows: dict[int, ir.HoistedRow] = {}
+        for x in self.bases:
+            ref = x.base
+            assert isinstance(ref, ir.VarRef)
+            if x.row is not None:
+                continue  # the access itself is a hoisted row
+            v = ref.var
+            if not self.uses.stable(v) or self.uses.elem_sites.get(id(v), 0) != \
+                    self.in_place.get(id(v), 0):
+                continue
+            if id(v) not in rows:
+                rows[id(v)] = ir.HoistedRow(self.fn.row_name(), self.fresh(ref))
+                self.prelude.append(rows[id(v)])
+            ref.row = rows[id(v)]
 
 
 # ---------------------------------------------------------------- functions
