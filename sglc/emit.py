@@ -564,11 +564,35 @@ class _Statements(_Builtins):
             self.out(f"if ({ok}) {{ " + " ".join(sc.pre + lines + sc.frees()) + " }")
         self.out(f"if ({ok}) {{")
         self.indent += 1
-        self.for_loop(s, a, b, fast.body)
+        if _straight_line(fast.body):
+            self.for_loop_batched(s, a, b, fast.body)
+        else:
+            self.for_loop(s, a, b, fast.body)
         self.indent -= 1
         self.out("} else {")
         self.indent += 1
         self.for_loop(s, a, b, s.body)
+        self.indent -= 1
+        self.out("}")
+
+    def for_loop_batched(self, s: ir.For, a: c.Expr, b: c.Expr, body: list[ir.Stmt]) -> None:
+        """A fast loop body that cannot fail, print, call or loop
+        (`_straight_line`): the cancellation check runs once per batch of
+        LOOP_BATCH iterations instead of each one, so that the C compiler
+        can optimize the inner loop; a cancelled node stops at most a batch
+        later, having computed only values that nobody sees."""
+        i, end = self.new_name("i"), self.new_name("e")
+        self.out(f"for (sgl_int {i} = {a}; {i} < {b};) {{")
+        self.indent += 1
+        self.loop_check()
+        self.out(f"sgl_int {end} = (uint64_t){b} - (uint64_t){i} > {LOOP_BATCH} ? "
+                 f"{i} + {LOOP_BATCH} : {b};")
+        self.out(f"for (; {i} < {end}; {i}++) {{")
+        self.indent += 1
+        self.out(c.assign(self.var(s.var), Name(i)))
+        self.block(body)
+        self.indent -= 1
+        self.out("}")
         self.indent -= 1
         self.out("}")
 
@@ -681,6 +705,42 @@ def _level0_vars(stmts: list[ir.Stmt]) -> set[int]:
 
     walk(stmts)
     return found
+
+
+LOOP_BATCH = 1024  # iterations of a straight-line fast loop between cancellation checks
+
+
+def _straight_line(stmts: list[ir.Stmt]) -> bool:
+    """Is a fast loop body (sglc.passes.bounds) straight-line code that
+    cannot fail, print or run long: assignments and ifs of scalar
+    arithmetic, unchecked accesses and in-place stores, no call, builtin
+    (but len), division, break, nested loop or vector value?"""
+
+    def expr(e: ir.Expr) -> bool:
+        if isinstance(e, (ir.Lit, ir.VarRef, ir.Query)):
+            return not isinstance(e.ty, Vec) or isinstance(e, ir.VarRef)
+        if isinstance(e, ir.Index):
+            return (not e.checked or e.row is not None) and expr(e.base) and expr(e.index)
+        if isinstance(e, ir.Unary):
+            return expr(e.operand)
+        if isinstance(e, ir.Binary):
+            return e.op not in ("/", "%") and expr(e.left) and expr(e.right)
+        if isinstance(e, ir.Builtin):
+            return e.name == "len" and all(expr(x) for x in e.args)
+        return False
+
+    def stmt(s: ir.Stmt) -> bool:
+        if isinstance(s, ir.Assign):
+            t = s.target
+            return (not isinstance(t.ty, Vec) and s.op not in ("/=", "%=") and expr(t)
+                    and expr(s.value) and (not isinstance(t, ir.Index) or not t.shared))
+        if isinstance(s, ir.If):
+            return expr(s.cond) and all(map(stmt, s.then)) and all(map(stmt, s.orelse))
+        if isinstance(s, ir.Block):
+            return all(map(stmt, s.body))
+        return isinstance(s, ir.Continue)
+
+    return all(map(stmt, stmts))
 
 
 def _has_value(t: Type | None) -> bool:

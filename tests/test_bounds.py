@@ -21,6 +21,7 @@ import pytest
 from conftest import REPO
 
 from sglc import ir, irtext, pipeline
+from sglc.emit import LOOP_BATCH, _straight_line
 from sglc.passes import PIPELINE, verify
 from sglc.passes.bounds import BOUNDS, bounds
 from sglc.paths import runtime_dir
@@ -267,6 +268,28 @@ def test_the_failing_loops_run_through_the_versioned_code(name: str, hoisted: bo
 # ------------------------------------------------------------ the C
 
 
+@pytest.mark.parametrize("body, batched", [
+    ("    for i in 0 .. n { s += v[i] * 2; }\n", True),
+    ("    for i in 0 .. n { if v[i] > 1 { w[i] = s; } else { continue; } }\n", True),
+    ("    for i in 0 .. n { s += v[i]; print(s); }\n", False),
+    ("    for i in 0 .. n { s += v[i] / 2; }\n", False),
+    ("    for i in 0 .. n { s += v[i] + g(v); }\n", False),
+    ("    for i in 0 .. n { s += v[i]; if s > 5 { break; } }\n", False),
+    ("    for i in 0 .. n { s += v[i * 2] + v[i]; }\n", False),
+    ("    for i in 0 .. n { s += v[i]; for j in 0 .. 3 { s += 1; } }\n", False),
+])
+def test_only_straight_line_fast_loops_check_cancellation_per_batch(body: str,
+                                                                    batched: bool) -> None:
+    """A batch may run on after the node is cancelled: only for bodies that
+    cannot fail, print, call, break or loop."""
+    fasts, text = fast_loops(body)
+    fast = fasts[0]
+    if fast is None:
+        assert not batched, text
+        return
+    assert _straight_line(fast.body) == batched, text
+
+
 def _cc() -> str:
     cc = shutil.which("cc") or shutil.which("gcc")
     if cc is None:
@@ -279,6 +302,8 @@ def test_the_versioned_c_compiles_without_warnings(defines: list[str], tmp_path:
     src = REPO / "tests" / "programs" / "bounds_loops.sgl"
     text = pipeline.c_text(src.read_text(), src.name)
     assert "sgl_span_in_range(" in text and "sgl_vec_unique(" in text and "row" in text
+    # matmul's inner loop is straight-line: one cancellation check per batch
+    assert f" > {LOOP_BATCH} ? " in text
     c_file = tmp_path / "bounds_loops.c"
     c_file.write_text(text)
     proc = subprocess.run([_cc(), "-std=c11", "-O2", "-Wall", "-Wextra", "-Werror", *defines,
