@@ -146,6 +146,28 @@ static inline void *sgl_at_mut(const sgl_type *vt, sgl_vec *v, sgl_int i, size_t
     if (!sgl_vec_unique(v)) sgl_vec_make_unique(vt, v, line, col);
     return (char *)v->data + (size_t)i * esz;
 }
+/* The guards of the loops whose checks sglc hoisted (the pass `bounds`,
+ * docs/execution.md): they never fail, they only tell which version of the
+ * loop runs.  sgl_in_range: 0 <= i < len.  sgl_span_in_range: 0 <= i + c <
+ * len for every i of a .. b-1 (a < b); sgl_span_in_range_sub: the same for
+ * i - c.  Computed without overflow (an overflowing i + c is "not in
+ * range": the checked loop then runs). */
+static inline bool sgl_in_range(sgl_int i, int64_t len)
+{
+    return (uint64_t)i < (uint64_t)len;
+}
+static inline bool sgl_span_in_range(sgl_int a, sgl_int b, sgl_int c, int64_t len)
+{
+    sgl_int lo, hi;
+    if (__builtin_add_overflow(a, c, &lo) || __builtin_add_overflow(b - 1, c, &hi)) return false;
+    return lo >= 0 && hi < len;
+}
+static inline bool sgl_span_in_range_sub(sgl_int a, sgl_int b, sgl_int c, int64_t len)
+{
+    sgl_int lo, hi;
+    if (__builtin_sub_overflow(a, c, &lo) || __builtin_sub_overflow(b - 1, c, &hi)) return false;
+    return lo >= 0 && hi < len;
+}
 /* Unchecked variant of sgl_at_mut (no bounds check). */
 static inline void *sgl_data_mut(const sgl_type *vt, sgl_vec *v)
 {

@@ -107,6 +107,7 @@ class _Context:
         self.lines: list[str] = []
         self.indent = 1
         self.scopes: list[Scope] = []
+        self.rows: dict[int, str] = {}  # id(ir.HoistedRow) -> its C local (loop_fast)
 
     def var(self, v: ir.Var) -> c.Expr:
         """A variable of the node running this code: a C local in the
@@ -205,6 +206,8 @@ class _Expressions(_Context):
         return Borrowed(c.string_lit(e.value))
 
     def ex_VarRef(self, e: ir.VarRef) -> Val:
+        if e.row is not None:  # read once before the loop (loop_fast)
+            return Borrowed(Name(self.rows[id(e.row)]))
         return Borrowed(self.var(e.var))
 
     def ex_Query(self, e: ir.Query) -> Val:
@@ -213,10 +216,12 @@ class _Expressions(_Context):
         return Borrowed(c.call(f"sgl_q_{e.name}", Name("N")))
 
     def ex_Index(self, e: ir.Index) -> Val:
+        if e.row is not None:  # looked up before the loop (loop_fast)
+            return Borrowed(Name(self.rows[id(e.row)]))
         base = self.ex(e.base).expr
         idx = self.scalar(e.index)
         ct = ctype(e.ty)
-        if self.em.checked:
+        if self.em.checked and e.checked:
             at = c.call("sgl_at", c.addr(base), idx, c.SizeOf(ct), *self.loc(e))
             return Borrowed(c.deref(c.Cast(_ptr(e.ty), at)))
         return Borrowed(c.Index(c.Cast(_ptr(e.ty), c.member(base, "data")), idx))
@@ -303,6 +308,8 @@ class _Places(_Expressions):
     def place(self, e: ir.LValue) -> c.Expr:
         """An lvalue expression for an assignment target."""
         if isinstance(e, ir.VarRef):
+            if e.row is not None:  # the vector of an in-place store (loop_fast)
+                return Name(self.rows[id(e.row)])
             return self.var(e.var)
         return self.place_Index(e)
 
@@ -312,10 +319,20 @@ class _Places(_Expressions):
         base = self.place(e.base)
         idx = self.scalar(e.index)
         vt = self.T.ref(e.base.ty)
-        if self.em.checked:
+        if not e.shared:  # known unique before the loop (loop_fast)
+            return self.unique_place(e, base, idx)
+        if self.em.checked and e.checked:
             at = c.call("sgl_at_mut", vt, c.addr(base), idx, c.SizeOf(ctype(e.ty)), *self.loc(e))
             return c.deref(c.Cast(_ptr(e.ty), at))
         return c.Index(c.Cast(_ptr(e.ty), c.call("sgl_data_mut", vt, c.addr(base))), idx)
+
+    def unique_place(self, e: ir.Index, base: c.Expr, idx: c.Expr) -> c.Expr:
+        """An element of a vector that a guard before the loop found unique:
+        written in place, with its bounds check unless a guard proved it."""
+        if self.em.checked and e.checked:
+            at = c.call("sgl_at", c.addr(base), idx, c.SizeOf(ctype(e.ty)), *self.loc(e))
+            return c.deref(c.Cast(_ptr(e.ty), at))
+        return c.Index(c.Cast(_ptr(e.ty), c.member(base, "data")), idx)
 
     def assign_into(self, place: c.Expr, t: Type, v: Val) -> str:
         if not isinstance(t, Vec):
@@ -507,20 +524,90 @@ class _Statements(_Builtins):
         a = self.hoist("sgl_int", self.scalar(s.start)).ref
         b = self.hoist("sgl_int", self.scalar(s.stop)).ref
         sc = self.close_scope()
-        i = self.new_name("i")
         self.out("{")
         self.indent += 1
         for ln in sc.pre + sc.frees():
             self.out(ln)
+        if s.fast is None:
+            self.for_loop(s, a, b, s.body)
+        else:
+            self.loop_fast(s, s.fast, a, b)
+        self.indent -= 1
+        self.out("}")
+
+    def for_loop(self, s: ir.For, a: c.Expr, b: c.Expr, body: list[ir.Stmt]) -> None:
+        i = self.new_name("i")
         self.out(f"for (sgl_int {i} = {a}; {i} < {b}; {i}++) {{")
         self.indent += 1
         self.loop_check()
         self.out(c.assign(self.var(s.var), Name(i)))
-        self.block(s.body)
+        self.block(body)
+        self.indent -= 1
+        self.out("}")
+
+    def loop_fast(self, s: ir.For, fast: ir.FastLoop, a: c.Expr, b: c.Expr) -> None:
+        """A loop with a hoisted version (the pass `bounds`): its prelude
+        (guards, rows) after the bounds, then the fast body if the loop is
+        not empty and every guard holds, else the checked loop."""
+        ok = Name(self.new_name("ok"))
+        self.out(c.decl("sgl_bool", ok.text, c.Binary("<", a, b)))
+        for step in fast.prelude:
+            self.open_scope()
+            if isinstance(step, ir.HoistedRow):
+                name = self.new_name("row")
+                self.rows[id(step)] = name
+                self.out(c.decl("sgl_vec", name, Name("{0}")))
+                lines = [c.assign(Name(name), self.ex(step.expr).expr)]
+            else:
+                lines = [c.assign(ok, self.guard_cond(step, a, b))]
+            sc = self.close_scope()
+            self.out(f"if ({ok}) {{ " + " ".join(sc.pre + lines + sc.frees()) + " }")
+        self.out(f"if ({ok}) {{")
+        self.indent += 1
+        if _straight_line(fast.body):
+            self.for_loop_batched(s, a, b, fast.body)
+        else:
+            self.for_loop(s, a, b, fast.body)
+        self.indent -= 1
+        self.out("} else {")
+        self.indent += 1
+        self.for_loop(s, a, b, s.body)
+        self.indent -= 1
+        self.out("}")
+
+    def for_loop_batched(self, s: ir.For, a: c.Expr, b: c.Expr, body: list[ir.Stmt]) -> None:
+        """A fast loop body that cannot fail, print, call or loop
+        (`_straight_line`): the cancellation check runs once per batch of
+        LOOP_BATCH iterations instead of each one, so that the C compiler
+        can optimize the inner loop; a cancelled node stops at most a batch
+        later, having computed only values that nobody sees."""
+        i, end = self.new_name("i"), self.new_name("e")
+        self.out(f"for (sgl_int {i} = {a}; {i} < {b};) {{")
+        self.indent += 1
+        self.loop_check()
+        self.out(f"sgl_int {end} = (uint64_t){b} - (uint64_t){i} > {LOOP_BATCH} ? "
+                 f"{i} + {LOOP_BATCH} : {b};")
+        self.out(f"for (; {i} < {end}; {i}++) {{")
+        self.indent += 1
+        self.out(c.assign(self.var(s.var), Name(i)))
+        self.block(body)
         self.indent -= 1
         self.out("}")
         self.indent -= 1
         self.out("}")
+
+    def guard_cond(self, g: ir.Guard, a: c.Expr, b: c.Expr) -> c.Expr:
+        """The C condition of a guard, for the loop `a .. b` (a < b)."""
+        vec = self.ex(g.vec).expr
+        if g.kind == "unique":
+            return c.call("sgl_vec_unique", c.addr(vec))
+        length = c.member(vec, "len")
+        if g.kind == "index":
+            assert g.index is not None
+            return c.call("sgl_in_range", self.scalar(g.index), length)
+        off = self.scalar(g.index) if g.index is not None else c.int_lit(0)
+        fn = "sgl_span_in_range" if g.kind == "span" else "sgl_span_in_range_sub"
+        return c.call(fn, a, b, off, length)
 
     def st_Break(self, s: ir.Break) -> None:
         self.out("break;")
@@ -647,6 +734,42 @@ def _joined_vars(stmts: list[ir.Stmt]) -> set[int]:
 
     walk(stmts)
     return found
+
+
+LOOP_BATCH = 1024  # iterations of a straight-line fast loop between cancellation checks
+
+
+def _straight_line(stmts: list[ir.Stmt]) -> bool:
+    """Is a fast loop body (sglc.passes.bounds) straight-line code that
+    cannot fail, print or run long: assignments and ifs of scalar
+    arithmetic, unchecked accesses and in-place stores, no call, builtin
+    (but len), division, break, nested loop or vector value?"""
+
+    def expr(e: ir.Expr) -> bool:
+        if isinstance(e, (ir.Lit, ir.VarRef, ir.Query)):
+            return not isinstance(e.ty, Vec) or isinstance(e, ir.VarRef)
+        if isinstance(e, ir.Index):
+            return (not e.checked or e.row is not None) and expr(e.base) and expr(e.index)
+        if isinstance(e, ir.Unary):
+            return expr(e.operand)
+        if isinstance(e, ir.Binary):
+            return e.op not in ("/", "%") and expr(e.left) and expr(e.right)
+        if isinstance(e, ir.Builtin):
+            return e.name == "len" and all(expr(x) for x in e.args)
+        return False
+
+    def stmt(s: ir.Stmt) -> bool:
+        if isinstance(s, ir.Assign):
+            t = s.target
+            return (not isinstance(t.ty, Vec) and s.op not in ("/=", "%=") and expr(t)
+                    and expr(s.value) and (not isinstance(t, ir.Index) or not t.shared))
+        if isinstance(s, ir.If):
+            return expr(s.cond) and all(map(stmt, s.then)) and all(map(stmt, s.orelse))
+        if isinstance(s, ir.Block):
+            return all(map(stmt, s.body))
+        return isinstance(s, ir.Continue)
+
+    return all(map(stmt, stmts))
 
 
 def _has_value(t: Type | None) -> bool:

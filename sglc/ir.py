@@ -58,6 +58,9 @@ class Str(Expr):
 @dataclass(eq=False)
 class VarRef(Expr):
     var: Var = None  # type: ignore[assignment]
+    # Set by the pass `bounds` on the vector of an access in the fast body of
+    # a `For`: the variable's vector as read once before the loop
+    row: Optional[HoistedRow] = None
 
 
 @dataclass(eq=False)
@@ -69,6 +72,12 @@ class Query(Expr):
 class Index(Expr):
     base: Expr = None  # type: ignore[assignment]
     index: Expr = None  # type: ignore[assignment]
+    # Set by the pass `bounds` (sglc/passes/bounds.py), only in the fast
+    # body of a `For` (`For.fast`), whose guards proved it safe:
+    checked: bool = True  # False: the index is in range (no bounds check)
+    shared: bool = True  # as a target: False when the vector is known unique
+    #                      (written in place, no copy-on-write check)
+    row: Optional[HoistedRow] = None  # a row looked up once before the loop
 
 
 @dataclass(eq=False)
@@ -151,6 +160,46 @@ class For(Stmt):
     start: Expr = None  # type: ignore[assignment]
     stop: Expr = None  # type: ignore[assignment]
     body: list[Stmt] = field(default_factory=list)
+    # Set by the pass `bounds`: a second version of the loop, run instead of
+    # `body` when the loop is not empty and every guard holds.
+    fast: Optional[FastLoop] = None
+
+
+@dataclass(eq=False)
+class Guard:
+    """A condition the pass `bounds` tests once before a loop, after its
+    bounds `start` and `stop` are evaluated, for the loop `for i in start
+    .. stop` (start < stop); it cannot fail or print.  kind:
+
+    - "index": 0 <= index < len(vec) (index invariant in the loop);
+    - "span": 0 <= i + index < len(vec) for every i of the loop ("span-":
+      i - index; index None: i itself), without overflow;
+    - "unique": the buffer of vec, a variable, has one reference."""
+
+    kind: str
+    vec: Expr
+    index: Optional[Expr] = None
+
+
+@dataclass(eq=False)
+class HoistedRow:
+    """A vector read once before a loop: a row `expr` of a nested vector,
+    after the guards before it proved its index in range, or a variable
+    whose vector (buffer and length) the loop cannot change."""
+
+    name: str  # unique in its function (row1, row2, ...)
+    expr: Union[Index, VarRef]
+
+
+@dataclass(eq=False)
+class FastLoop:
+    """The version of a `For` loop whose checks were hoisted (`bounds`):
+    `prelude` (guards and rows, in order) runs before the loop; when the
+    loop is not empty and every guard holds, `body` runs instead of the
+    loop's checked body."""
+
+    prelude: list[Union[Guard, HoistedRow]]
+    body: list[Stmt]
 
 
 @dataclass(eq=False)

@@ -15,6 +15,12 @@ name, run one level below:
       L1             act0_1_pardo:
       L1 26:9          partial = tree_sum(block)
 
+A loop whose checks the pass `bounds` hoisted shows its prelude (`guard
+...` lines and `row rowN = w[k]`, rows looked up once), then its `fast:`
+body, then its `checked:` body; in the fast body an access without a
+bounds check reads `v[i, unchecked]`, a store without a copy-on-write
+check `v[i, in place]`, and a hoisted row its name.
+
 An expression at another level than its statement is marked `@L<n>`; a
 variable whose name is declared twice in one function shows its C name
 (`x#v_x_1`).  The text is for people: nothing parses it back.
@@ -110,9 +116,12 @@ class _Writer:
             self.line(lv, pos, depth, f"while {self.expr(s.cond, lv)}")
             self.block(s.body, depth + 1)
         elif isinstance(s, ir.For):
-            self.line(lv, pos, depth, f"for {self.var(s.var)} in {self.expr(s.start, lv)} .. "
-                                      f"{self.expr(s.stop, lv)}")
-            self.block(s.body, depth + 1)
+            head = f"for {self.var(s.var)} in {self.expr(s.start, lv)} .. {self.expr(s.stop, lv)}"
+            if s.fast is None:
+                self.line(lv, pos, depth, head)
+                self.block(s.body, depth + 1)
+            else:
+                self.fast_loop(s, s.fast, head, depth)
         elif isinstance(s, ir.Return):
             value = f" {self.expr(s.value, lv)}" if s.value is not None else ""
             self.line(lv, pos, depth, "return" + value)
@@ -120,6 +129,35 @@ class _Writer:
             self.line(lv, pos, depth, type(s).__name__.lower())
         else:
             self.line(lv, pos, depth, f"<{type(s).__name__}>")
+
+    def fast_loop(self, s: ir.For, fast: ir.FastLoop, head: str, depth: int) -> None:
+        """A loop versioned by the pass `bounds`: its prelude, the fast body
+        (run when the loop is not empty and every guard holds), the checked
+        body."""
+        lv, i = s.level, self.var(s.var)
+        self.line(lv, (s.line, s.col), depth, head, "(checks hoisted: fast and checked versions)")
+        for step in fast.prelude:
+            if isinstance(step, ir.HoistedRow):
+                self.line(lv, None, depth + 1, f"row {step.name} = {self.expr(step.expr, lv)}")
+                continue
+            vec = self.expr(step.vec, lv)
+            if step.kind == "unique":
+                text = f"{vec} is unique (written in place)"
+            elif step.kind == "index":
+                assert step.index is not None
+                text = f"0 <= {self.expr(step.index, lv)} < len({vec})"
+            else:
+                sign = "+" if step.kind == "span" else "-"
+                off = ""
+                if step.index is not None:
+                    text, prec = self.prec_expr(step.index, lv)
+                    off = f" {sign} " + (f"({text})" if prec <= _PREC["+"] else text)
+                text = f"0 <= {i}{off} < len({vec}) for every {i}"
+            self.line(lv, None, depth + 1, f"guard {text}")
+        self.line(lv, None, depth + 1, "fast:")
+        self.block(fast.body, depth + 2)
+        self.line(lv, None, depth + 1, "checked:")
+        self.block(s.body, depth + 2)
 
     def superstep(self, s: ir.Superstep, depth: int) -> None:
         site = s.site
@@ -176,14 +214,18 @@ class _Writer:
         if isinstance(e, ir.Str):
             return json.dumps(e.value, ensure_ascii=False), _ATOM
         if isinstance(e, ir.VarRef):
-            return self.var(e.var), _ATOM
+            return (e.row.name if e.row is not None else self.var(e.var)), _ATOM
         if isinstance(e, ir.Query):
             return e.name, _ATOM
         if isinstance(e, ir.Index):
+            if e.row is not None:
+                return e.row.name, _ATOM
             base, bp = self.prec_expr(e.base, lv)
             if bp < _ATOM:
                 base = f"({base})"
-            return f"{base}[{self.expr(e.index, lv)}]", _ATOM
+            notes = ([] if e.checked else ["unchecked"]) + ([] if e.shared else ["in place"])
+            index = ", ".join([self.expr(e.index, lv), *notes])
+            return f"{base}[{index}]", _ATOM
         if isinstance(e, (ir.Call, ir.Builtin)):
             name = e.name if isinstance(e, ir.Builtin) else e.func.removeprefix("f_")
             return f"{name}({', '.join(self.expr(a, lv) for a in e.args)})", _ATOM

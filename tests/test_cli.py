@@ -24,6 +24,7 @@ from conftest import (
 )
 
 import sglc
+from sglc.passes import IR_STAGES
 
 TINY = 'func main() {\n    print(1 + 2, "x", 2.5 * 2);\n}\n'
 TINY_OUT = "3 x 5.0\n"
@@ -216,7 +217,7 @@ def test_emit_ir_is_readable_text() -> None:
     rc, out, err = sglc_run(str(REPO / "examples" / "reduce.sgl"), "--emit=ir")
     assert rc == 0, err
     assert len(out.encode()) < 10_000, f"--emit=ir is {len(out.encode())} bytes"
-    assert "after fuse: 2 functions, 1 superstep site" in out
+    assert f"after {IR_STAGES[-1]}: 2 functions, 1 superstep site" in out
     # the fused superstep, its ops, and their child actions one level below
     assert re.search(r"^  L0 22:5 +superstep site_0: scatter \+ pardo \+ gather$", out, re.M), out
     assert re.search(r"^  L1 +act0_1_pardo:$", out, re.M), out
@@ -225,7 +226,7 @@ def test_emit_ir_is_readable_text() -> None:
 
 
 @pytest.mark.parametrize("args, golden", [(["--emit=ir"], "superstep.ir"),
-                                          (["--dump-after=fuse"], "superstep.ir"),
+                                          ([f"--dump-after={IR_STAGES[-1]}"], "superstep.ir"),
                                           (["--dump-after=lower"], "superstep.lower.ir"),
                                           (["--emit=ast"], "superstep.ast")])
 def test_dumps_are_the_goldens(args: list[str], golden: str) -> None:

@@ -10,10 +10,11 @@ contract.
 from __future__ import annotations
 
 from .base import Pass
+from .bounds import BOUNDS
 from .fuse import FUSE
 from .verify import IRError, verify
 
-PIPELINE: tuple[Pass, ...] = (FUSE,)
+PIPELINE: tuple[Pass, ...] = (FUSE, BOUNDS)
 
 # Where the IR can be dumped (--dump-after): after lower, and after each pass.
 IR_STAGES: tuple[str, ...] = ("lower", *(p.name for p in PIPELINE))

@@ -7,7 +7,9 @@ exactly one superstep; every op has a child action of the right kind, one
 level below its superstep, listed once in its function's actions, in the
 order the C defines them (a pardo's action after those of its body); action names are unique; a superstep has 1 to
 MAX_OPS ops; every statement of a list is at the list's level; every
-variable referenced belongs to the function's frame.
+variable referenced belongs to the function's frame; the fast version of a
+loop (the pass `bounds`) has no superstep and uses its hoisted rows only
+inside it.
 """
 
 from __future__ import annotations
@@ -28,6 +30,7 @@ class _Verifier:
         self.after = after
         self.used_sites: list[ir.Site] = []
         self.action_names: set[str] = set()
+        self.rows: set[int] = set()  # ids of the hoisted rows in scope (ir.FastLoop)
 
     def fail(self, msg: str, node: ir.Stmt | ir.Expr | None = None) -> None:
         where = f" at line {node.line}:{node.col}" if node is not None else ""
@@ -71,6 +74,8 @@ class _Verifier:
             self.expr(s.start)
             self.expr(s.stop)
             self.block(s.body, s.level)
+            if s.fast is not None:
+                self.fast_loop(s, s.fast)
         elif isinstance(s, ir.Assign):
             self.expr(s.target)
             self.expr(s.value)
@@ -81,6 +86,27 @@ class _Verifier:
                 self.expr(s.value)
         elif not isinstance(s, (ir.Break, ir.Continue)):
             self.fail(f"unknown statement {type(s).__name__}", s)
+
+    def fast_loop(self, s: ir.For, fast: ir.FastLoop) -> None:
+        """The version of a loop made by the pass `bounds`: no superstep in
+        it (its sites are numbered once), its rows used only after they are
+        looked up."""
+        if any(isinstance(x, ir.Superstep) for x in _nodes(fast.body)):
+            self.fail("a superstep in the fast version of a loop", s)
+        outer = self.rows
+        self.rows = set(outer)
+        for step in fast.prelude:
+            if isinstance(step, ir.HoistedRow):
+                self.expr(step.expr)
+                self.rows.add(id(step))
+            else:
+                if step.kind not in ("index", "span", "span-", "unique"):
+                    self.fail(f"unknown guard {step.kind!r}", s)
+                self.expr(step.vec)
+                if step.index is not None:
+                    self.expr(step.index)
+        self.block(fast.body, s.level)
+        self.rows = outer
 
     def superstep(self, s: ir.Superstep) -> None:
         site = s.site
@@ -123,6 +149,8 @@ class _Verifier:
         if isinstance(e, ir.VarRef):
             self.var(e.var, e)
         elif isinstance(e, ir.Index):
+            if e.row is not None and id(e.row) not in self.rows:
+                self.fail(f"row {e.row.name} used outside the loop that looks it up", e)
             self.expr(e.base)
             self.expr(e.index)
         elif isinstance(e, (ir.Call, ir.Builtin)):
@@ -138,6 +166,20 @@ class _Verifier:
                 self.expr(x)
         elif not isinstance(e, (ir.Lit, ir.Str, ir.Query)):
             self.fail(f"unknown expression {type(e).__name__}", e)
+
+
+def _nodes(x: object) -> list[object]:
+    """Every statement and expression under x (a list of statements)."""
+    out: list[object] = []
+    todo = [x]
+    while todo:
+        y = todo.pop()
+        out.append(y)
+        if isinstance(y, list):
+            todo.extend(y)
+        elif isinstance(y, (ir.Stmt, ir.Expr, ir.FastLoop)):
+            todo.extend(getattr(y, f) for f in y.__dataclass_fields__)
+    return out
 
 
 def verify(prog: ir.Program, after: str = "lower") -> None:

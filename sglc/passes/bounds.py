@@ -1,0 +1,491 @@
+"""The `bounds` pass: hoist the checks of `for` loops out of their bodies.
+
+For a loop `for i in a .. b { B }` (brief §5: i = a, ..., b-1, a and b
+evaluated once) the pass may add a second version of the loop
+(`ir.For.fast`, an `ir.FastLoop`): a prelude of guards and hoisted rows,
+and a copy of B in which some accesses carry no check.  The emitted C
+evaluates a and b, then the prelude; when a < b and every guard holds it
+runs the fast copy, else the original, checked loop.  A guard cannot fail
+or print, and when one does not hold the checked loop runs exactly as
+without the pass, so a failing program reports the same error at the same
+place after the same output.  An empty loop always runs the checked loop
+(which does nothing): what the loop would not evaluate is never needed.
+
+What B may not do, for the loop to be considered at all: contain a
+superstep (its sites and actions are numbered once), or assign the loop
+variable i.
+
+An access `X[e]` directly in B (not inside a nested `for`, which makes
+its own decisions; nested `while`, `if` and blocks count) is checked
+before the loop instead of at each iteration when
+
+  - X is *stable* in B: a vector variable v that B only indexes (`v[..]`,
+    read or written element by element) or passes to `len`, and never
+    assigns as a whole (no `v = ...`, `push(v, ...)`, `v` as a value, which
+    could share or move its buffer), so len(v) cannot change; or a *row*
+    `w[k]` (any depth) of a variable w that B only reads by index and never
+    writes, with k invariant: the row is looked up once before the loop
+    (a HoistedRow, after a guard "0 <= k < len(w)"), and its length is
+    fixed;
+  - e is invariant in B (a guard "index": 0 <= e < len(X)), or is `i`,
+    `i + c`, `c + i` or `i - c` with c invariant (a guard "span": the whole
+    range of i + c lies in 0 .. len(X)-1, computed without overflow),
+    unless the guard is known to fail whenever the loop runs (`0 .. len(v)
+    + 1` with v[i], `0 ..` with v[i - 1]: `_Loop.refuted`).
+
+An invariant expression is built from int literals, node queries, variables
+that B never writes (not i), `len` of a variable that B never writes, and
+`+ - *` and unary `-`: it cannot fail, and its value before the loop is its
+value at every iteration.
+
+A store `v[e] = x` (or `v[e] op= x`) directly in B, with v a stable
+variable, is written in place: a guard "unique" tests once that v's buffer
+has one reference (nothing in B can share it, as v only appears indexed);
+the per-store copy-on-write check is dropped, and the bounds check too when
+e is provable as above.  If v is shared when the loop starts, the checked
+loop runs and copies v at its first store, as without the pass.
+
+A variable indexed in the fast body whose buffer nothing in B can change
+(stable, and every element store to it, nested loops included, written in
+place directly in B) is read once before the loop too (a HoistedRow of the
+variable: its data pointer, which C then keeps in a register).
+
+A loop is versioned only if that hoists something, and only while its
+body (the fast copies of nested loops included) stays below MAX_NODES IR
+nodes.  Loops are handled innermost first.  The pass should run last: it
+duplicates loop bodies, and a later pass would have to treat both copies.
+"""
+
+from __future__ import annotations
+
+import copy
+import dataclasses
+from collections.abc import Iterator
+
+from .. import builtins, ir
+from .. import cnodes as c
+from ..types import INT, Vec
+from .base import Pass
+
+MAX_NODES = 4000  # IR nodes of a loop body, nested fast copies included
+
+_INVARIANT_OPS = ("+", "-", "*")
+
+
+# ---------------------------------------------------------------- walking
+
+
+def _fields(x: object) -> Iterator[object]:
+    """The IR values directly inside x (a dataclass of sglc.ir, or a list);
+    variables and hoisted rows are leaves."""
+    if isinstance(x, list):
+        yield from x
+    elif (dataclasses.is_dataclass(x) and not isinstance(x, type)
+          and not isinstance(x, (ir.Var, ir.HoistedRow))):
+        for f in dataclasses.fields(x):
+            yield getattr(x, f.name)
+
+
+def _walk(x: object) -> Iterator[object]:
+    """Every IR node under x, x included, in pre-order."""
+    todo = [x]
+    while todo:
+        y = todo.pop()
+        yield y
+        todo.extend(reversed(list(_fields(y))))
+
+
+def _size(x: object) -> int:
+    return sum(1 for y in _walk(x) if isinstance(y, (ir.Expr, ir.Stmt)))
+
+
+def _place_args(e: ir.Builtin) -> list[int]:
+    """The arguments of a builtin call that it assigns (`{p0}` holes)."""
+    low = builtins.form_of(e.name, len(e.args)).c
+    if callable(low):
+        return []
+    texts = [low] if isinstance(low, str) else list(low.values())
+    return sorted({i for t in texts for kind, i in c.parse_template(t).arg_holes if kind == "p"})
+
+
+def _root(e: ir.Expr) -> ir.Var | None:
+    """The variable an assignable place is in (`v` for v[i][j])."""
+    while isinstance(e, ir.Index):
+        e = e.base
+    return e.var if isinstance(e, ir.VarRef) else None
+
+
+class _Uses:
+    """How the statements of a loop body use each variable (by id)."""
+
+    def __init__(self, body: list[ir.Stmt]):
+        self.whole: set[int] = set()  # assigned as a whole (or a for variable, a builtin place)
+        self.elems: set[int] = set()  # written element by element (v[..] = ..)
+        self.elem_sites: dict[int, int] = {}  # how many statements do so, per variable
+        self.other: set[int] = set()  # a vector read as a value (not indexed, not len's argument)
+        self.supersteps = False
+        for s in body:
+            self._scan(s)
+
+    def written(self, v: ir.Var) -> bool:
+        return id(v) in self.whole or id(v) in self.elems
+
+    def stable(self, v: ir.Var) -> bool:
+        """len(v) and v's buffer cannot change in the body except by its
+        own element stores, and nothing shares the buffer."""
+        return isinstance(v.ty, Vec) and id(v) not in self.whole and id(v) not in self.other
+
+    def frozen(self, v: ir.Var) -> bool:
+        """v is only read by index: its rows cannot change."""
+        return self.stable(v) and id(v) not in self.elems
+
+    def _target(self, t: ir.Expr, whole: bool) -> None:
+        v = _root(t)
+        if v is not None:
+            (self.whole if whole or isinstance(t, ir.VarRef) else self.elems).add(id(v))
+            if not whole and isinstance(t, ir.Index):
+                self.elem_sites[id(v)] = self.elem_sites.get(id(v), 0) + 1
+        # the indices of the target are reads
+        while isinstance(t, ir.Index):
+            self._expr(t.index)
+            t = t.base
+
+    def _scan(self, x: object) -> None:
+        if isinstance(x, ir.Superstep):
+            self.supersteps = True
+            return
+        if isinstance(x, ir.Assign):
+            self._target(x.target, whole=False)
+            self._expr(x.value)
+            return
+        if isinstance(x, ir.For):
+            self.whole.add(id(x.var))
+            self._expr(x.start)
+            self._expr(x.stop)
+            self._scan(x.body)  # x.fast: a copy of x.body, and its prelude only reads
+            return
+        if isinstance(x, ir.Expr):
+            self._expr(x)
+            return
+        for y in _fields(x):
+            self._scan(y)
+
+    def _expr(self, e: ir.Expr) -> None:
+        self._value(e)
+
+    def _value(self, e: ir.Expr) -> None:
+        if isinstance(e, ir.VarRef):
+            if isinstance(e.ty, Vec):
+                self.other.add(id(e.var))
+        elif isinstance(e, ir.Index):
+            if not isinstance(e.base, ir.VarRef):
+                self._value(e.base)
+            self._value(e.index)
+        elif isinstance(e, ir.Builtin):
+            places = _place_args(e)
+            for k, a in enumerate(e.args):
+                if k in places:
+                    self._target(a, whole=True)
+                elif e.name == "len" and isinstance(a, ir.VarRef):
+                    continue
+                else:
+                    self._value(a)
+        else:
+            for y in _fields(e):
+                if isinstance(y, ir.Expr):
+                    self._value(y)
+                elif isinstance(y, list):
+                    for z in y:
+                        if isinstance(z, ir.Expr):
+                            self._value(z)
+
+
+def _direct(body: list[ir.Stmt]) -> Iterator[tuple[ir.Index, bool]]:
+    """The accesses directly in body (not in the body of a nested for):
+    (access, whether it is a store: the element of a variable that an
+    assignment writes).  The outer levels of a nested target (`[j]` of
+    v[k][j] = x) and the places a builtin assigns are left out: they stay
+    checked."""
+    todo: list[object] = list(reversed(body))
+
+    def target(t: ir.Expr) -> Iterator[tuple[ir.Index, bool]]:
+        while isinstance(t, ir.Index) and isinstance(t.base, ir.Index):
+            todo.append(t.index)
+            t = t.base
+        if isinstance(t, ir.Index):
+            todo.append(t.index)
+            yield t, True
+
+    while todo:
+        x = todo.pop()
+        if isinstance(x, ir.For):
+            todo += [x.stop, x.start]
+        elif isinstance(x, ir.Assign):
+            todo.append(x.value)
+            yield from target(x.target)
+        elif isinstance(x, ir.Builtin):
+            places = _place_args(x)
+            for k in reversed(range(len(x.args))):
+                a = x.args[k]
+                if k not in places:
+                    todo.append(a)
+                elif isinstance(a, ir.Index):
+                    todo.append(a.index)
+                    b = a.base
+                    while isinstance(b, ir.Index):
+                        todo.append(b.index)
+                        b = b.base
+        else:
+            if isinstance(x, ir.Index):
+                yield x, False
+            todo.extend(reversed(list(_fields(x))))
+
+
+# ---------------------------------------------------------------- one loop
+
+
+def _key(e: ir.Expr) -> object:
+    """A structural key: equal keys, equal values (for invariant expressions)."""
+    if isinstance(e, ir.VarRef):
+        return ("var", id(e.var))
+    if isinstance(e, ir.Lit):
+        return ("lit", type(e.value).__name__, e.value)
+    if isinstance(e, ir.Query):
+        return ("query", e.name)
+    if isinstance(e, ir.Index):
+        return ("index", _key(e.base), _key(e.index))
+    if isinstance(e, ir.Unary):
+        return ("unary", e.op, _key(e.operand))
+    if isinstance(e, ir.Binary):
+        return ("binary", e.op, _key(e.left), _key(e.right))
+    if isinstance(e, ir.Builtin):
+        return ("builtin", e.name, tuple(_key(a) for a in e.args))
+    return ("node", id(e))
+
+
+class _Loop:
+    """The decisions for one loop, applied to the copy of its body."""
+
+    def __init__(self, loop: ir.For, fn: _Function):
+        self.loop = loop
+        self.fn = fn
+        self.uses = _Uses(loop.body)
+        self.prelude: list[ir.Guard | ir.HoistedRow] = []
+        self.guards: dict[object, ir.Guard] = {}
+        self.rows: dict[object, ir.HoistedRow] = {}
+        self.gain = False
+        self.bases: list[ir.Index] = []  # accesses of vector variables in the fast body
+        self.in_place: dict[int, int] = {}  # stores written in place, per variable
+
+    def invariant(self, e: ir.Expr) -> bool:
+        if isinstance(e, ir.Lit):
+            return e.ty == INT
+        if isinstance(e, ir.Query):
+            return e.ty == INT
+        if isinstance(e, ir.VarRef):
+            return e.ty == INT and e.var is not self.loop.var and not self.uses.written(e.var)
+        if isinstance(e, ir.Unary):
+            return e.op == "-" and self.invariant(e.operand)
+        if isinstance(e, ir.Binary):
+            return (e.op in _INVARIANT_OPS and e.ty == INT and self.invariant(e.left)
+                    and self.invariant(e.right))
+        if isinstance(e, ir.Builtin):
+            return (e.name == "len" and len(e.args) == 1 and isinstance(e.args[0], ir.VarRef)
+                    and self.uses.stable(e.args[0].var))
+        return False
+
+    def span(self, e: ir.Expr) -> tuple[str, ir.Expr | None] | None:
+        """(kind, offset) when e is i, i + c, c + i or i - c."""
+        i = self.loop.var
+
+        def is_i(x: ir.Expr) -> bool:
+            return isinstance(x, ir.VarRef) and x.var is i
+
+        if is_i(e):
+            return "span", None
+        if isinstance(e, ir.Binary) and e.op in ("+", "-"):
+            if is_i(e.left) and self.invariant(e.right):
+                return ("span" if e.op == "+" else "span-"), e.right
+            if e.op == "+" and is_i(e.right) and self.invariant(e.left):
+                return "span", e.left
+        return None
+
+    def refuted(self, x: ir.Expr, kind: str, offset: ir.Expr | None) -> bool:
+        """Is the span guard known to fail whenever the loop runs?  For a
+        variable x, a literal offset and bounds such as `0 .. len(x) + 1`
+        or `0 .. len(x)` with `x[i + 1]` or `x[i - 1]`: the checked loop
+        always runs, so versioning would only add code."""
+        if offset is None:
+            c = 0
+        elif isinstance(offset, ir.Lit) and isinstance(offset.value, int):
+            c = offset.value if kind == "span" else -offset.value
+        else:
+            return False
+        start, stop = self.loop.start, self.loop.stop
+        if isinstance(start, ir.Lit) and isinstance(start.value, int) and start.value + c < 0:
+            return True
+        extra = 0
+        if (isinstance(stop, ir.Binary) and stop.op in ("+", "-") and isinstance(stop.right, ir.Lit)
+                and isinstance(stop.right.value, int)):
+            extra = stop.right.value if stop.op == "+" else -stop.right.value
+            stop = stop.left
+        return (isinstance(x, ir.VarRef) and isinstance(stop, ir.Builtin) and stop.name == "len"
+                and isinstance(stop.args[0], ir.VarRef) and stop.args[0].var is x.var
+                and extra + c > 0)
+
+    def fresh(self, e: ir.Expr) -> ir.Expr:
+        """A copy of e for the prelude (its variables shared)."""
+        return self.fn.copy(e)
+
+    def guard(self, kind: str, vec: ir.Expr, index: ir.Expr | None) -> None:
+        key = (kind, _key(vec), None if index is None else _key(index))
+        if key not in self.guards:
+            g = ir.Guard(kind, vec, None if index is None else self.fresh(index))
+            self.guards[key] = g
+            self.prelude.append(g)
+
+    def vector(self, x: ir.Expr) -> ir.Expr | None:
+        """The prelude's form of a stable vector x (a variable, or a row,
+        hoisted), or None when x is not stable in the body."""
+        if isinstance(x, ir.VarRef):
+            return self.fresh(x) if self.uses.stable(x.var) else None
+        return self.row(x)
+
+    def row(self, x: ir.Expr) -> ir.Expr | None:
+        """A row w[k]...[k'] of a frozen variable with invariant indices,
+        hoisted before the loop: the prelude's reference to it."""
+        if not (isinstance(x, ir.Index) and isinstance(x.ty, Vec) and self.invariant(x.index)):
+            return None
+        base = x.base
+        if isinstance(base, ir.VarRef):
+            if not self.uses.frozen(base.var):
+                return None
+            outer: ir.Expr | None = self.fresh(base)
+        else:
+            outer = self.row(base)
+        if outer is None:
+            return None
+        key = _key(x)
+        if key not in self.rows:
+            self.guard("index", outer, x.index)
+            lookup = ir.Index(x.ty, x.level, x.line, x.col, base=outer, index=self.fresh(x.index),
+                              checked=False)
+            r = ir.HoistedRow(self.fn.row_name(), lookup)
+            self.rows[key] = r
+            self.prelude.append(r)
+        r = self.rows[key]
+        return ir.Index(x.ty, x.level, x.line, x.col, base=r.expr.base, index=r.expr.index,
+                        checked=False, row=r)
+
+    def access(self, x: ir.Index, store: bool) -> None:
+        """Decide for one access of the fast body (and mark it)."""
+        if isinstance(x.base, ir.Index) and not store:
+            hoisted = self.row(x.base)
+            if hoisted is not None:
+                x.base.row = hoisted.row  # type: ignore[union-attr]
+                x.base.checked = False  # type: ignore[union-attr]
+                self.gain = True
+        if store:
+            if not (isinstance(x.base, ir.VarRef) and self.uses.stable(x.base.var)):
+                return
+            self.guard("unique", self.fresh(x.base), None)
+            x.shared = False
+            self.gain = True
+            v = x.base.var
+            self.in_place[id(v)] = self.in_place.get(id(v), 0) + 1
+        if isinstance(x.base, ir.VarRef):
+            self.bases.append(x)
+        vec = self.vector(x.base)
+        if vec is None:
+            return
+        if self.invariant(x.index):
+            self.guard("index", vec, x.index)
+        else:
+            sp = self.span(x.index)
+            if sp is None or self.refuted(x.base, *sp):
+                return
+            self.guard(sp[0], vec, sp[1])
+        x.checked = False
+        self.gain = True
+
+    def run(self) -> ir.FastLoop | None:
+        loop = self.loop
+        if self.uses.supersteps or self.uses.written(loop.var):
+            return None
+        body = self.fn.copy(loop.body)
+        if _size(body) * 2 > MAX_NODES:
+            return None
+        for x, store in list(_direct(body)):
+            self.access(x, store)
+        if not self.gain:
+            return None
+        self.hoist_vectors()
+        return ir.FastLoop(prelude=self.prelude, body=body)
+
+    def hoist_vectors(self) -> None:
+        """Read once, before the loop, the vectors of the variables that
+        the fast body indexes, when nothing in the loop can change their
+        buffer: a stable variable whose every element store (nested loops
+        included) is written in place directly in the body.  (A store in a
+        nested loop could copy a shared buffer and move it.)"""
+        rows: dict[int, ir.HoistedRow] = {}
+        for x in self.bases:
+            ref = x.base
+            assert isinstance(ref, ir.VarRef)
+            if x.row is not None:
+                continue  # the access itself is a hoisted row
+            v = ref.var
+            if not self.uses.stable(v) or self.uses.elem_sites.get(id(v), 0) != \
+                    self.in_place.get(id(v), 0):
+                continue
+            if id(v) not in rows:
+                rows[id(v)] = ir.HoistedRow(self.fn.row_name(), self.fresh(ref))
+                self.prelude.append(rows[id(v)])
+            ref.row = rows[id(v)]
+
+
+# ---------------------------------------------------------------- functions
+
+
+class _Function:
+    def __init__(self, f: ir.Function):
+        self.f = f
+        self.nrows = 0
+        self.memo = {id(v): v for v in f.frame}
+
+    def row_name(self) -> str:
+        self.nrows += 1
+        return f"row{self.nrows}"
+
+    def copy(self, x):  # type: ignore[no-untyped-def]
+        """A deep copy of IR x that shares the function's variables."""
+        return copy.deepcopy(x, dict(self.memo))
+
+    def block(self, stmts: list[ir.Stmt]) -> None:
+        for s in stmts:
+            self.stmt(s)
+
+    def stmt(self, s: ir.Stmt) -> None:
+        if isinstance(s, ir.For):
+            self.block(s.body)  # innermost first
+            s.fast = _Loop(s, self).run()
+        elif isinstance(s, ir.Superstep):
+            for op in s.site.ops:
+                self.block(op.action.body)
+        else:
+            for x in _fields(s):
+                if isinstance(x, list):
+                    self.block([y for y in x if isinstance(y, ir.Stmt)])
+
+
+def bounds(prog: ir.Program) -> ir.Program:
+    """prog with the checks of its for loops hoisted (the module docstring);
+    prog itself is unchanged."""
+    new = copy.deepcopy(prog)
+    for f in new.functions:
+        _Function(f).block(f.body)
+    return new
+
+
+BOUNDS = Pass("bounds", "hoist bounds and copy-on-write checks out of for loops, "
+                        "rows of nested vectors out of inner loops", bounds)

@@ -1,0 +1,340 @@
+"""The pass `bounds` (sglc/passes/bounds.py): which loops get a fast version,
+which checks it hoists, how the dump shows them, and that the C it leads to
+compiles warning-free and computes what the checked loop computes.
+
+The expected decisions follow from the rules of the module's docstring
+(what can change len(v) or share v's buffer inside the loop), not from
+running the pass.  The run-time side -- a failing program reports the same
+error at the same place after the same output -- is tested by the
+tests/runtime_errors/bounds_*.sgl programs on every target;
+tests/programs/bounds_loops.sgl checks results where a wrong decision would
+show (shared vectors, rows, empty loops over missing rows, ...).
+"""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+from conftest import REPO
+
+from sglc import ir, irtext, pipeline
+from sglc.emit import LOOP_BATCH, _straight_line
+from sglc.passes import PIPELINE, verify
+from sglc.passes.bounds import BOUNDS, bounds
+from sglc.paths import runtime_dir
+
+HEAD = ("func f(v: [int], a: [[int]], k: int) -> int {\n"
+        "    var w = fill(len(v), 0); var s = 0; var b = a; var n = len(v);\n")
+TAIL = "    return s;\n}\nfunc g(x: [int]) -> int { return len(x); }\n" \
+       "func main() { print(f([1, 2, 3], [[1, 2], [3, 4]], 1)); }\n"
+
+
+def before_bounds(body: str) -> ir.Program:
+    """The IR of HEAD + body + TAIL after the passes before `bounds`."""
+    res = pipeline.run(HEAD + body + TAIL, "t.sgl", "lower", check_ir=True)
+    assert res.ir is not None
+    prog = res.ir
+    for p in PIPELINE:
+        if p is BOUNDS:
+            break
+        prog = p(prog)
+    return prog
+
+
+def loops(stmts: list[ir.Stmt]) -> list[ir.For]:
+    """The for loops of stmts (checked bodies only), outermost first."""
+    out: list[ir.For] = []
+    for s in stmts:
+        if isinstance(s, ir.For):
+            out.append(s)
+            out += loops(s.body)
+        elif isinstance(s, (ir.Block, ir.While)):
+            out += loops(s.body)
+        elif isinstance(s, ir.If):
+            out += loops(s.then) + loops(s.orelse)
+    return out
+
+
+def fast_loops(body: str) -> tuple[list[ir.FastLoop | None], str]:
+    """For each loop of f (outermost first): its fast version or None; and
+    the dump of f after the pass."""
+    prog = before_bounds(body)
+    text_before = irtext.format_program(prog)
+    new = bounds(prog)
+    verify(new, after="bounds")
+    assert irtext.format_program(prog) == text_before, "bounds changed its input"
+    f = new.functions[0]
+    text = irtext.format_program(new, "bounds")
+    return [lp.fast for lp in loops(f.body)], text
+
+
+def guards(fast: ir.FastLoop | None) -> list[str]:
+    """The prelude of a fast version as the dump prints it."""
+    assert fast is not None
+    out = []
+    for step in fast.prelude:
+        if isinstance(step, ir.HoistedRow):
+            what = "row" if isinstance(step.expr, ir.Index) else "vector"
+            out.append(f"{what} {step.name}")
+        else:
+            out.append(step.kind)
+    return out
+
+
+def accesses(stmts: list[ir.Stmt]) -> list[ir.Index]:
+    found: list[ir.Index] = []
+
+    def walk(x: object) -> None:
+        if isinstance(x, ir.Index):
+            found.append(x)
+        if isinstance(x, list):
+            for y in x:
+                walk(y)
+        elif isinstance(x, (ir.Expr, ir.Stmt)) and not isinstance(x, ir.For):
+            for name in x.__dataclass_fields__:
+                walk(getattr(x, name))
+
+    walk(stmts)
+    return found
+
+
+# ------------------------------------------------------------ provable loops
+
+
+def test_a_plain_loop_over_v_reads_without_checks() -> None:
+    (fast,), text = fast_loops("    for i in 0 .. len(v) { s += v[i]; }\n")
+    assert guards(fast) == ["span", "vector row1"]
+    assert fast is not None
+    (acc,) = accesses(fast.body)
+    assert not acc.checked
+    assert "guard 0 <= i < len(v) for every i" in text, text
+    # v is read once before the loop (its data pointer stays in a register)
+    assert "row row1 = v" in text and "s += row1[i, unchecked]" in text, text
+    # the checked version is the loop as it was
+    assert "      s += v[i]\n" in text, text
+
+
+@pytest.mark.parametrize("index, guard", [
+    ("i + 1", "guard 0 <= i + 1 < len(v) for every i"),
+    ("1 + i", "guard 0 <= i + 1 < len(v) for every i"),
+    ("i - k", "guard 0 <= i - k < len(v) for every i"),
+    ("i + (n * 2 - k)", "guard 0 <= i + (n * 2 - k) < len(v) for every i"),
+    ("i - (n - k)", "guard 0 <= i - (n - k) < len(v) for every i"),
+    ("k", "guard 0 <= k < len(v)"),
+    ("len(w) - 1", "guard 0 <= len(w) - 1 < len(v)"),
+])
+def test_offsets_and_invariant_indices_are_hoisted(index: str, guard: str) -> None:
+    (fast,), text = fast_loops(f"    for i in 1 .. n - 1 {{ s += v[{index}]; }}\n")
+    assert fast is not None and guard in text, text
+    assert all(not a.checked for a in accesses(fast.body))
+
+
+def test_a_store_is_written_in_place_after_a_unique_guard() -> None:
+    (fast,), text = fast_loops("    for i in 0 .. n { w[i] = v[i] + 1; }\n")
+    assert guards(fast) == ["unique", "span", "span", "vector row1", "vector row2"]
+    assert "guard w is unique (written in place)" in text, text
+    assert "row1[i, unchecked, in place] = row2[i, unchecked] + 1" in text, text
+
+
+def test_a_store_with_an_unprovable_index_still_drops_the_copy_check() -> None:
+    (fast,), text = fast_loops("    for i in 0 .. n { w[i * 2] = 1; }\n")
+    assert fast is not None
+    (acc,) = accesses(fast.body)
+    assert acc.checked and not acc.shared
+    assert "row1[i * 2, in place] = 1" in text, text
+
+
+def test_rows_are_looked_up_once_before_the_inner_loop() -> None:
+    fasts, text = fast_loops("    for r in 0 .. len(a) {\n"
+                             "        for j in 0 .. len(v) { s += a[r][j] * v[j]; }\n"
+                             "    }\n")
+    outer, inner = fasts
+    assert outer is None  # nothing of its own to hoist
+    assert guards(inner) == ["index", "row row1", "span", "span", "vector row2"]
+    assert "row row1 = a[r, unchecked]" in text, text
+    assert "guard 0 <= j < len(row1) for every j" in text, text
+    assert "s += row1[j, unchecked] * row2[j, unchecked]" in text, text
+
+
+def test_matmul_rows_and_the_row_written_in_place() -> None:
+    fasts, text = fast_loops(
+        "    for i in 0 .. len(a) {\n"
+        "        var row = fill(len(b[0]), 0);\n"
+        "        for kk in 0 .. len(b) {\n"
+        "            var aik = a[i][kk];\n"
+        "            for j in 0 .. len(row) { row[j] += aik * b[kk][j]; }\n"
+        "        }\n"
+        "        push(w, row[0]);\n"
+        "    }\n")
+    outer, middle, inner = fasts
+    # b[0] (row and w are assigned in the outer loop)
+    assert guards(outer) == ["index", "vector row4"]
+    assert guards(middle) == ["index", "row row3", "span"]
+    assert guards(inner) == ["unique", "span", "index", "row row1", "span", "vector row2"]
+    assert "row row2 = row" in text, text
+    assert "row2[j, unchecked, in place] += aik * row1[j, unchecked]" in text, text
+
+
+# ------------------------------------------------------------ unprovable loops
+
+
+@pytest.mark.parametrize("body", [
+    # v (or w) reassigned or resized in the loop
+    "    for i in 0 .. n { s += w[i]; w = [1]; }\n",
+    "    for i in 0 .. n { s += w[i]; push(w, 1); }\n",
+    # a vector passed as a value may be shared (or moved)
+    "    for i in 0 .. n { s += w[i] + g(w); }\n",
+    # an index that is not i + c
+    "    for i in 0 .. n { s += v[i * 2]; }\n",
+    "    for i in 0 .. n { s += v[s]; }\n",
+    "    for i in 0 .. n { s += v[i / 2]; }\n",
+    # the loop variable assigned in the body
+    "    for i in 0 .. n { s += v[i]; i = 0; }\n",
+    # an offset written in the loop
+    "    var c = 0;\n    for i in 0 .. n { s += v[i + c]; c = 1; }\n",
+    # a bound that always fails when the loop runs: the checked loop runs
+    "    for i in 0 .. len(v) + 1 { s += v[i]; }\n",
+    "    for i in 0 .. len(v) { s += v[i + 1]; }\n",
+    "    for i in 0 .. n { s += v[i - 1]; }\n",
+    # a superstep in the loop (its site is numbered once)
+    "    var p: int;\n    for i in 0 .. n { if master { bcast v[i] -> p; } }\n",
+])
+def test_unprovable_loops_keep_their_checks(body: str) -> None:
+    fasts, text = fast_loops(body)
+    assert fasts == [None], text
+    assert "guard" not in text and "unchecked" not in text, text
+
+
+def test_a_row_modified_in_the_loop_is_not_hoisted() -> None:
+    (fast,), text = fast_loops("    for j in 0 .. 2 { s += b[k][j]; b[k][0] = 1; }\n")
+    assert fast is not None
+    # no row b[k] looked up once; b itself is, as its stores are in place
+    assert "= b[k, unchecked]" not in text and "row row1 = b\n" in text, text
+    assert guards(fast) == ["index", "unique", "vector row1"]
+    # b[k] is indexed only (its length is stable), the element of the row is not
+    read = [a for a in accesses(fast.body) if isinstance(a.base, ir.Index)]
+    assert read and all(a.checked and a.base.row is None for a in read)
+
+
+def test_nested_loops_decide_innermost_first() -> None:
+    fasts, _ = fast_loops("    for i in 0 .. n {\n"
+                          "        w[i] = 0;\n"
+                          "        for j in 0 .. n { s += v[j]; }\n"
+                          "    }\n")
+    outer, inner = fasts
+    assert outer is not None and inner is not None
+    # the outer fast body holds its own copy of the inner loop, versioned too
+    (copy,) = [s for s in outer.body if isinstance(s, ir.For)]
+    assert copy.fast is not None and copy.fast is not inner
+    assert guards(copy.fast) == guards(inner) == ["span", "vector row1"]
+
+
+def test_every_program_of_the_repository_verifies_after_bounds() -> None:
+    paths = sorted((REPO / "tests" / "programs").glob("*.sgl")) + sorted(
+        (REPO / "bench" / "sgl").glob("*.sgl")) + sorted((REPO / "examples").glob("*.sgl"))
+    assert paths
+    versioned = 0
+    for p in paths:
+        res = pipeline.run(p.read_text(), p.name, "bounds", check_ir=True)
+        if res.ir is None:
+            continue
+        text = irtext.format_program(res.ir, "bounds")
+        versioned += text.count("checks hoisted")
+    assert versioned > 0
+
+
+# ------------------------------------------------------------ the runtime errors
+
+
+@pytest.mark.parametrize("name, hoisted", [
+    ("bounds_child", True), ("bounds_offset", True), ("bounds_row", True),
+    ("bounds_row_index", True), ("bounds_store", True), ("bounds_pardo", True),
+    ("bounds_overflow", True),
+    ("bounds_loop_past_end", False), ("bounds_negative", False),
+])
+def test_the_failing_loops_run_through_the_versioned_code(name: str, hoisted: bool) -> None:
+    """The runtime-error programs exercise a versioned loop whose guard does
+    not hold (or, for the statically refuted bounds, the plain loop)."""
+    src = REPO / "tests" / "runtime_errors" / f"{name}.sgl"
+    res = pipeline.run(src.read_text(), src.name, "bounds", check_ir=True)
+    assert res.ir is not None
+    text = irtext.format_program(res.ir, "bounds")
+    assert ("checks hoisted" in text) == hoisted, text
+
+
+# ------------------------------------------------------------ the C
+
+
+@pytest.mark.parametrize("body, batched", [
+    ("    for i in 0 .. n { s += v[i] * 2; }\n", True),
+    ("    for i in 0 .. n { if v[i] > 1 { w[i] = s; } else { continue; } }\n", True),
+    ("    for i in 0 .. n { s += v[i]; print(s); }\n", False),
+    ("    for i in 0 .. n { s += v[i] / 2; }\n", False),
+    ("    for i in 0 .. n { s += v[i] + g(v); }\n", False),
+    ("    for i in 0 .. n { s += v[i]; if s > 5 { break; } }\n", False),
+    ("    for i in 0 .. n { s += v[i * 2] + v[i]; }\n", False),
+    ("    for i in 0 .. n { s += v[i]; for j in 0 .. 3 { s += 1; } }\n", False),
+])
+def test_only_straight_line_fast_loops_check_cancellation_per_batch(body: str,
+                                                                    batched: bool) -> None:
+    """A batch may run on after the node is cancelled: only for bodies that
+    cannot fail, print, call, break or loop."""
+    fasts, text = fast_loops(body)
+    fast = fasts[0]
+    if fast is None:
+        assert not batched, text
+        return
+    assert _straight_line(fast.body) == batched, text
+
+
+def _cc() -> str:
+    cc = shutil.which("cc") or shutil.which("gcc")
+    if cc is None:
+        pytest.skip("no C compiler")
+    return cc
+
+
+@pytest.mark.parametrize("defines", [[], ["-fopenmp", "-DSGL_USE_OMP"]], ids=["seq", "omp"])
+def test_the_versioned_c_compiles_without_warnings(defines: list[str], tmp_path: Path) -> None:
+    src = REPO / "tests" / "programs" / "bounds_loops.sgl"
+    text = pipeline.c_text(src.read_text(), src.name)
+    assert "sgl_span_in_range(" in text and "sgl_vec_unique(" in text and "row" in text
+    # matmul's inner loop is straight-line: one cancellation check per batch
+    assert f" > {LOOP_BATCH} ? " in text
+    c_file = tmp_path / "bounds_loops.c"
+    c_file.write_text(text)
+    proc = subprocess.run([_cc(), "-std=c11", "-O2", "-Wall", "-Wextra", "-Werror", *defines,
+                           "-I", str(runtime_dir()), "-c", str(c_file), "-o",
+                           str(tmp_path / "x.o")], capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr
+
+
+def test_the_guards_never_overflow(tmp_path: Path) -> None:
+    """sgl_span_in_range(_sub) against a model in Python integers."""
+    top, bot = 2**63 - 1, -(2**63)
+    cases = [(0, 3, 0, 3), (0, 3, 1, 3), (0, 3, -1, 3), (1, 3, -1, 3), (top - 1, top, 2, 3),
+             (top - 1, top, -(top - 2), 3), (bot, bot + 1, -1, 10), (bot, bot + 2, top, 10),
+             (0, 1, bot, 10), (5, 6, -5, 1), (0, 10, top, 10)]
+    lines = []
+    for a, b, c, n in cases:
+        lines.append(f"printf(\"%d %d\\n\", (int)sgl_span_in_range({a}LL, {b}LL, {c}LL, {n}), "
+                     f"(int)sgl_span_in_range_sub({a}LL, {b}LL, {c}LL, {n}));")
+    prog = "#include <stdio.h>\n#include \"sgl.h\"\nint main(void) {\n" + "\n".join(
+        line.replace(f"{bot}LL", "INT64_MIN") for line in lines) + "\nreturn 0;\n}\n"
+    c_file = tmp_path / "g.c"
+    c_file.write_text(prog)
+    exe = tmp_path / "g"
+    proc = subprocess.run([_cc(), "-std=c11", "-Wall", "-Wextra", "-Werror", "-I",
+                           str(runtime_dir()), str(c_file), "-o", str(exe)],
+                          capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr
+    got = subprocess.run([str(exe)], capture_output=True, text=True, check=True).stdout.split("\n")
+
+    def model(a: int, b: int, c: int, n: int) -> int:
+        return int(all(0 <= i + c < n for i in (a, b - 1)))
+
+    for (a, b, c, n), line in zip(cases, got):
+        assert line == f"{model(a, b, c, n)} {model(a, b, -c, n)}", (a, b, c, n)
