@@ -58,6 +58,10 @@ class Str(Expr):
 @dataclass(eq=False)
 class VarRef(Expr):
     var: Var = None  # type: ignore[assignment]
+    # set by the `moves` pass (sglc/passes/moves.py): this read of a vector
+    # is the variable's last use, so the emitter takes the value out of the
+    # variable (left empty) instead of sharing it
+    move: bool = False
 
 
 @dataclass(eq=False)
@@ -238,6 +242,14 @@ class Function:
     line: int
     frame_type: str  # C names: the frame struct (the children's copies)
     free_fn: str  # and the function freeing such a frame
+    # one "owned" or "borrowed" per parameter, set by the `moves` pass (empty
+    # before it: every parameter borrowed); an owned parameter is handed its
+    # argument by the caller and freed by the callee
+    param_modes: tuple[str, ...] = ()
+
+    def owns(self, i: int) -> bool:
+        """Is parameter i owned (the callee takes its argument)?"""
+        return i < len(self.param_modes) and self.param_modes[i] == "owned"
 
 
 @dataclass(eq=False)

@@ -15,6 +15,10 @@ name, run one level below:
       L1             act0_1_pardo:
       L1 26:9          partial = tree_sum(block)
 
+After the `moves` pass, a read that is a variable's last use, whose value
+is moved out instead of shared, shows as `move v`, and each parameter says
+whether it is `owned` or `borrowed` (`func f(v: [int] owned)`).
+
 An expression at another level than its statement is marked `@L<n>`; a
 variable whose name is declared twice in one function shows its C name
 (`x#v_x_1`).  The text is for people: nothing parses it back.
@@ -26,6 +30,7 @@ import json
 import math
 
 from . import ir
+from .types import Vec
 
 _PREC = {"||": 1, "&&": 2, "==": 3, "!=": 3, "<": 4, "<=": 4, ">": 4, ">=": 4,
          "+": 5, "-": 5, "*": 6, "/": 6, "%": 6}
@@ -72,7 +77,9 @@ class _Writer:
     def function(self, f: ir.Function) -> None:
         names = [v.name for v in f.frame]
         self.dup = {n for n in names if names.count(n) > 1}
-        params = ", ".join(f"{self.var(v)}: {v.ty}" for v in f.params)
+        modes = f.param_modes or ("",) * len(f.params)
+        params = ", ".join(f"{self.var(v)}: {v.ty}" + (f" {m}" if m and isinstance(v.ty, Vec) else "")
+                           for v, m in zip(f.params, modes))
         ret = f" -> {f.ret}" if f.ret is not None else ""
         head = f"func {f.name}({params}){ret}"
         notes = [f.cname, f"line {f.line}"] + (["runs supersteps"] if f.runs_supersteps else [])
@@ -176,6 +183,8 @@ class _Writer:
         if isinstance(e, ir.Str):
             return json.dumps(e.value, ensure_ascii=False), _ATOM
         if isinstance(e, ir.VarRef):
+            if e.move:  # the last use: the value is moved out (the moves pass)
+                return f"move {self.var(e.var)}", _UNARY
             return self.var(e.var), _ATOM
         if isinstance(e, ir.Query):
             return e.name, _ATOM
