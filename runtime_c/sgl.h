@@ -179,6 +179,9 @@ void sgl_value_assign_move(const sgl_type *t, void *dst, void *src);
 sgl_vec sgl_fill(const sgl_type *vt, sgl_int n, const void *x, int line, int col);
 sgl_vec sgl_range(sgl_int a, sgl_int b, int line, int col);
 sgl_vec sgl_slice(const sgl_type *vt, const sgl_vec *v, sgl_int a, sgl_int b, int line, int col);
+/* slice taking *v (owned; left empty): the view is then v's buffer's only
+ * owner when v was. */
+sgl_vec sgl_slice_take(const sgl_type *vt, sgl_vec *v, sgl_int a, sgl_int b, int line, int col);
 /* vvt: type of vv ([[T]]); result is [T].  Parts that are adjacent views
  * of one buffer, in order, give a view of it (no copy); else a copy. */
 sgl_vec sgl_concat(const sgl_type *vvt, const sgl_vec *vv, int line, int col);

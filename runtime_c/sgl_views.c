@@ -2,9 +2,9 @@
  * sgl_views.c: the vector builtins that return views of their argument's
  * buffer (brief §8): slice, split, split_by, and concat, which gives a
  * view when its parts lie one after the other in one buffer.  The
- * consuming variants (sgl_split_take, sgl_split_by_take, sgl_concat_take)
- * are what sglc calls when the argument is a variable at its last use or
- * a temporary: a split of a buffer with one owner gives each block a range
+ * consuming variants (sgl_slice_take, sgl_split_take, sgl_split_by_take,
+ * sgl_concat_take) are what sglc calls when the argument is a variable at
+ * its last use or a temporary: a split of a buffer with one owner gives each block a range
  * handle of its own (sgl.h), so each block is written in place, and
  * concat joins such blocks back into one vector without copying.
  */
@@ -27,6 +27,13 @@ sgl_vec sgl_slice(const sgl_type *vt, const sgl_vec *v, sgl_int a, sgl_int b, in
     r = sgl_vec_copy(vt, v);
     r.data = elem_ptr(v, sgl_sizeof(vt->elem), a);
     r.len = b - a;
+    return r;
+}
+
+sgl_vec sgl_slice_take(const sgl_type *vt, sgl_vec *v, sgl_int a, sgl_int b, int line, int col)
+{
+    sgl_vec r = sgl_slice(vt, v, a, b, line, col);
+    sgl_vec_free(vt, v);
     return r;
 }
 

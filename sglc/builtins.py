@@ -42,8 +42,8 @@ coerce_arg=None, variadic=False, take=None)`
   expected argument i is coerced to U (`fill(n, 0)` as a `[float]`).
 - `take`: a second C template, used when argument 0 is an owned value (a
   temporary, or a variable at its last use: the `moves` pass), which the
-  builtin then takes over as `{m0}` (split, split_by, concat: their blocks
-  may then be written in place, docs/execution.md).
+  builtin then takes over as `{m0}` (slice, split, split_by, concat: their
+  results may then be written in place, docs/execution.md).
 
 `Arg(want, accepts, expect=None, allow_str=False, message=None, note=True,
 elem_of=None, place=None, not_place="")`
@@ -314,7 +314,8 @@ _ENTRIES: list[Builtin] = [
                           can_fail=True, coerce_arg=1),)),
     Builtin("range", (_fixed([INT, INT], Vec(INT), "sgl_range({0}, {1}, {loc})"),)),
     Builtin("slice", (Form((VECTOR, INT_ARG, INT_ARG), ArgType(0),
-                           "sgl_slice({T0}, &{v0}, {1}, {2}, {loc})", can_fail=True),)),
+                           "sgl_slice({T0}, &{v0}, {1}, {2}, {loc})", can_fail=True,
+                           take="sgl_slice_take({T0}, &{m0}, {1}, {2}, {loc})"),)),
     Builtin("push", (Form(
         (Arg("a vector", is_vec, place="push onto",
              not_place="the first argument of 'push' must be a vector variable or element, like push(v, x)"),
