@@ -107,6 +107,9 @@ class _Context:
         self.lines: list[str] = []
         self.indent = 1
         self.scopes: list[Scope] = []
+        # (var id, level) of the vectors an enclosing loop made unique
+        # (ir.For.unique): written without the copy-on-write check
+        self.unique: set[tuple[int, int]] = set()
 
     def var(self, v: ir.Var) -> c.Expr:
         """A variable of the node running this code: a C local in the
@@ -333,10 +336,16 @@ class _Places(_Expressions):
 
     def place_Index(self, e: ir.Index) -> c.Expr:
         """An element as an assignment target: its vector is made unique
-        first (copy-on-write), at every level of a nested target."""
+        first (copy-on-write), at every level of a nested target, unless
+        an enclosing loop made it unique already (For.unique)."""
         base = self.place(e.base)
         idx = self.scalar(e.index)
         vt = self.T.ref(e.base.ty)
+        if isinstance(e.base, ir.VarRef) and (id(e.base.var), e.base.level) in self.unique:
+            if self.em.checked:
+                at = c.call("sgl_at", c.addr(base), idx, c.SizeOf(ctype(e.ty)), *self.loc(e))
+                return c.deref(c.Cast(_ptr(e.ty), at))
+            return c.Index(c.Cast(_ptr(e.ty), c.member(base, "data")), idx)
         if self.em.checked:
             at = c.call("sgl_at_mut", vt, c.addr(base), idx, c.SizeOf(ctype(e.ty)), *self.loc(e))
             return c.deref(c.Cast(_ptr(e.ty), at))
@@ -546,6 +555,13 @@ class _Statements(_Builtins):
         self.indent += 1
         for ln in sc.pre + sc.frees():
             self.out(ln)
+        keys = {(id(v), s.level) for v in s.unique} - self.unique
+        for v in s.unique:
+            if (id(v), s.level) in keys:
+                vec = self.var(v)
+                self.out(f"if ({a} < {b}) " + c.stmt(c.call(
+                    "sgl_vec_make_unique", self.T.ref(v.ty), c.addr(vec), *self.loc(s))))
+        self.unique |= keys
         self.out(f"for (sgl_int {i} = {a}; {i} < {b}; {i}++) {{")
         self.indent += 1
         self.loop_check()
@@ -553,6 +569,7 @@ class _Statements(_Builtins):
         self.block(s.body)
         self.indent -= 1
         self.out("}")
+        self.unique -= keys
         self.indent -= 1
         self.out("}")
 

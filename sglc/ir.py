@@ -155,6 +155,11 @@ class For(Stmt):
     start: Expr = None  # type: ignore[assignment]
     stop: Expr = None  # type: ignore[assignment]
     body: list[Stmt] = field(default_factory=list)
+    # set by the `moves` pass: vectors of numbers or bools, at the loop's
+    # level, that every iteration writes an element of and that the body
+    # otherwise only indexes: made unique once before the loop, then
+    # written without the copy-on-write check
+    unique: list[Var] = field(default_factory=list)
 
 
 @dataclass(eq=False)

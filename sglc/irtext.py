@@ -117,8 +117,10 @@ class _Writer:
             self.line(lv, pos, depth, f"while {self.expr(s.cond, lv)}")
             self.block(s.body, depth + 1)
         elif isinstance(s, ir.For):
+            uniq = ", ".join(self.var(v) for v in s.unique)
             self.line(lv, pos, depth, f"for {self.var(s.var)} in {self.expr(s.start, lv)} .. "
-                                      f"{self.expr(s.stop, lv)}")
+                                      f"{self.expr(s.stop, lv)}",
+                      f"(unique before the loop: {uniq})" if uniq else "")
             self.block(s.body, depth + 1)
         elif isinstance(s, ir.Return):
             value = f" {self.expr(s.value, lv)}" if s.value is not None else ""

@@ -216,3 +216,34 @@ def test_the_c_takes_what_is_moved() -> None:
     assert "sgl_split_take(&T_v_int, &" in c, c
     # concat(b) borrows (b is printed), a temporary's concat takes it
     assert "sgl_concat(&T_vv_int, &v_b," in c and "sgl_concat_take(&T_vv_int, &" in c, c
+
+
+def test_a_loop_that_writes_a_vector_and_only_indexes_it_makes_it_unique_once() -> None:
+    prog = run_moves(
+        "func main() {\n"
+        "    var a = [1, 2]; var b = [3, 4]; var c = [5, 6]; var d = [[7]];\n"
+        "    var keep: [[int]] = [];\n"
+        "    for i in 0 .. 2 {\n"
+        "        a[i] = a[i] + b[i];\n"          # a: written, only indexed
+        "        b[i] = 0;\n"                    # b: written, only indexed
+        "        c[i] = 1;\n"
+        "        push(keep, c);\n"               # c: shared inside the loop
+        "        d[0] = [i];\n"                  # d: elements are vectors
+        "        if i > 5 { a[0] = 1; }\n"
+        "    }\n"
+        "    for i in 0 .. 2 {\n"
+        "        if i > 0 { a[i] = 9; }\n"       # written only in some iterations
+        "    }\n"
+        "    print(a, b, c, d, keep);\n"
+        "}\n")
+    loops = [s for s in prog.functions[0].body if isinstance(s, ir.For)]
+    assert [v.name for v in loops[0].unique] == ["a", "b"]
+    assert loops[1].unique == []
+    text = irtext.format_program(prog, "moves")
+    assert "(unique before the loop: a, b)" in text, text
+    c = pipeline.run(
+        "func main() {\n    var v = [1, 2];\n    for i in 0 .. 2 { v[i] = i; }\n    print(v);\n}\n",
+        "t.sgl", "emit").c
+    assert c is not None
+    assert "sgl_vec_make_unique(&T_v_int, &v_v, 3, 5);" in c, c
+    assert "sgl_at_mut" not in c, c

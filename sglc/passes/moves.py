@@ -39,6 +39,12 @@ A caller hands an owned parameter its argument (moved at a last use,
 shared otherwise) and the callee frees it; a borrowed parameter is read
 where the caller keeps it, and is never moved.
 
+Loops: a `for` whose body writes an element of a vector of scalars in
+every iteration (at its top level) and otherwise only indexes it lists
+that vector in `For.unique`; the emitter makes it unique once before the
+loop, and the writes in the loop skip the copy-on-write check (nothing in
+the body can share or replace its buffer).
+
 The pass copies the program (it leaves its argument unchanged), sets
 every mark afresh, and is idempotent.  It runs after every pass that
 moves code (a fused superstep is one unit): a pass after it that
@@ -306,6 +312,55 @@ class _Liveness:
         return live | _uses(c.unit)
 
 
+def _loop_unique(s: ir.For) -> list[ir.Var]:
+    """The vectors of scalars that s's body writes an element of at its top
+    level (every iteration) and mentions nowhere but as the base of an
+    index: their uniqueness, once established, lasts the whole loop (no
+    statement of the body can share or replace their buffer)."""
+    written: list[ir.Var] = []
+    for st in s.body:
+        if isinstance(st, ir.Assign) and isinstance(st.target, ir.Index):
+            base = st.target.base
+            if (isinstance(base, ir.VarRef) and isinstance(base.ty, Vec)
+                    and not isinstance(base.ty.elem, Vec) and base.level == s.level
+                    and base.var not in written):
+                written.append(base.var)
+    if not written:
+        return []
+    bad: set[Key] = set()
+    todo: list[tuple[object, bool]] = [(s.body, False)]
+    while todo:
+        x, as_base = todo.pop()
+        if isinstance(x, ir.VarRef):
+            if not as_base:
+                bad.add(_key(x))
+        elif isinstance(x, ir.Index):
+            todo.append((x.base, True))
+            todo.append((x.index, False))
+        elif isinstance(x, list):
+            todo.extend((y, False) for y in x)
+        elif isinstance(x, ir.Site):
+            todo.extend((op, False) for op in x.ops)
+        elif isinstance(x, (ir.Expr, ir.Stmt, ir.Op, ir.Action)):
+            todo.extend((getattr(x, n), False) for n in x.__dataclass_fields__)
+    return [v for v in written if (id(v), s.level) not in bad]
+
+
+def _mark_loops(x: object) -> None:
+    """Set For.unique on every `for` below x."""
+    todo = [x]
+    while todo:
+        y = todo.pop()
+        if isinstance(y, ir.For):
+            y.unique = _loop_unique(y)
+        if isinstance(y, list):
+            todo.extend(y)
+        elif isinstance(y, ir.Site):
+            todo.extend(y.ops)
+        elif isinstance(y, (ir.Stmt, ir.Op, ir.Action)):
+            todo.extend(getattr(y, n) for n in y.__dataclass_fields__)
+
+
 def _function_moves(f: ir.Function) -> list[_Read]:
     lv = _Liveness()
     lv.mark = True
@@ -336,6 +391,7 @@ def moves(prog: ir.Program) -> ir.Program:
     for f in new.functions:
         _clear(f.body)
         found[f.cname] = _function_moves(f)
+        _mark_loops(f.body)
     params = {f.cname: [id(p) for p in f.params] for f in new.functions}
     owned: dict[str, set[int]] = {f.cname: set() for f in new.functions}
 
