@@ -216,16 +216,16 @@ def test_emit_ir_is_readable_text() -> None:
     rc, out, err = sglc_run(str(REPO / "examples" / "reduce.sgl"), "--emit=ir")
     assert rc == 0, err
     assert len(out.encode()) < 10_000, f"--emit=ir is {len(out.encode())} bytes"
-    assert "after fuse: 2 functions, 1 superstep site" in out
+    assert "after moves: 2 functions, 1 superstep site" in out
     # the fused superstep, its ops, and their child actions one level below
     assert re.search(r"^  L0 22:5 +superstep site_0: scatter \+ pardo \+ gather$", out, re.M), out
     assert re.search(r"^  L1 +act0_1_pardo:$", out, re.M), out
-    assert re.search(r"^  L1 26:9 +partial = tree_sum\(block\)$", out, re.M), out
+    assert re.search(r"^  L1 26:9 +partial = tree_sum\(move block\)$", out, re.M), out
     assert "IntLit" not in out and "VarRef(" not in out  # not a dataclass repr
 
 
 @pytest.mark.parametrize("args, golden", [(["--emit=ir"], "superstep.ir"),
-                                          (["--dump-after=fuse"], "superstep.ir"),
+                                          (["--dump-after=moves"], "superstep.ir"),
                                           (["--dump-after=lower"], "superstep.lower.ir"),
                                           (["--emit=ast"], "superstep.ast")])
 def test_dumps_are_the_goldens(args: list[str], golden: str) -> None:
