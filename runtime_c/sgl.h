@@ -75,12 +75,25 @@ extern const sgl_type sgl_t_bool;
  * place only while its buffer has one reference, else it is copied first
  * (sgl_vec_make_unique, called by sgl_at_mut).  Elements take 8 bytes for
  * int and float, 1 for bool, sizeof(sgl_vec) for vectors.  The zero value
- * {NULL, 0, NULL} is the empty vector. */
+ * {NULL, 0, NULL} is the empty vector.
+ *
+ * Disjoint views: a buffer whose only owner is split (sgl_split_take,
+ * sgl_split_by_take) gives each block a *range handle* of its own, a
+ * header with `parent` set that owns no elements and holds one reference
+ * to the parent buffer.  The handles of one parent cover disjoint ranges,
+ * so a block whose handle has one reference is the only view of its
+ * elements and is written in place, while the other blocks are written in
+ * theirs (by other threads too).  Handles always point at the buffer that
+ * owns the elements (a block of a block gets a handle of that buffer);
+ * the parent is freed with its last handle.  sgl_concat_take joins
+ * adjacent unshared handles again without a copy. */
 typedef struct sgl_vbuf {
     _Atomic int64_t refs;
     int64_t used; /* elements constructed, from the start of the buffer */
     int64_t cap;  /* elements allocated */
     int64_t mapped; /* bytes of a buffer mapped with mmap (0: malloc'd) */
+    struct sgl_vbuf *parent; /* a range handle: the buffer it is a range of
+                                (used = cap = 0); NULL for a buffer */
 } sgl_vbuf;
 
 typedef struct sgl_vec {
@@ -188,15 +201,30 @@ void sgl_value_assign_move(const sgl_type *t, void *dst, void *src);
 sgl_vec sgl_fill(const sgl_type *vt, sgl_int n, const void *x, int line, int col);
 sgl_vec sgl_range(sgl_int a, sgl_int b, int line, int col);
 sgl_vec sgl_slice(const sgl_type *vt, const sgl_vec *v, sgl_int a, sgl_int b, int line, int col);
-/* vvt: type of vv ([[T]]); result is [T]. */
+/* slice taking *v (owned; left empty): the view is then v's buffer's only
+ * owner when v was. */
+sgl_vec sgl_slice_take(const sgl_type *vt, sgl_vec *v, sgl_int a, sgl_int b, int line, int col);
+/* vvt: type of vv ([[T]]); result is [T].  Parts that are adjacent views
+ * of one buffer, in order, give a view of it (no copy); else a copy. */
 sgl_vec sgl_concat(const sgl_type *vvt, const sgl_vec *vv, int line, int col);
-/* vt: type of v ([T]); result is [[T]]. */
+/* concat taking *vv (owned; left empty): parts that are unshared adjacent
+ * range handles of one buffer, in order, are joined into one view of it,
+ * which its new owner may write in place. */
+sgl_vec sgl_concat_take(const sgl_type *vvt, sgl_vec *vv, int line, int col);
+/* vt: type of v ([T]); result is [[T]] of views of v's buffer. */
 sgl_vec sgl_split(const sgl_type *vt, const sgl_vec *v, sgl_int k, int line, int col);
+/* split taking *v (owned; left empty): when v was the only owner of its
+ * elements, each block gets a range handle of its own (disjoint views,
+ * each written in place); else as sgl_split. */
+sgl_vec sgl_split_take(const sgl_type *vt, sgl_vec *v, sgl_int k, int line, int col);
 /* vt: type of v ([T]), wt: type of w ([int] or [float]); result is [[T]]:
  * len(w) blocks of v (views, as split's), block i ending at
  * floor(len(v) * (w[0] + ... + w[i]) / sum(w)), the last at len(v). */
 sgl_vec sgl_split_by(const sgl_type *vt, const sgl_vec *v, const sgl_type *wt, const sgl_vec *w, int line,
                      int col);
+/* split_by taking *v, as sgl_split_take. */
+sgl_vec sgl_split_by_take(const sgl_type *vt, sgl_vec *v, const sgl_type *wt, const sgl_vec *w,
+                          int line, int col);
 sgl_vec sgl_sort(const sgl_type *vt, const sgl_vec *v, int line, int col);
 sgl_int sgl_sum_int(const sgl_vec *v);
 sgl_float sgl_sum_float(const sgl_vec *v);

@@ -289,6 +289,7 @@ static void import_into(const sgl_type *vt, const sgl_lib_vec *in, sgl_vec *out)
     atomic_init(&b->refs, 2); /* the vector's and the library's */
     b->used = b->cap = in->len;
     b->mapped = 0;
+    b->parent = NULL;
     lib_borrowed[lib_nborrowed++] = b;
     if (lib_nnoted < LIB_NOTED) lib_noted[lib_nnoted++] = in->data;
     *out = (sgl_vec){in->data, in->len, b};

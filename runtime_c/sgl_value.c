@@ -2,16 +2,18 @@
  * sgl_value.c: values of the SGL runtime.
  *
  * Type descriptors, checked allocation, deep copy/free/equality of values,
- * growable vectors with value semantics, the vector builtins of brief §8
- * (fill, range, slice, concat, split, sum, min, max; sort is in
- * sgl_sort.c), integer division and int(x). Byte buffers and the
- * serialization that sends values between nodes are in sgl_ser.c.
+ * growable vectors with value semantics and range handles (sgl.h), the
+ * vector builtins of brief §8 (fill, range, sum, min, max; sort is in
+ * sgl_sort.c, the views slice, split, split_by and concat in sgl_views.c),
+ * integer division and int(x). Byte buffers and the serialization that sends values between
+ * nodes are in sgl_ser.c.
  *
  * Element storage: int and float take 8 bytes, bool 1 byte (sgl_bool),
  * a vector element is a sgl_vec struct owning its own storage.
  */
 #define _DEFAULT_SOURCE /* MAP_ANONYMOUS, MAP_POPULATE */
 #include "sgl.h"
+#include "sgl_vbuf.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -71,11 +73,6 @@ static size_t elems_bytes(int64_t n, size_t esz, int line, int col)
     return (size_t)n * esz;
 }
 
-/* Address of element i (unchecked). */
-static inline char *elem_ptr(const sgl_vec *v, size_t esz, int64_t i)
-{
-    return (char *)v->data + (size_t)i * esz;
-}
 
 /* ------------------------------------------------------------------ */
 /* Generic values                                                      */
@@ -149,11 +146,6 @@ void sgl_value_assign_move(const sgl_type *t, void *dst, void *src)
 /* ------------------------------------------------------------------ */
 /* Vectors                                                             */
 
-/* The elements of buffer b. */
-static inline char *vbuf_data(sgl_vbuf *b)
-{
-    return (char *)(b + 1);
-}
 
 /* Buffers of at least MAP_MIN bytes are mapped with MAP_POPULATE: the
  * kernel provides (zeroed) pages in one call instead of one page fault per
@@ -204,6 +196,7 @@ static sgl_vbuf *vbuf_alloc(size_t esz, int64_t cap, bool zero, int line, int co
     atomic_init(&b->refs, 1);
     b->used = 0;
     b->cap = cap;
+    b->parent = NULL;
     return b;
 }
 
@@ -212,17 +205,37 @@ static void vbuf_retain(sgl_vbuf *b)
     atomic_fetch_add_explicit(&b->refs, 1, memory_order_relaxed);
 }
 
-/* Drops a reference; the last one frees the elements and the buffer. */
+/* Drops a reference; the last one frees the elements and the buffer (the
+ * last one of a range handle frees the handle and releases its parent). */
 static void vbuf_release(const sgl_type *et, sgl_vbuf *b)
 {
     if (atomic_fetch_sub_explicit(&b->refs, 1, memory_order_acq_rel) != 1)
         return;
+    if (b->parent) {
+        sgl_vbuf *p = b->parent;
+        free(b);
+        vbuf_release(et, p);
+        return;
+    }
     if (!is_flat(et)) {
         sgl_vec *e = (sgl_vec *)vbuf_data(b);
         for (int64_t i = 0; i < b->used; i++)
             sgl_vec_free(et, &e[i]);
     }
     vbuf_dealloc(b);
+}
+
+/* A new range handle of buffer p (one reference; it holds one of p's). */
+static sgl_vbuf *vbuf_handle(sgl_vbuf *p, int line, int col)
+{
+    sgl_vbuf *h = malloc(sizeof *h);
+    if (!h)
+        sgl_fail(line, col, "out of memory allocating %zu bytes", sizeof *h);
+    atomic_init(&h->refs, 1);
+    h->used = h->cap = h->mapped = 0;
+    h->parent = p;
+    vbuf_retain(p);
+    return h;
 }
 
 /* A vector of len elements of type et in a buffer of its own (elements
@@ -270,6 +283,27 @@ static sgl_vec copy_elems(const sgl_type *et, const void *src, int64_t n, int li
     sgl_vec r = vec_alloc(et, n, false, line, col);
     copy_into(et, r.data, src, n);
     return r;
+}
+
+/* For sgl_views.c (sgl_vbuf.h). */
+void sgl_vbuf_retain(sgl_vbuf *b)
+{
+    vbuf_retain(b);
+}
+
+sgl_vbuf *sgl_vbuf_handle(sgl_vbuf *p, int line, int col)
+{
+    return vbuf_handle(p, line, col);
+}
+
+sgl_vec sgl_vec_alloc(const sgl_type *et, int64_t len, bool zero, int line, int col)
+{
+    return vec_alloc(et, len, zero, line, col);
+}
+
+void sgl_copy_elems_into(const sgl_type *et, void *dst, const void *src, int64_t n)
+{
+    copy_into(et, dst, src, n);
 }
 
 sgl_vec sgl_vec_copy(const sgl_type *vt, const sgl_vec *v)
@@ -398,192 +432,6 @@ sgl_vec sgl_range(sgl_int a, sgl_int b, int line, int col)
     sgl_int *d = r.data;
     for (uint64_t i = 0; i < n; i++)
         d[i] = sgl_add(a, (sgl_int)i);
-    return r;
-}
-
-sgl_vec sgl_slice(const sgl_type *vt, const sgl_vec *v, sgl_int a, sgl_int b, int line, int col)
-{
-    if (a < 0 || a > b || b > v->len)
-        sgl_fail(line, col, "slice %lld..%lld out of range for vector of length %lld",
-                 (long long)a, (long long)b, (long long)v->len);
-    sgl_vec r = {NULL, 0, NULL};
-    if (b == a)
-        return r;
-    /* a view of the same buffer: no copy until someone writes */
-    r = sgl_vec_copy(vt, v);
-    r.data = elem_ptr(v, sgl_sizeof(vt->elem), a);
-    r.len = b - a;
-    return r;
-}
-
-sgl_vec sgl_concat(const sgl_type *vvt, const sgl_vec *vv, int line, int col)
-{
-    const sgl_type *vt = vvt->elem; /* [T] */
-    const sgl_type *et = vt->elem;  /* T */
-    size_t esz = sgl_sizeof(et);
-    const sgl_vec *parts = vv->data;
-    int64_t total = 0;
-    for (int64_t i = 0; i < vv->len; i++) {
-        if (parts[i].len > INT64_MAX - total)
-            sgl_fail(line, col, "out of memory: concat of more than %lld elements",
-                     (long long)INT64_MAX);
-        total += parts[i].len;
-    }
-    sgl_vec r = {NULL, 0, 0};
-    if (total == 0)
-        return r;
-    /* one non-empty part: share it */
-    int64_t nonempty = 0, last = 0;
-    for (int64_t i = 0; i < vv->len; i++)
-        if (parts[i].len > 0) {
-            nonempty++;
-            last = i;
-        }
-    if (nonempty == 1)
-        return sgl_vec_copy(vt, &parts[last]);
-    /* adjacent views of one buffer, in order (the blocks of split, or a
-     * contiguous gather): a view of the whole */
-    const sgl_vec *first = NULL;
-    const char *next = NULL;
-    bool adjacent = true;
-    for (int64_t i = 0; i < vv->len && adjacent; i++) {
-        if (parts[i].len == 0)
-            continue;
-        if (first && (parts[i].buf != first->buf || (const char *)parts[i].data != next))
-            adjacent = false;
-        if (!first)
-            first = &parts[i];
-        next = (const char *)parts[i].data + (size_t)parts[i].len * esz;
-    }
-    if (adjacent && first->buf) {
-        r = sgl_vec_copy(vt, first);
-        r.len = total;
-        return r;
-    }
-    r = vec_alloc(et, total, false, line, col);
-    int64_t at = 0;
-    for (int64_t i = 0; i < vv->len; i++) {
-        copy_into(et, elem_ptr(&r, esz, at), parts[i].data, parts[i].len);
-        at += parts[i].len;
-    }
-    return r;
-}
-
-sgl_vec sgl_split(const sgl_type *vt, const sgl_vec *v, sgl_int k, int line, int col)
-{
-    if (k < 1)
-        sgl_fail(line, col, "split into %lld blocks (must be at least 1)", (long long)k);
-    const sgl_type *et = vt->elem;
-    size_t esz = sgl_sizeof(et);
-    sgl_vec r = vec_alloc(vt, k, true, line, col);
-    sgl_vec *blocks = r.data;
-    int64_t base = v->len / k, extra = v->len % k, pos = 0;
-    /* the blocks are views of v's buffer: no copy until someone writes */
-    for (int64_t i = 0; i < k; i++) {
-        int64_t n = base + (i < extra ? 1 : 0);
-        if (n > 0) {
-            blocks[i] = sgl_vec_copy(vt, v);
-            blocks[i].data = elem_ptr(v, esz, pos);
-            blocks[i].len = n;
-        }
-        pos += n;
-    }
-    return r;
-}
-
-__extension__ typedef unsigned __int128 u128; /* gcc and clang */
-
-/* floor(n * c / w) for c <= w, exactly (n < 2^63, w < 2^127). */
-static int64_t mul_div_u128(int64_t n, u128 c, u128 w)
-{
-    if (w <= UINT64_MAX) /* n * c < 2^127 */
-        return (int64_t)((u128)n * c / w);
-    /* long division of the 192-bit n * c by w, one bit at a time */
-    uint64_t lo = (uint64_t)c, hi = (uint64_t)(c >> 64);
-    u128 p_lo = (u128)(uint64_t)n * lo;
-    u128 p_hi = (u128)(uint64_t)n * hi + (uint64_t)(p_lo >> 64);
-    uint64_t limbs[3] = {(uint64_t)(p_hi >> 64), (uint64_t)p_hi, (uint64_t)p_lo};
-    u128 rem = 0;
-    uint64_t q = 0;
-    for (int b = 0; b < 192; b++) {
-        rem = (rem << 1) | ((limbs[b / 64] >> (63 - b % 64)) & 1u);
-        q <<= 1; /* the quotient is at most n: its high bits stay 0 */
-        if (rem >= w) {
-            rem -= w;
-            q |= 1;
-        }
-    }
-    return (int64_t)q;
-}
-
-sgl_vec sgl_split_by(const sgl_type *vt, const sgl_vec *v, const sgl_type *wt, const sgl_vec *w, int line,
-                     int col)
-{
-    int64_t k = w->len, n = v->len;
-    if (k == 0)
-        sgl_fail(line, col, "split_by with no weights (the weight vector is empty)");
-    bool ints = wt->elem->kind == SGL_T_INT;
-    const sgl_int *wi = w->data;
-    const sgl_float *wf = w->data;
-    u128 isum = 0;
-    sgl_float fsum = 0.0;
-    for (int64_t i = 0; i < k; i++) {
-        if (ints) {
-            if (wi[i] < 0)
-                sgl_fail(line, col, "split_by with a negative weight (w[%lld] = %lld)", (long long)i,
-                         (long long)wi[i]);
-            isum += (uint64_t)wi[i];
-        } else {
-            if (!isfinite(wf[i]))
-                sgl_fail(line, col, "split_by with a weight that is not finite (w[%lld] = %s)", (long long)i,
-                         isnan(wf[i]) ? "nan" : wf[i] > 0 ? "inf" : "-inf");
-            if (wf[i] < 0)
-                sgl_fail(line, col, "split_by with a negative weight (w[%lld] = %.17g)", (long long)i, wf[i]);
-            fsum += wf[i];
-        }
-    }
-    if (ints ? isum == 0 : fsum == 0.0)
-        sgl_fail(line, col, "split_by with weights whose sum is 0 (it must be positive)");
-    /* A float sum too large for a double: the weights are all scaled by
-     * one power of two (exact), so that the ratios c_i / W stay those of
-     * the brief; when the sum is finite no scaling happens at all. */
-    double scale = 1.0;
-    if (!ints && !isfinite(fsum)) {
-        scale = 0x1p-64;
-        fsum = 0.0;
-        for (int64_t i = 0; i < k; i++)
-            fsum += wf[i] * scale;
-    }
-    const sgl_type *et = vt->elem;
-    size_t esz = sgl_sizeof(et);
-    sgl_vec r = vec_alloc(vt, k, true, line, col);
-    sgl_vec *blocks = r.data;
-    u128 ic = 0;
-    sgl_float fc = 0.0;
-    int64_t pos = 0;
-    for (int64_t i = 0; i < k; i++) {
-        int64_t end = n;
-        if (i < k - 1) {
-            if (ints) {
-                ic += (uint64_t)wi[i];
-                end = mul_div_u128(n, ic, isum);
-            } else {
-                fc += wf[i] * scale;
-                double x = (double)n * fc;
-                double e = isinf(x) ? (double)n * (fc / fsum) : x / fsum;
-                end = e >= (double)n ? n : (int64_t)floor(e);
-            }
-            if (end < pos)
-                end = pos;
-        }
-        /* the blocks are views of v's buffer, as split's */
-        if (end > pos) {
-            blocks[i] = sgl_vec_copy(vt, v);
-            blocks[i].data = elem_ptr(v, esz, pos);
-            blocks[i].len = end - pos;
-        }
-        pos = end;
-    }
     return r;
 }
 

@@ -28,7 +28,7 @@ Schema
   (`sgl_arg.contiguous`, set by the emitter).
 
 `Form(args, result, c, can_fail=False, each=False, same_type=False,
-coerce_arg=None, variadic=False)`
+coerce_arg=None, variadic=False, take=None)`
 
 - `args`: one `Arg` rule per parameter (with `variadic`, the one rule of
   every argument: print).
@@ -44,6 +44,10 @@ coerce_arg=None, variadic=False)`
   `min(x, 1)` with x a float) must have one type.
 - `coerce_arg`: the result is `[type of argument i]`, and where `[U]` is
   expected argument i is coerced to U (`fill(n, 0)` as a `[float]`).
+- `take`: a second C template, used when argument 0 is an owned value (a
+  temporary, or a variable at its last use: the `moves` pass), which the
+  builtin then takes over as `{m0}` (slice, split, split_by, concat: their
+  results may then be written in place, docs/execution.md).
 
 `Arg(want, accepts, expect=None, allow_str=False, message=None, note=True,
 elem_of=None, place=None, not_place="")`
@@ -220,6 +224,9 @@ class Form:
     same_type: bool = False
     coerce_arg: Optional[int] = None
     variadic: bool = False
+    # the C lowering when argument 0 is an owned value (a temporary, a moved
+    # variable: sglc/passes/moves.py), which the builtin then takes ({m0})
+    take: Optional[str] = None
 
 
 @dataclass(frozen=True)
@@ -312,7 +319,8 @@ _ENTRIES: list[Builtin] = [
                           can_fail=True, coerce_arg=1),)),
     Builtin("range", (_fixed([INT, INT], Vec(INT), "sgl_range({0}, {1}, {loc})"),)),
     Builtin("slice", (Form((VECTOR, INT_ARG, INT_ARG), ArgType(0),
-                           "sgl_slice({T0}, &{v0}, {1}, {2}, {loc})", can_fail=True),)),
+                           "sgl_slice({T0}, &{v0}, {1}, {2}, {loc})", can_fail=True,
+                           take="sgl_slice_take({T0}, &{m0}, {1}, {2}, {loc})"),)),
     Builtin("push", (Form(
         (Arg("a vector", is_vec, place="push onto",
              not_place="the first argument of 'push' must be a vector variable or element, like push(v, x)"),
@@ -320,11 +328,13 @@ _ENTRIES: list[Builtin] = [
              message="cannot push a value of type {t} onto '{a0}' of type {t0}")),
         Fixed(VOID), "sgl_vec_push_move({T0}, &{p0}, &{m1}, {loc})"),), pure=False, statement=True),
     Builtin("concat", (Form((Arg("a vector of vectors", is_vec_of_vec),), ElemOf(0),
-                            "sgl_concat({T0}, &{v0}, {loc})"),), joins_blocks=True),
+                            "sgl_concat({T0}, &{v0}, {loc})",
+                            take="sgl_concat_take({T0}, &{m0}, {loc})"),), joins_blocks=True),
     Builtin("split", (Form((VECTOR, INT_ARG), VecOf(0), "sgl_split({T0}, &{v0}, {1}, {loc})",
-                           can_fail=True),)),
+                           can_fail=True, take="sgl_split_take({T0}, &{m0}, {1}, {loc})"),)),
     Builtin("split_by", (Form((VECTOR, NUM_VEC), VecOf(0),
-                              "sgl_split_by({T0}, &{v0}, {T1}, &{v1}, {loc})", can_fail=True),)),
+                              "sgl_split_by({T0}, &{v0}, {T1}, &{v1}, {loc})", can_fail=True,
+                              take="sgl_split_by_take({T0}, &{m0}, {T1}, &{v1}, {loc})"),)),
     Builtin("sort", (Form((NUM_VEC,), ArgType(0), "sgl_sort({T0}, &{v0}, {loc})"),)),
     Builtin("sum", (Form((NUM_VEC,), ElemOf(0), "sgl_sum_{S}(&{v0})"),)),
     _minmax("min"),

@@ -108,6 +108,9 @@ class _Context:
         self.indent = 1
         self.scopes: list[Scope] = []
         self.rows: dict[int, str] = {}  # id(ir.HoistedRow) -> its C local (loop_fast)
+        # (var id, level) of the vectors an enclosing loop made unique
+        # (ir.For.unique): written without the copy-on-write check
+        self.unique: set[tuple[int, int]] = set()
 
     def var(self, v: ir.Var) -> c.Expr:
         """A variable of the node running this code: a C local in the
@@ -208,7 +211,32 @@ class _Expressions(_Context):
     def ex_VarRef(self, e: ir.VarRef) -> Val:
         if e.row is not None:  # read once before the loop (loop_fast)
             return Borrowed(Name(self.rows[id(e.row)]))
+        if e.move and isinstance(e.ty, Vec) and self.movable(e.var):
+            # the variable's last use (the moves pass): its value is taken
+            # out, the variable left empty, so its buffer is not shared
+            var = self.var(e.var)
+            t = self.hoist("sgl_vec", var, self.T.ref(e.ty))
+            self.scope.add(c.assign(var, Name("(sgl_vec){0}")))
+            return Owned(t)
         return Borrowed(self.var(e.var))
+
+    def movable(self, v: ir.Var) -> bool:
+        """May a read of v take its value?  Not a borrowed parameter of the
+        function's own node (its caller keeps the value)."""
+        if not (self.in_function and v.is_param):
+            return True
+        return self.func.owns([id(p) for p in self.func.params].index(id(v)))
+
+    def call_args(self, e: ir.Call) -> list[c.Expr]:
+        """The arguments of a call of a user function: an owned parameter
+        is handed an owned value (moved, or shared with a new reference),
+        a borrowed one the value where it lies."""
+        callee = self.em.functions[e.func]
+        args: list[c.Expr] = []
+        for i, a in enumerate(e.args):
+            v = self.ex(a)
+            args.append(self.take(v, a.ty) if callee.owns(i) else v.expr)
+        return args
 
     def ex_Query(self, e: ir.Query) -> Val:
         if e.name == "worker":
@@ -233,7 +261,7 @@ class _Expressions(_Context):
         return c.stmt(c.call("sgl_call_check", Name("N"), *self.loc(e)))
 
     def ex_Call(self, e: ir.Call) -> Val:
-        args = [self.ex(a).expr for a in e.args]
+        args = self.call_args(e)
         self.scope.add(self.call_check(e))
         call = c.call(e.func, Name("N"), *args)
         if isinstance(e.ty, Vec):
@@ -315,11 +343,14 @@ class _Places(_Expressions):
 
     def place_Index(self, e: ir.Index) -> c.Expr:
         """An element as an assignment target: its vector is made unique
-        first (copy-on-write), at every level of a nested target."""
+        first (copy-on-write), at every level of a nested target, unless
+        an enclosing loop made it unique already (For.unique)."""
         base = self.place(e.base)
         idx = self.scalar(e.index)
         vt = self.T.ref(e.base.ty)
-        if not e.shared:  # known unique before the loop (loop_fast)
+        unique = (isinstance(e.base, ir.VarRef)
+                  and (id(e.base.var), e.base.level) in self.unique)  # For.unique
+        if not e.shared or unique:  # known unique before the loop
             return self.unique_place(e, base, idx)
         if self.em.checked and e.checked:
             at = c.call("sgl_at_mut", vt, c.addr(base), idx, c.SizeOf(ctype(e.ty)), *self.loc(e))
@@ -369,8 +400,16 @@ class _Builtins(_Places):
         return [c.stmt(self._builtin_c(e))], False
 
     def _builtin_c(self, e: ir.Builtin) -> c.Expr:
-        low = B.form_of(e.name, len(e.args)).c
+        form = B.form_of(e.name, len(e.args))
+        low = form.c
         assert not callable(low), e.name
+        first: dict[int, Val] = {}
+        if form.take is not None:
+            # an owned first argument is taken over (Form.take): evaluated
+            # first, as it would be anyway
+            first[0] = self.ex(e.args[0])
+            if isinstance(first[0], Owned):
+                low = form.take
         tmpl = c.parse_template(low if isinstance(low, str) else low[e.ty])
         holes: dict[str, c.Expr | tuple[c.Expr, ...]] = {}
         # arguments in order, assignable places last (an assignment's target
@@ -383,9 +422,10 @@ class _Builtins(_Places):
             elif kind == "a":
                 holes[f"a{i}"] = self.addressable(a)
             elif kind == "m":
-                holes[f"m{i}"] = self.hoist(ctype(a.ty), self.take(self.ex(a), a.ty)).ref
+                v = first[i] if i in first else self.ex(a)
+                holes[f"m{i}"] = self.hoist(ctype(a.ty), self.take(v, a.ty)).ref
             else:
-                holes[f"{kind}{i}"] = self.ex(a).expr
+                holes[f"{kind}{i}"] = (first[i] if i in first else self.ex(a)).expr
         for name in tmpl.other_holes:
             if name == "loc":
                 holes[name] = self.loc(e)
@@ -460,7 +500,7 @@ class _Statements(_Builtins):
         if builtin is not None:
             main, block = builtin
         elif isinstance(e, ir.Call) and not _has_value(e.ty):
-            args = [self.ex(a).expr for a in e.args]
+            args = self.call_args(e)
             main = [self.call_check(e), c.stmt(c.call(e.func, Name("N"), *args))]
         else:
             v = self.ex(e)
@@ -528,10 +568,18 @@ class _Statements(_Builtins):
         self.indent += 1
         for ln in sc.pre + sc.frees():
             self.out(ln)
+        keys = {(id(v), s.level) for v in s.unique} - self.unique
+        for v in s.unique:
+            if (id(v), s.level) in keys:
+                vec = self.var(v)
+                self.out(f"if ({a} < {b}) " + c.stmt(c.call(
+                    "sgl_vec_make_unique", self.T.ref(v.ty), c.addr(vec), *self.loc(s))))
+        self.unique |= keys
         if s.fast is None:
             self.for_loop(s, a, b, s.body)
         else:
             self.loop_fast(s, s.fast, a, b)
+        self.unique -= keys
         self.indent -= 1
         self.out("}")
 
@@ -622,7 +670,7 @@ class _Statements(_Builtins):
         if s.value is not None and f.ret is not None:
             v = self.ex(s.value)
             if (isinstance(f.ret, Vec) and isinstance(v, Borrowed) and isinstance(s.value, ir.VarRef)
-                    and not s.value.var.is_param):
+                    and self.movable(s.value.var)):
                 # a local vector is moved out, not copied
                 var = self.var(s.value.var)
                 main.append(c.decl("sgl_vec", "r_", var))
@@ -788,10 +836,12 @@ class Emitter:
         self.c_file = c.string_lit(prog.file).render()
         self.locals: dict[str, list[ir.Var]] = {}
         self.joined: dict[str, set[int]] = {}  # per function: _joined_vars
+        self.functions: dict[str, ir.Function] = {f.cname: f for f in prog.functions}
 
     def epilogue(self, f: ir.Function) -> list[str]:
+        owned = [p for i, p in enumerate(f.params) if f.owns(i) and isinstance(p.ty, Vec)]
         lines = [c.stmt(c.call("sgl_vec_free", self.types.ref(v.ty), c.addr(Name(v.cname))))
-                 for v in self.locals[f.cname] if isinstance(v.ty, Vec)]
+                 for v in self.locals[f.cname] + owned if isinstance(v.ty, Vec)]
         if f.runs_supersteps:
             lines.append("sgl_leave(N, K);")
         return lines

@@ -185,7 +185,8 @@ def export_c_lines(prog: ir.Program, prefix: str, type_ref) -> list[str]:  # typ
             if isinstance(p.ty, Vec):
                 L.append(f"    sgl_vec a{i};")
                 L.append(f"    sgl_lib_import({type_ref(p.ty)}, A->{param_name(p)}, &a{i});")
-                args.append(f"a{i}")
+                # an owned parameter (the moves pass) gets a reference of its own
+                args.append(f"sgl_vec_copy({type_ref(p.ty)}, &a{i})" if f.owns(i) else f"a{i}")
             else:
                 args.append(f"A->{param_name(p)}")
         call = f"{f.cname}({', '.join(args)})"

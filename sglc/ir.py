@@ -61,6 +61,10 @@ class VarRef(Expr):
     # Set by the pass `bounds` on the vector of an access in the fast body of
     # a `For`: the variable's vector as read once before the loop
     row: Optional[HoistedRow] = None
+    # set by the `moves` pass (sglc/passes/moves.py): this read of a vector
+    # is the variable's last use, so the emitter takes the value out of the
+    # variable (left empty) instead of sharing it
+    move: bool = False
 
 
 @dataclass(eq=False)
@@ -160,6 +164,11 @@ class For(Stmt):
     start: Expr = None  # type: ignore[assignment]
     stop: Expr = None  # type: ignore[assignment]
     body: list[Stmt] = field(default_factory=list)
+    # set by the `moves` pass: vectors of numbers or bools, at the loop's
+    # level, that every iteration writes an element of and that the body
+    # otherwise only indexes: made unique once before the loop, then
+    # written without the copy-on-write check
+    unique: list[Var] = field(default_factory=list)
     # Set by the pass `bounds`: a second version of the loop, run instead of
     # `body` when the loop is not empty and every guard holds.
     fast: Optional[FastLoop] = None
@@ -287,6 +296,14 @@ class Function:
     line: int
     frame_type: str  # C names: the frame struct (the children's copies)
     free_fn: str  # and the function freeing such a frame
+    # one "owned" or "borrowed" per parameter, set by the `moves` pass (empty
+    # before it: every parameter borrowed); an owned parameter is handed its
+    # argument by the caller and freed by the callee
+    param_modes: tuple[str, ...] = ()
+
+    def owns(self, i: int) -> bool:
+        """Is parameter i owned (the callee takes its argument)?"""
+        return i < len(self.param_modes) and self.param_modes[i] == "owned"
 
 
 @dataclass(eq=False)

@@ -21,6 +21,10 @@ body, then its `checked:` body; in the fast body an access without a
 bounds check reads `v[i, unchecked]`, a store without a copy-on-write
 check `v[i, in place]`, and a hoisted row its name.
 
+After the `moves` pass, a read that is a variable's last use, whose value
+is moved out instead of shared, shows as `move v`, and each parameter says
+whether it is `owned` or `borrowed` (`func f(v: [int] owned)`).
+
 An expression at another level than its statement is marked `@L<n>`; a
 variable whose name is declared twice in one function shows its C name
 (`x#v_x_1`).  The text is for people: nothing parses it back.
@@ -32,6 +36,7 @@ import json
 import math
 
 from . import ir
+from .types import Vec
 
 _PREC = {"||": 1, "&&": 2, "==": 3, "!=": 3, "<": 4, "<=": 4, ">": 4, ">=": 4,
          "+": 5, "-": 5, "*": 6, "/": 6, "%": 6}
@@ -78,7 +83,9 @@ class _Writer:
     def function(self, f: ir.Function) -> None:
         names = [v.name for v in f.frame]
         self.dup = {n for n in names if names.count(n) > 1}
-        params = ", ".join(f"{self.var(v)}: {v.ty}" for v in f.params)
+        modes = f.param_modes or ("",) * len(f.params)
+        params = ", ".join(f"{self.var(v)}: {v.ty}" + (f" {m}" if m and isinstance(v.ty, Vec) else "")
+                           for v, m in zip(f.params, modes))
         ret = f" -> {f.ret}" if f.ret is not None else ""
         head = f"func {f.name}({params}){ret}"
         notes = [f.cname, f"line {f.line}"] + (["runs supersteps"] if f.runs_supersteps else [])
@@ -116,12 +123,14 @@ class _Writer:
             self.line(lv, pos, depth, f"while {self.expr(s.cond, lv)}")
             self.block(s.body, depth + 1)
         elif isinstance(s, ir.For):
+            uniq = ", ".join(self.var(v) for v in s.unique)
+            note = f"(unique before the loop: {uniq})" if uniq else ""
             head = f"for {self.var(s.var)} in {self.expr(s.start, lv)} .. {self.expr(s.stop, lv)}"
             if s.fast is None:
-                self.line(lv, pos, depth, head)
+                self.line(lv, pos, depth, head, note)
                 self.block(s.body, depth + 1)
             else:
-                self.fast_loop(s, s.fast, head, depth)
+                self.fast_loop(s, s.fast, head, depth, note)
         elif isinstance(s, ir.Return):
             value = f" {self.expr(s.value, lv)}" if s.value is not None else ""
             self.line(lv, pos, depth, "return" + value)
@@ -130,12 +139,14 @@ class _Writer:
         else:
             self.line(lv, pos, depth, f"<{type(s).__name__}>")
 
-    def fast_loop(self, s: ir.For, fast: ir.FastLoop, head: str, depth: int) -> None:
+    def fast_loop(self, s: ir.For, fast: ir.FastLoop, head: str, depth: int,
+                  note: str = "") -> None:
         """A loop versioned by the pass `bounds`: its prelude, the fast body
         (run when the loop is not empty and every guard holds), the checked
         body."""
         lv, i = s.level, self.var(s.var)
-        self.line(lv, (s.line, s.col), depth, head, "(checks hoisted: fast and checked versions)")
+        hoisted = "(checks hoisted: fast and checked versions)"
+        self.line(lv, (s.line, s.col), depth, head, f"{note} {hoisted}" if note else hoisted)
         for step in fast.prelude:
             if isinstance(step, ir.HoistedRow):
                 self.line(lv, None, depth + 1, f"row {step.name} = {self.expr(step.expr, lv)}")
@@ -214,7 +225,11 @@ class _Writer:
         if isinstance(e, ir.Str):
             return json.dumps(e.value, ensure_ascii=False), _ATOM
         if isinstance(e, ir.VarRef):
-            return (e.row.name if e.row is not None else self.var(e.var)), _ATOM
+            if e.row is not None:
+                return e.row.name, _ATOM
+            if e.move:  # the last use: the value is moved out (the moves pass)
+                return f"move {self.var(e.var)}", _UNARY
+            return self.var(e.var), _ATOM
         if isinstance(e, ir.Query):
             return e.name, _ATOM
         if isinstance(e, ir.Index):

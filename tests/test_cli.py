@@ -221,7 +221,7 @@ def test_emit_ir_is_readable_text() -> None:
     # the fused superstep, its ops, and their child actions one level below
     assert re.search(r"^  L0 22:5 +superstep site_0: scatter \+ pardo \+ gather$", out, re.M), out
     assert re.search(r"^  L1 +act0_1_pardo:$", out, re.M), out
-    assert re.search(r"^  L1 26:9 +partial = tree_sum\(block\)$", out, re.M), out
+    assert re.search(r"^  L1 26:9 +partial = tree_sum\(move block\)$", out, re.M), out
     assert "IntLit" not in out and "VarRef(" not in out  # not a dataclass repr
 
 

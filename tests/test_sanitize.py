@@ -15,7 +15,8 @@ import pytest
 
 REPO = Path(__file__).resolve().parent.parent
 SUBSET = ["regress_cow_siblings", "value_semantics", "alias_stress", "vec_of_vec", "persist_children", "scatter_vv",
-          "tree_sort", "pardo_value_sem", "nested_pardo", "indexed_targets"]
+          "tree_sort", "pardo_value_sem", "nested_pardo", "indexed_targets",
+          "moves_params", "moves_supersteps", "moves_loops", "views_inplace", "views_threads"]
 
 
 @pytest.mark.slow

@@ -904,6 +904,81 @@ static void test_wtime(void)
     CHECK(t0 > 0.0 && t1 >= t0);
 }
 
+/* The taking variants: a split of a buffer's only owner gives disjoint
+ * range handles, each written in place; concat_take joins unshared adjacent
+ * handles without a copy; anything shared is copied on write. */
+static void test_split_take_concat_take(void)
+{
+    sgl_vec v = sgl_range(0, 10, 1, 1);
+    void *data = v.data;
+    sgl_vec s = sgl_split_take(&T_IV, &v, 3, 1, 1);
+    CHECK(v.buf == NULL && v.len == 0); /* taken */
+    sgl_vec *b = s.data;
+    CHECK(b[0].buf->parent && b[0].buf->parent == b[2].buf->parent && b[0].buf != b[1].buf);
+    for (int i = 0; i < 3; i++) CHECK(sgl_vec_unique(&b[i]));
+    /* each block written in place, the others unchanged */
+    *(sgl_int *)sgl_at_mut(&T_IV, &b[1], 0, sizeof(sgl_int), 1, 1) = 40;
+    CHECK(b[1].data == (char *)data + 4 * sizeof(sgl_int));
+    CHECK_STR(show(&T_IVV, &s), "[[0, 1, 2, 3], [40, 5, 6], [7, 8, 9]]");
+    /* a borrowed concat of handles copies (the blocks stay writable) */
+    sgl_vec c = sgl_concat(&T_IVV, &s, 1, 1);
+    CHECK(c.data != data && sgl_vec_unique(&c));
+    CHECK_STR(show(&T_IV, &c), "[0, 1, 2, 3, 40, 5, 6, 7, 8, 9]");
+    sgl_vec_free(&T_IV, &c);
+    /* a shared block is copied on write, and stops the join */
+    sgl_vec keep = sgl_vec_copy(&T_IV, &b[2]);
+    CHECK(!sgl_vec_unique(&b[2]));
+    sgl_vec s2 = sgl_vec_copy(&T_IVV, &s);
+    c = sgl_concat_take(&T_IVV, &s2, 1, 1); /* s2 shares s: copied */
+    CHECK(c.data != data && s2.buf == NULL);
+    sgl_vec_free(&T_IV, &c);
+    /* unshared handles covering the buffer: the buffer itself, no copy */
+    sgl_vec_free(&T_IV, &keep);
+    c = sgl_concat_take(&T_IVV, &s, 1, 1);
+    CHECK(c.data == data && c.len == 10 && c.buf->parent == NULL && sgl_vec_unique(&c));
+    CHECK_STR(show(&T_IV, &c), "[0, 1, 2, 3, 40, 5, 6, 7, 8, 9]");
+    /* blocks of a block: handles of the same buffer; their join is a handle */
+    sgl_vec half = sgl_split_take(&T_IV, &c, 2, 1, 1);
+    sgl_vec h1 = ((sgl_vec *)half.data)[1];
+    ((sgl_vec *)half.data)[1] = (sgl_vec){NULL, 0, NULL};
+    sgl_vec quarters = sgl_split_take(&T_IV, &h1, 2, 1, 1);
+    sgl_vec *q = quarters.data;
+    CHECK(q[0].buf->parent == ((sgl_vec *)half.data)[0].buf->parent);
+    sgl_vec back = sgl_concat_take(&T_IVV, &quarters, 1, 1);
+    CHECK(back.data == (char *)data + 5 * sizeof(sgl_int) && back.buf->parent && sgl_vec_unique(&back));
+    CHECK_STR(show(&T_IV, &back), "[5, 6, 7, 8, 9]");
+    sgl_vec_free(&T_IV, &back);
+    sgl_vec_free(&T_IVV, &half);
+    /* a shared vector is split into shared views */
+    v = sgl_range(0, 4, 1, 1);
+    sgl_vec other = sgl_vec_copy(&T_IV, &v);
+    s = sgl_split_take(&T_IV, &v, 2, 1, 1);
+    b = s.data;
+    CHECK(!sgl_vec_unique(&b[0]) && b[0].buf == other.buf);
+    *(sgl_int *)sgl_at_mut(&T_IV, &b[0], 0, sizeof(sgl_int), 1, 1) = 9;
+    CHECK_STR(show(&T_IV, &other), "[0, 1, 2, 3]");
+    c = sgl_concat(&T_IVV, &s, 1, 1); /* not adjacent any more: a copy */
+    CHECK_STR(show(&T_IV, &c), "[9, 1, 2, 3]");
+    sgl_vec_free(&T_IV, &c);
+    sgl_vec_free(&T_IVV, &s);
+    sgl_vec_free(&T_IV, &other);
+    /* one block: the vector itself */
+    v = sgl_range(0, 3, 1, 1);
+    data = v.data;
+    s = sgl_split_take(&T_IV, &v, 1, 1, 1);
+    CHECK(((sgl_vec *)s.data)[0].data == data && ((sgl_vec *)s.data)[0].buf->parent == NULL);
+    sgl_vec_free(&T_IVV, &s);
+    /* split_by_take */
+    v = sgl_range(0, 9, 1, 1);
+    sgl_vec w = sgl_range(1, 3, 1, 1);
+    s = sgl_split_by_take(&T_IV, &v, &T_IV, &w, 1, 1);
+    b = s.data;
+    CHECK(sgl_vec_unique(&b[0]) && sgl_vec_unique(&b[1]) && b[0].buf->parent);
+    CHECK_STR(show(&T_IVV, &s), "[[0, 1, 2], [3, 4, 5, 6, 7, 8]]");
+    sgl_vec_free(&T_IVV, &s);
+    sgl_vec_free(&T_IV, &w);
+}
+
 int main(void)
 {
     test_types();
@@ -911,6 +986,7 @@ int main(void)
     test_copy_eq_assign();
     test_fill_range_slice();
     test_concat_split();
+    test_split_take_concat_take();
     test_split_by();
     test_sort();
     test_sum_min_max();

@@ -12,9 +12,10 @@ from __future__ import annotations
 from .base import Pass
 from .bounds import BOUNDS
 from .fuse import FUSE
+from .moves import MOVES
 from .verify import IRError, verify
 
-PIPELINE: tuple[Pass, ...] = (FUSE, BOUNDS)
+PIPELINE: tuple[Pass, ...] = (FUSE, MOVES, BOUNDS)
 
 # Where the IR can be dumped (--dump-after): after lower, and after each pass.
 IR_STAGES: tuple[str, ...] = ("lower", *(p.name for p in PIPELINE))

@@ -84,29 +84,34 @@ static sgl_int f_total(sgl_node *N, sgl_vec v_v, sgl_int v_k)
         {
             sgl_int r_ = sgl_mul(sgl_sum_int(&v_v), v_k);
             sgl_vec_free(&T_v_int, &v_sums);
+            sgl_vec_free(&T_v_int, &v_v);
             sgl_leave(N, K);
             return r_;
         }
     }
 #line 11 "superstep.sgl"
     {
-        sgl_vec t1 = sgl_split(&T_v_int, &v_v, sgl_q_nchildren(N), 11, 13);
-        sgl_int t2 = v_k;
+        sgl_vec t1 = v_v;
+        v_v = (sgl_vec){0};
+        sgl_vec t2 = t1;
+        sgl_vec t3 = sgl_split_take(&T_v_int, &t2, sgl_q_nchildren(N), 11, 13);
+        sgl_int t4 = v_k;
         sgl_arg A_[4];
         memset(A_, 0, sizeof A_);
-        A_[0].src = (void *)&t1;
+        A_[0].src = (void *)&t3;
         A_[0].owned = true;
-        A_[1].src = (void *)&t2;
-        sgl_vec g3;
-        A_[3].dst = &g3;
+        A_[1].src = (void *)&t4;
+        sgl_vec g5;
+        A_[3].dst = &g5;
         sgl_superstep(N, K, &site_0, A_);
-        sgl_value_assign_move(&T_v_int, &v_sums, &g3);
-        sgl_vec_free(&T_vv_int, &t1);
+        sgl_value_assign_move(&T_v_int, &v_sums, &g5);
+        sgl_vec_free(&T_vv_int, &t3);
     }
 #line 17 "superstep.sgl"
     {
         sgl_int r_ = sgl_sum_int(&v_sums);
         sgl_vec_free(&T_v_int, &v_sums);
+        sgl_vec_free(&T_v_int, &v_v);
         sgl_leave(N, K);
         return r_;
     }
@@ -139,9 +144,11 @@ static void act0_2_pardo(sgl_node *N, sgl_key K, void *frame_)
     (void)F;
 #line 14 "superstep.sgl"
     {
+        sgl_vec t6 = F->v_part;
+        F->v_part = (sgl_vec){0};
         sgl_call_check(N, 14, 13);
-        sgl_int t4 = f_total(N, F->v_part, F->v_kk);
-        F->v_s = t4;
+        sgl_int t7 = f_total(N, t6, F->v_kk);
+        F->v_s = t7;
     }
 }
 
@@ -160,14 +167,13 @@ static void f_main(sgl_node *N)
     (void)N;
 #line 21 "superstep.sgl"
     {
-        sgl_vec t5 = sgl_range(INT64_C(0), INT64_C(10), 21, 17);
+        sgl_vec t8 = sgl_range(INT64_C(0), INT64_C(10), 21, 17);
         sgl_call_check(N, 21, 11);
-        sgl_int t6 = f_total(N, t5, INT64_C(2));
-        sgl_int t7 = t6;
+        sgl_int t9 = f_total(N, t8, INT64_C(2));
+        sgl_int t10 = t9;
         sgl_buf *ob = sgl_out(N);
-        sgl_fmt_int(ob, t7);
+        sgl_fmt_int(ob, t10);
         sgl_print_end(N, 21, 5);
-        sgl_vec_free(&T_v_int, &t5);
     }
 }
 

@@ -1,0 +1,326 @@
+/*
+ * sgl_views.c: the vector builtins that return views of their argument's
+ * buffer (brief §8): slice, split, split_by, and concat, which gives a
+ * view when its parts lie one after the other in one buffer.  The
+ * consuming variants (sgl_slice_take, sgl_split_take, sgl_split_by_take,
+ * sgl_concat_take) are what sglc calls when the argument is a variable at
+ * its last use or a temporary: a split of a buffer with one owner gives each block a range
+ * handle of its own (sgl.h), so each block is written in place, and
+ * concat joins such blocks back into one vector without copying.
+ */
+#include "sgl.h"
+#include "sgl_vbuf.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+sgl_vec sgl_slice(const sgl_type *vt, const sgl_vec *v, sgl_int a, sgl_int b, int line, int col)
+{
+    if (a < 0 || a > b || b > v->len)
+        sgl_fail(line, col, "slice %lld..%lld out of range for vector of length %lld",
+                 (long long)a, (long long)b, (long long)v->len);
+    sgl_vec r = {NULL, 0, NULL};
+    if (b == a)
+        return r;
+    /* a view of the same buffer: no copy until someone writes */
+    r = sgl_vec_copy(vt, v);
+    r.data = elem_ptr(v, sgl_sizeof(vt->elem), a);
+    r.len = b - a;
+    return r;
+}
+
+sgl_vec sgl_slice_take(const sgl_type *vt, sgl_vec *v, sgl_int a, sgl_int b, int line, int col)
+{
+    sgl_vec r = sgl_slice(vt, v, a, b, line, col);
+    sgl_vec_free(vt, v);
+    return r;
+}
+
+/* The non-empty parts of vv, if they lie one after the other in memory, in
+ * order, all in buffer `same` (same != NULL) or all in unshared range
+ * handles of one buffer (same == NULL; *owner is that buffer); false
+ * otherwise, or when fewer than two parts are non-empty. */
+static bool adjacent_parts(const sgl_vec *parts, int64_t n, size_t esz, sgl_vbuf **same,
+                           sgl_vbuf **owner)
+{
+    const sgl_vec *prev = NULL;
+    bool one_buf = true, handles = true;
+    int64_t count = 0;
+    for (int64_t i = 0; i < n; i++) {
+        const sgl_vec *p = &parts[i];
+        if (p->len == 0)
+            continue;
+        count++;
+        if (!p->buf)
+            return false;
+        if (prev) {
+            if ((char *)prev->data + (size_t)prev->len * esz != (char *)p->data)
+                return false;
+            one_buf = one_buf && p->buf == prev->buf;
+            handles = handles && p->buf->parent && p->buf->parent == prev->buf->parent;
+        } else {
+            handles = p->buf->parent != NULL;
+        }
+        handles = handles && atomic_load_explicit(&p->buf->refs, memory_order_acquire) == 1;
+        prev = p;
+    }
+    if (count < 2 || !(one_buf || handles))
+        return false;
+    for (int64_t i = 0; i < n; i++)
+        if (parts[i].len > 0) {
+            *same = one_buf ? parts[i].buf : NULL;
+            *owner = vbuf_owner(parts[i].buf);
+            break;
+        }
+    return true;
+}
+
+/* The total length of the parts of vv (fails on overflow); *first: the
+ * first non-empty part (or -1), *nonempty: how many there are. */
+static int64_t concat_len(const sgl_vec *vv, int64_t *first, int64_t *nonempty, int line, int col)
+{
+    const sgl_vec *parts = vv->data;
+    int64_t total = 0;
+    *first = -1;
+    *nonempty = 0;
+    for (int64_t i = 0; i < vv->len; i++) {
+        if (parts[i].len > INT64_MAX - total)
+            sgl_fail(line, col, "out of memory: concat of more than %lld elements",
+                     (long long)INT64_MAX);
+        total += parts[i].len;
+        if (parts[i].len > 0) {
+            if (*first < 0)
+                *first = i;
+            (*nonempty)++;
+        }
+    }
+    return total;
+}
+
+static sgl_vec concat_copy(const sgl_type *et, const sgl_vec *vv, int64_t total, int line, int col)
+{
+    size_t esz = sgl_sizeof(et);
+    const sgl_vec *parts = vv->data;
+    sgl_vec r = sgl_vec_alloc(et, total, false, line, col);
+    int64_t at = 0;
+    for (int64_t i = 0; i < vv->len; i++) {
+        sgl_copy_elems_into(et, elem_ptr(&r, esz, at), parts[i].data, parts[i].len);
+        at += parts[i].len;
+    }
+    return r;
+}
+
+sgl_vec sgl_concat(const sgl_type *vvt, const sgl_vec *vv, int line, int col)
+{
+    const sgl_type *vt = vvt->elem; /* [T] */
+    const sgl_type *et = vt->elem;  /* T */
+    const sgl_vec *parts = vv->data;
+    int64_t first, nonempty;
+    int64_t total = concat_len(vv, &first, &nonempty, line, col);
+    sgl_vec r = {NULL, 0, 0};
+    if (total == 0)
+        return r;
+    if (nonempty == 1) /* one non-empty part: share it */
+        return sgl_vec_copy(vt, &parts[first]);
+    /* adjacent views of one buffer: a view of it, shared (copy-on-write) */
+    sgl_vbuf *same, *owner;
+    if (adjacent_parts(parts, vv->len, sgl_sizeof(et), &same, &owner) && same) {
+        sgl_vbuf_retain(same);
+        return (sgl_vec){parts[first].data, total, same};
+    }
+    return concat_copy(et, vv, total, line, col);
+}
+
+sgl_vec sgl_concat_take(const sgl_type *vvt, sgl_vec *vv, int line, int col)
+{
+    const sgl_type *vt = vvt->elem;
+    const sgl_type *et = vt->elem;
+    if (!sgl_vec_unique(vv)) { /* the parts are shared with another owner */
+        sgl_vec r = sgl_concat(vvt, vv, line, col);
+        sgl_vec_free(vvt, vv);
+        return r;
+    }
+    const sgl_vec *parts = vv->data;
+    int64_t first, nonempty;
+    int64_t total = concat_len(vv, &first, &nonempty, line, col);
+    sgl_vec r = {NULL, 0, NULL};
+    sgl_vbuf *same, *owner;
+    size_t esz = sgl_sizeof(et);
+    if (total == 0) {
+    } else if (nonempty == 1) {
+        r = sgl_vec_copy(vt, &parts[first]);
+    } else if (adjacent_parts(parts, vv->len, esz, &same, &owner)) {
+        if (same) {
+            sgl_vbuf_retain(same);
+            r = (sgl_vec){parts[first].data, total, same};
+        } else if (parts[first].data == vbuf_data(owner) && total == owner->used) {
+            /* unshared handles covering the whole buffer: the buffer itself */
+            sgl_vbuf_retain(owner);
+            r = (sgl_vec){parts[first].data, total, owner};
+        } else { /* unshared handles of part of it: one handle of their union */
+            r = (sgl_vec){parts[first].data, total, sgl_vbuf_handle(owner, line, col)};
+        }
+    } else {
+        r = concat_copy(et, vv, total, line, col);
+    }
+    sgl_vec_free(vvt, vv); /* drops the parts' references */
+    return r;
+}
+
+/* Block i of blocks: the n elements of v from pos.  With `own` (v is the
+ * only owner of its elements, and is given up by the caller), a range
+ * handle of its own, or v itself when the block is the whole of v; else a
+ * view sharing v's buffer. */
+static void put_block(const sgl_type *vt, sgl_vec *blocks, int64_t i, sgl_vec *v, int64_t pos,
+                      int64_t n, bool own, int line, int col)
+{
+    if (n <= 0)
+        return;
+    if (own && n == v->len) {
+        blocks[i] = *v;
+        *v = (sgl_vec){NULL, 0, NULL};
+        return;
+    }
+    sgl_vbuf *b = own ? sgl_vbuf_handle(vbuf_owner(v->buf), line, col) : v->buf;
+    if (!own)
+        sgl_vbuf_retain(b);
+    blocks[i] = (sgl_vec){elem_ptr(v, sgl_sizeof(vt->elem), pos), n, b};
+}
+
+static sgl_vec split_blocks(const sgl_type *vt, sgl_vec *v, sgl_int k, bool own, int line, int col)
+{
+    if (k < 1)
+        sgl_fail(line, col, "split into %lld blocks (must be at least 1)", (long long)k);
+    sgl_vec r = sgl_vec_alloc(vt, k, true, line, col);
+    sgl_vec *blocks = r.data;
+    int64_t len = v->len, base = len / k, extra = len % k, pos = 0;
+    /* the blocks are views of v's buffer: no copy until someone writes */
+    for (int64_t i = 0; i < k; i++) {
+        int64_t n = base + (i < extra ? 1 : 0);
+        put_block(vt, blocks, i, v, pos, n, own, line, col);
+        pos += n;
+    }
+    return r;
+}
+
+sgl_vec sgl_split(const sgl_type *vt, const sgl_vec *v, sgl_int k, int line, int col)
+{
+    sgl_vec view = *v; /* not given up: put_block only reads it */
+    return split_blocks(vt, &view, k, false, line, col);
+}
+
+sgl_vec sgl_split_take(const sgl_type *vt, sgl_vec *v, sgl_int k, int line, int col)
+{
+    bool own = v->buf && sgl_vec_unique(v);
+    sgl_vec r = split_blocks(vt, v, k, own, line, col);
+    sgl_vec_free(vt, v);
+    return r;
+}
+
+__extension__ typedef unsigned __int128 u128; /* gcc and clang */
+
+/* floor(n * c / w) for c <= w, exactly (n < 2^63, w < 2^127). */
+static int64_t mul_div_u128(int64_t n, u128 c, u128 w)
+{
+    if (w <= UINT64_MAX) /* n * c < 2^127 */
+        return (int64_t)((u128)n * c / w);
+    /* long division of the 192-bit n * c by w, one bit at a time */
+    uint64_t lo = (uint64_t)c, hi = (uint64_t)(c >> 64);
+    u128 p_lo = (u128)(uint64_t)n * lo;
+    u128 p_hi = (u128)(uint64_t)n * hi + (uint64_t)(p_lo >> 64);
+    uint64_t limbs[3] = {(uint64_t)(p_hi >> 64), (uint64_t)p_hi, (uint64_t)p_lo};
+    u128 rem = 0;
+    uint64_t q = 0;
+    for (int b = 0; b < 192; b++) {
+        rem = (rem << 1) | ((limbs[b / 64] >> (63 - b % 64)) & 1u);
+        q <<= 1; /* the quotient is at most n: its high bits stay 0 */
+        if (rem >= w) {
+            rem -= w;
+            q |= 1;
+        }
+    }
+    return (int64_t)q;
+}
+
+static sgl_vec split_by_blocks(const sgl_type *vt, sgl_vec *v, const sgl_type *wt, const sgl_vec *w,
+                               bool own, int line, int col)
+{
+    int64_t k = w->len, n = v->len;
+    if (k == 0)
+        sgl_fail(line, col, "split_by with no weights (the weight vector is empty)");
+    bool ints = wt->elem->kind == SGL_T_INT;
+    const sgl_int *wi = w->data;
+    const sgl_float *wf = w->data;
+    u128 isum = 0;
+    sgl_float fsum = 0.0;
+    for (int64_t i = 0; i < k; i++) {
+        if (ints) {
+            if (wi[i] < 0)
+                sgl_fail(line, col, "split_by with a negative weight (w[%lld] = %lld)", (long long)i,
+                         (long long)wi[i]);
+            isum += (uint64_t)wi[i];
+        } else {
+            if (!isfinite(wf[i]))
+                sgl_fail(line, col, "split_by with a weight that is not finite (w[%lld] = %s)", (long long)i,
+                         isnan(wf[i]) ? "nan" : wf[i] > 0 ? "inf" : "-inf");
+            if (wf[i] < 0)
+                sgl_fail(line, col, "split_by with a negative weight (w[%lld] = %.17g)", (long long)i, wf[i]);
+            fsum += wf[i];
+        }
+    }
+    if (ints ? isum == 0 : fsum == 0.0)
+        sgl_fail(line, col, "split_by with weights whose sum is 0 (it must be positive)");
+    /* A float sum too large for a double: the weights are all scaled by
+     * one power of two (exact), so that the ratios c_i / W stay those of
+     * the brief; when the sum is finite no scaling happens at all. */
+    double scale = 1.0;
+    if (!ints && !isfinite(fsum)) {
+        scale = 0x1p-64;
+        fsum = 0.0;
+        for (int64_t i = 0; i < k; i++)
+            fsum += wf[i] * scale;
+    }
+    sgl_vec r = sgl_vec_alloc(vt, k, true, line, col);
+    sgl_vec *blocks = r.data;
+    u128 ic = 0;
+    sgl_float fc = 0.0;
+    int64_t pos = 0;
+    for (int64_t i = 0; i < k; i++) {
+        int64_t end = n;
+        if (i < k - 1) {
+            if (ints) {
+                ic += (uint64_t)wi[i];
+                end = mul_div_u128(n, ic, isum);
+            } else {
+                fc += wf[i] * scale;
+                double x = (double)n * fc;
+                double e = isinf(x) ? (double)n * (fc / fsum) : x / fsum;
+                end = e >= (double)n ? n : (int64_t)floor(e);
+            }
+            if (end < pos)
+                end = pos;
+        }
+        /* the blocks are views of v's buffer, as split's */
+        put_block(vt, blocks, i, v, pos, end - pos, own, line, col);
+        pos = end;
+    }
+    return r;
+}
+
+sgl_vec sgl_split_by(const sgl_type *vt, const sgl_vec *v, const sgl_type *wt, const sgl_vec *w, int line,
+                     int col)
+{
+    sgl_vec view = *v; /* not given up: put_block only reads it */
+    return split_by_blocks(vt, &view, wt, w, false, line, col);
+}
+
+sgl_vec sgl_split_by_take(const sgl_type *vt, sgl_vec *v, const sgl_type *wt, const sgl_vec *w,
+                          int line, int col)
+{
+    bool own = v->buf && sgl_vec_unique(v);
+    sgl_vec r = split_by_blocks(vt, v, wt, w, own, line, col);
+    sgl_vec_free(vt, v);
+    return r;
+}
+
