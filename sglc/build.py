@@ -109,6 +109,11 @@ def toolchain(target: str, opt: int = 2, *, debug_info: bool = False,
         defines.append("-DSGL_USE_MPI")
     if sanitize:
         ldflags.append("-fsanitize=address,undefined")
+    if shared and sys.platform != "darwin":
+        # Never unloaded (dlclose is a no-op): the OpenMP runtime it brings
+        # in keeps its idle pool threads alive in the host process, and
+        # unmapping libgomp under them crashes the host later.
+        ldflags.append("-Wl,-z,nodelete")
     return Toolchain(target, cc, cflags, ldflags, defines)
 
 

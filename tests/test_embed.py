@@ -292,6 +292,24 @@ def test_internal_error_of_a_call_rebuilds_the_tree():
         mod.child_fail(1)
 
 
+@pytest.mark.skipif(not Path("/proc/self/maps").exists(), reason="needs Linux /proc")
+def test_a_dropped_module_leaves_the_openmp_runtime_mapped():
+    """A module that is garbage-collected must not unload libgomp under its
+    idle pool threads (the host would crash later, in one of them): the
+    library is linked -z nodelete (sglc.build)."""
+    import gc
+
+    def gomp_mapped() -> bool:
+        return any("libgomp" in line for line in Path("/proc/self/maps").read_text().splitlines())
+
+    mod = sglc.load(PROG, shape="3", numpy=False)
+    assert mod.tree_sum(list(range(30))) == 435  # starts the pool threads
+    assert gomp_mapped()
+    del mod
+    gc.collect()
+    assert gomp_mapped()
+
+
 def test_compile_error():
     with pytest.raises(sglc.CompileError) as ei:
         sglc.load("func main() {\n    y = 1;\n}\n")
