@@ -14,21 +14,9 @@
 #include <string.h>
 
 #include "../sgl_internal.h"
+#include "check.h"
 #include "stub_tree.h"
 
-static int n_passed, n_failed;
-
-static void check(bool ok, const char *what, int line)
-{
-    if (ok) {
-        n_passed++;
-    } else {
-        n_failed++;
-        printf("FAIL line %d: %s\n", line, what);
-    }
-}
-
-#define CHECK(cond) check((cond), #cond, __LINE__)
 
 static const sgl_type T_IV = {SGL_T_VEC, &sgl_t_int};
 static const sgl_type T_FV = {SGL_T_VEC, &sgl_t_float};

@@ -15,21 +15,9 @@
 #include <unistd.h>
 
 #include "../sgl.h"
+#include "check.h"
 #include "stub_tree.h"
 
-static int n_passed, n_failed;
-
-static void check(bool ok, const char *what, int line)
-{
-    if (ok) {
-        n_passed++;
-    } else {
-        n_failed++;
-        printf("FAIL line %d: %s\n", line, what);
-    }
-}
-
-#define CHECK(cond) check((cond), #cond, __LINE__)
 
 /* Compares two strings, showing both on failure. */
 static void check_str(const char *got, const char *want, int line)
