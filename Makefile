@@ -40,7 +40,7 @@ demo: venv
 
 # pytest exit status 5 (no test ran) is a failure too.
 test: venv-test
-	$(PY) -m pytest -q
+	$(PY) -m pytest -q --durations=25
 	$(RUFF) check sglc tests $(wildcard bench)
 
 # The inner loop (about 3 minutes): the front end, every golden, the snapshots,

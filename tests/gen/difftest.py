@@ -6,9 +6,12 @@ every target and machine shape.
 For each seed S..S+N-1, tests/gen/sglgen.py makes a shape-independent
 program; it is compiled once per target (seq, omp, mpi) and run on
 
-    mpi: (1 proc, 1) (1, 4) (1, 2x3) (2, 2x2) (3, 3) (4, 2x2x2)
-    omp: 1 4 2x3 2x2x2
-    seq: 0 1 2x3 2x2x2
+    mpi: (1 proc, 1) (1, 4) (1, 2x3) (2, 2x2) (3, 3) (4, 2x[1,3]x2)
+    omp: 1 4 2x3 3x[2,1,2]
+    seq: 0 1 2x3 2x[1,3]x2
+
+the test matrix of tests/conftest.py (SHAPES, OMP_SHAPES, SEQ_SHAPES),
+uneven shapes included.
 
 Every run must exit with status 0 and print exactly what the first one
 printed.  A failing program is saved as tests/gen/failures/seed-N.sgl with
@@ -35,7 +38,9 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
+sys.path.insert(1, str(HERE.parent))
 
+from conftest import OMP_SHAPES, SEQ_SHAPES, SHAPES  # noqa: E402  (the one shape matrix)
 from sglgen import generate  # noqa: E402
 
 FAILURES = HERE / "failures"
@@ -53,10 +58,9 @@ class Config:
 
 
 CONFIGS: list[Config] = (
-    [Config("seq", 1, s) for s in ("0", "1", "2x3", "2x2x2")]
-    + [Config("omp", 1, s) for s in ("1", "4", "2x3", "2x2x2")]
-    + [Config("mpi", n, s) for n, s in ((1, "1"), (1, "4"), (1, "2x3"), (2, "2x2"), (3, "3"),
-                                         (4, "2x2x2"))]
+    [Config("seq", 1, s) for s in SEQ_SHAPES]
+    + [Config("omp", 1, s) for s in OMP_SHAPES]
+    + [Config("mpi", n, s) for n, s in SHAPES]
 )
 
 
