@@ -336,8 +336,10 @@ def check_cmd(files: tuple[str, ...], warnings: W.WarningOptions, debug: bool) -
 @click.argument("file", metavar="FILE.sgl")
 @click.option("-np", "--np", "nprocs", type=click.IntRange(1), default=None,
               help="MPI processes (default: 1; with --hostfile or --host, one per slot).")
-@click.option("--threads", type=click.IntRange(1), default=None,
-              help="OpenMP threads per process (OMP_NUM_THREADS, exported to every host).")
+@click.option("--threads", "threads_text", metavar="N|N,N,...", default=None,
+              help="OpenMP threads per process (OMP_NUM_THREADS, exported to every host); "
+              "a list such as 1,3 gives each process its own count (an MPMD launch: the "
+              "uneven default tree).")
 @click.option("--shape", default=None, help="Machine shape, e.g. 2x2x3 (--sgl-shape).")
 @click.option("--hostfile", metavar="FILE", default=None,
               help="Run on the hosts of this Open MPI hostfile (mpirun --hostfile; "
@@ -355,7 +357,7 @@ def check_cmd(files: tuple[str, ...], warnings: W.WarningOptions, debug: bool) -
 @_verbose_opt
 @_debug_opt
 @click.argument("args", nargs=-1, metavar="[-- ARGS...]")
-def run_cmd(file: str, nprocs: int | None, threads: int | None, shape: str | None,
+def run_cmd(file: str, nprocs: int | None, threads_text: str | None, shape: str | None,
             hostfile: str | None, hosts: str | None, oversubscribe: bool, target: str | None,
             opt: int, unchecked: bool, warnings: W.WarningOptions, verbose: bool, debug: bool,
             args: tuple[str, ...]) -> None:
@@ -364,8 +366,24 @@ def run_cmd(file: str, nprocs: int | None, threads: int | None, shape: str | Non
     With --hostfile or --host, mpirun starts the processes on those hosts; the
     cached executable's path (under SGLC_CACHE) must exist on each of them:
     see docs/cluster.md."""
+    from .launch import parse_threads
+
     opts = _options(target, opt, unchecked, verbose, warnings)
     _check_run_hosts(hostfile, hosts, opts.target)
+    threads: int | list[int] | None = None
+    if threads_text is not None:
+        try:
+            threads = parse_threads(threads_text)
+        except ValueError as e:
+            raise click.BadParameter(str(e), param_hint="'--threads'") from None
+    if isinstance(threads, list):
+        if opts.target != "mpi":
+            raise click.UsageError(f"--threads {threads_text} (one count per process) needs "
+                                   "the mpi target")
+        if nprocs is not None and nprocs != len(threads):
+            raise click.UsageError(f"--threads {threads_text} lists {len(threads)} processes, "
+                                   f"but -np is {nprocs}")
+        nprocs = len(threads)
     if nprocs is not None and nprocs > 1 and opts.target != "mpi":
         raise click.UsageError(f"-np {nprocs} needs the mpi target")
     if hostfile is None and hosts is None and nprocs is None:
@@ -386,7 +404,7 @@ def run_cmd(file: str, nprocs: int | None, threads: int | None, shape: str | Non
                                       on_warnings=lambda ws: _report_warnings(ws, source, file))
         _reporter.finish()  # the SARIF log before the program's own output
         env = dict(os.environ)
-        if threads is not None:
+        if isinstance(threads, int):
             env["OMP_NUM_THREADS"] = str(threads)
         cmd = launch_command(str(exe), nprocs, threads, shape, list(args), hostfile=hostfile,
                              hosts=hosts, oversubscribe=oversubscribe, env=env)

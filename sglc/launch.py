@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import functools
 import hashlib
+import itertools
 import os
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
@@ -17,9 +18,9 @@ _SKIP_DIRS = {"__pycache__", ".mypy_cache", ".pytest_cache", ".ruff_cache"}
 _SKIP_SUFFIXES = (".pyc", ".pyo", ".o", ".a", ".so")
 
 
-def launch_command(exe: str, nprocs: int | None, threads: int | None, shape: str | None,
-                   args: list[str], *, hostfile: str | None = None, hosts: str | None = None,
-                   oversubscribe: bool = False,
+def launch_command(exe: str, nprocs: int | None, threads: int | Sequence[int] | None,
+                   shape: str | None, args: list[str], *, hostfile: str | None = None,
+                   hosts: str | None = None, oversubscribe: bool = False,
                    env: Mapping[str, str] | None = None) -> list[str]:
     """The command that runs exe on nprocs MPI processes (directly for 1 on
     this host).
@@ -29,13 +30,22 @@ def launch_command(exe: str, nprocs: int | None, threads: int | None, shape: str
     slot). The other hosts do not see this environment: OMP_NUM_THREADS (when
     threads is given or it is set) and every SGL_* variable are exported with
     -x. --oversubscribe is added when asked for, or on this host alone when
-    nprocs exceeds its cores."""
+    nprocs exceeds its cores.
+
+    threads may list one count per process (`--threads 1,3`): mpirun then
+    starts an MPMD job, one application context per run of equal counts,
+    each with its own `-x OMP_NUM_THREADS=N` (docs/execution.md, the default
+    tree under MPI)."""
     env = os.environ if env is None else env
     prog = [exe] + ([f"--sgl-shape={shape}"] if shape else []) + args
     remote = hostfile is not None or hosts is not None
+    per_process = None if threads is None or isinstance(threads, int) else list(threads)
+    if per_process is not None:
+        nprocs = len(per_process)
     if nprocs == 1 and not remote:
         return prog
-    cmd = ["mpirun"] + (["-np", str(nprocs)] if nprocs is not None else [])
+    cmd = ["mpirun"] + (["-np", str(nprocs)] if nprocs is not None and per_process is None
+                        else [])
     if hostfile is not None:
         cmd += ["--hostfile", hostfile]
     if hosts is not None:
@@ -46,13 +56,29 @@ def launch_command(exe: str, nprocs: int | None, threads: int | None, shape: str
     if hasattr(os, "geteuid") and os.geteuid() == 0:
         cmd.append("--allow-run-as-root")
     exported = []
-    if threads is not None or (remote and "OMP_NUM_THREADS" in env):
+    if per_process is None and (threads is not None or (remote and "OMP_NUM_THREADS" in env)):
         exported.append("OMP_NUM_THREADS")
     if remote:
         exported += sorted(v for v in env if v.startswith("SGL_"))
     for var in exported:
         cmd += ["-x", var]
-    return cmd + prog
+    if per_process is None:
+        return cmd + prog
+    contexts: list[list[str]] = []
+    for count, run in itertools.groupby(per_process):
+        contexts.append(["-np", str(len(list(run))), "-x", f"OMP_NUM_THREADS={count}", *prog])
+    return cmd + [w for i, c in enumerate(contexts) for w in ([":"] if i else []) + c]
+
+
+def parse_threads(text: str) -> int | list[int]:
+    """`--threads 4` as 4, `--threads 1,3,3` as [1, 3, 3] (one count per
+    process); ValueError says what is wrong."""
+    items = text.split(",")
+    if not all(i.strip().isdigit() and int(i) >= 1 for i in items):
+        raise ValueError(f"bad thread count {text!r}: expected a positive number (4), or one "
+                         "per process separated by commas (1,3)")
+    counts = [int(i) for i in items]
+    return counts[0] if len(counts) == 1 else counts
 
 
 def parse_hosts(text: str) -> list[tuple[str, int | None]]:

@@ -453,6 +453,56 @@ def test_run_np2(shape_arg: Path) -> None:
     assert (rc, out) == (0, "2 11\n"), err
 
 
+NWORKERS = """func main() {
+    var w: int;
+    var ws: [int];
+    pardo { w = nworkers; }
+    gather w -> ws;
+    print(nchildren, nworkers, ws);
+}
+"""
+
+
+@mpi
+def test_run_threads_per_process(tmp_path: Path) -> None:
+    """--threads 1,3: an MPMD launch, each process with its own thread count,
+    so the default tree is uneven (brief §10): 2 children with 1 and 3
+    workers."""
+    p = tmp_path / "nworkers.sgl"
+    p.write_text(NWORKERS)
+    rc, out, err = sglc_run("run", str(p), "--threads", "1,3", "-v")
+    assert (rc, out) == (0, "2 4 [1, 3]\n"), err
+    assert "-np 1 -x OMP_NUM_THREADS=1 " in err and " : -np 1 -x OMP_NUM_THREADS=3 " in err
+    rc, out, err = sglc_run("run", str(p), "--threads", "2,2,1", "-np", "3")
+    assert (rc, out) == (0, "3 5 [2, 2, 1]\n"), err
+
+
+def test_launch_command_threads_per_process() -> None:
+    from sglc.launch import launch_command, parse_threads
+
+    assert parse_threads("4") == 4 and parse_threads("1,3,3") == [1, 3, 3]
+    root = ["--allow-run-as-root"] if os.geteuid() == 0 else []
+    cmd = launch_command("/x/p", None, [1, 3, 3], None, ["7"], oversubscribe=True, env={})
+    assert cmd == ["mpirun", "--bind-to", "none", "--oversubscribe", *root,
+                   "-np", "1", "-x", "OMP_NUM_THREADS=1", "/x/p", "7", ":",
+                   "-np", "2", "-x", "OMP_NUM_THREADS=3", "/x/p", "7"]
+
+
+@pytest.mark.parametrize(("args", "message"), [
+    (["--threads", "1,x"], "Invalid value for '--threads': bad thread count '1,x'"),
+    (["--threads", "0"], "bad thread count '0'"),
+    (["--threads", "1,3", "-np", "3"], "--threads 1,3 lists 2 processes, but -np is 3"),
+    (["--threads", "1,3", "--target", "omp"], "--threads 1,3 (one count per process) needs "
+     "the mpi target"),
+], ids=["not-a-number", "zero", "np-mismatch", "omp"])
+def test_run_threads_usage_errors(shape_arg: Path, args: list[str], message: str) -> None:
+    rc, out, err = sglc_run("run", str(shape_arg), *args, "-v")
+    assert rc == 2, err
+    assert message in err, err
+    assert "-std=c11" not in err  # nothing compiled
+    assert_no_traceback(err)
+
+
 def test_run_cache_key_covers_the_compiler(monkeypatch: pytest.MonkeyPatch) -> None:
     from sglc import launch
 
