@@ -2,7 +2,12 @@
  * sgl_sort.c: the builtin sort of [int] and [float], typed (no comparator
  * call per comparison) and in place (no scratch buffer).
  *
- * Ints: an MSD radix sort on 8-bit digits in place (American flag sort:
+ * Ints: an input of at most SGL_SORT_MAX_RUNS ascending runs (such as the
+ * concatenation of sorted blocks that PSRS sorts at each level) is merged
+ * in place, in rounds of pairwise merges, with a buffer of at most
+ * 1/SGL_SORT_MERGE_BUF_DIV of the input (a merge whose shorter run does
+ * not fit is cut in two by a rotation, as inplace_merge does).  Any other:
+ * an MSD radix sort on 8-bit digits in place (American flag sort:
  * count the digit, swap every element into its bucket along cycles, then
  * sort each bucket by the next digit) from SGL_SORT_RADIX_MIN elements on,
  * starting at the most significant digit on which the keys differ and
@@ -289,12 +294,174 @@ void sgl_radix_sort_i64(int64_t *a, int64_t n)
     flag_sort(a, n, top / 8 * 8);
 }
 
+/* ------------------------------------------------------------------ */
+/* Inputs made of a few ascending runs: merged in place                */
+
+int sgl_sort_runs_i64(const int64_t *a, int64_t n, int64_t *bounds, int maxruns)
+{
+    int r = 0;
+    bounds[0] = 0;
+    for (int64_t i = 1; i < n; i++)
+        if (a[i] < a[i - 1]) {
+            if (++r == maxruns)
+                return 0; /* stops after maxruns descents: cheap on random data */
+            bounds[r] = i;
+        }
+    bounds[++r] = n;
+    return r;
+}
+
+static void reverse(int64_t *a, int64_t n)
+{
+    for (int64_t i = 0, j = n - 1; i < j; i++, j--)
+        swap_i64(&a[i], &a[j]);
+}
+
+/* Swaps the blocks a[0..n1) and a[n1..n1+n2), through buf when one of
+ * them fits in it (nbuf elements), else by three reversals. */
+static void rotate(int64_t *a, int64_t n1, int64_t n2, int64_t *buf, int64_t nbuf)
+{
+    if (n1 == 0 || n2 == 0)
+        return;
+    if (n1 <= nbuf) {
+        memcpy(buf, a, (size_t)n1 * sizeof *a);
+        memmove(a, a + n1, (size_t)n2 * sizeof *a);
+        memcpy(a + n2, buf, (size_t)n1 * sizeof *a);
+    } else if (n2 <= nbuf) {
+        memcpy(buf, a + n1, (size_t)n2 * sizeof *a);
+        memmove(a + n2, a, (size_t)n1 * sizeof *a);
+        memcpy(a, buf, (size_t)n2 * sizeof *a);
+    } else {
+        reverse(a, n1);
+        reverse(a + n1, n2);
+        reverse(a, n1 + n2);
+    }
+}
+
+/* The first position of the ascending a[0..n) whose element is >= x
+ * (upper: > x). */
+static int64_t lower_bound(const int64_t *a, int64_t n, int64_t x, bool upper)
+{
+    int64_t lo = 0, hi = n;
+    while (lo < hi) {
+        int64_t mid = lo + (hi - lo) / 2;
+        if (a[mid] < x || (upper && a[mid] == x))
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo;
+}
+
+/* Merges the ascending a[0..n1) and a[n1..n1+n2) in place, with buf
+ * (nbuf elements) as scratch: when the shorter run fits in buf it is
+ * moved there and merged back; otherwise the longer run is cut in half,
+ * the other at the same value, the two middle pieces swapped, and the two
+ * halves merged on their own (as libraries' inplace_merge do). */
+static void merge_in_place(int64_t *a, int64_t n1, int64_t n2, int64_t *buf, int64_t nbuf)
+{
+    while (n1 > 0 && n2 > 0 && a[n1] < a[n1 - 1]) {
+        if (n1 + n2 == 2) { /* the only case the cuts below cannot shrink */
+            swap_i64(&a[0], &a[1]);
+            return;
+        }
+        if (n1 <= nbuf && n1 <= n2) { /* forward, the first run from buf */
+            memcpy(buf, a, (size_t)n1 * sizeof *a);
+            int64_t i = 0, j = n1, k = 0, n = n1 + n2;
+            while (i < n1 && j < n) {
+                int64_t x = buf[i], y = a[j];
+                bool t = y < x;
+                a[k++] = t ? y : x;
+                j += t;
+                i += !t;
+            }
+            memcpy(a + k, buf + i, (size_t)(n1 - i) * sizeof *a);
+            return;
+        }
+        if (n2 <= nbuf) { /* backward, the second run from buf */
+            memcpy(buf, a + n1, (size_t)n2 * sizeof *a);
+            int64_t i = n1 - 1, j = n2 - 1, k = n1 + n2 - 1;
+            while (i >= 0 && j >= 0) {
+                int64_t x = a[i], y = buf[j];
+                bool t = y < x;
+                a[k--] = t ? x : y;
+                i -= t;
+                j -= !t;
+            }
+            memcpy(a, buf, (size_t)(j + 1) * sizeof *a);
+            return;
+        }
+        int64_t c1, c2;
+        if (n1 > n2) {
+            c1 = n1 / 2;
+            c2 = lower_bound(a + n1, n2, a[c1], false);
+        } else {
+            c2 = n2 / 2;
+            c1 = lower_bound(a, n1, a[n1 + c2], true);
+        }
+        /* a[0..c1) <= a[n1..n1+c2) < a[c1..n1) <= ... : swap the middle */
+        rotate(a + c1, n1 - c1, c2, buf, nbuf);
+        int64_t m = c1 + c2;
+        /* the shorter half recursively, the longer one by the loop */
+        if (m < n1 + n2 - m) {
+            merge_in_place(a, c1, c2, buf, nbuf);
+            a += m;
+            n1 -= c1;
+            n2 -= c2;
+        } else {
+            merge_in_place(a + m, n1 - c1, n2 - c2, buf, nbuf);
+            n1 = c1;
+            n2 = c2;
+        }
+    }
+}
+
+void sgl_merge_runs_i64(int64_t *a, int64_t n, int64_t *bounds, int nruns, int64_t *buf,
+                        int64_t nbuf)
+{
+    /* rounds of pairwise merges of neighbouring runs */
+    while (nruns > 1) {
+        int k = 0;
+        for (int r = 0; r < nruns; r += 2) {
+            int64_t lo = bounds[r], mid = bounds[r + 1];
+            int64_t hi = r + 1 < nruns ? bounds[r + 2] : mid;
+            merge_in_place(a + lo, mid - lo, hi - mid, buf, nbuf);
+            bounds[k++] = lo;
+        }
+        bounds[k] = n;
+        nruns = k;
+    }
+}
+
+/* The merge's scratch: 1/SGL_SORT_MERGE_BUF_DIV of the input, or a few
+ * KiB of stack when that cannot be had (slower, never wrong). */
+static void merge_runs(int64_t *a, int64_t n, int64_t *bounds, int nruns)
+{
+    int64_t local[512];
+    int64_t nbuf = n / SGL_SORT_MERGE_BUF_DIV;
+    int64_t *buf = nbuf > (int64_t)(sizeof local / sizeof *local) ? malloc((size_t)nbuf * sizeof *buf)
+                                                                   : NULL;
+    if (!buf) {
+        buf = local;
+        nbuf = (int64_t)(sizeof local / sizeof *local);
+    }
+    sgl_merge_runs_i64(a, n, bounds, nruns, buf, nbuf);
+    if (buf != local)
+        free(buf);
+}
+
 void sgl_sort_i64(int64_t *a, int64_t n)
 {
-    if (n >= SGL_SORT_RADIX_MIN)
-        sgl_radix_sort_i64(a, n);
-    else
+    if (n < SGL_SORT_RADIX_MIN) {
         sgl_introsort_i64(a, n);
+        return;
+    }
+    int64_t bounds[SGL_SORT_MAX_RUNS + 1];
+    int runs = sgl_sort_runs_i64(a, n, bounds, SGL_SORT_MAX_RUNS);
+    if (runs > 0)
+        merge_runs(a, n, bounds, runs);
+    else
+        sgl_radix_sort_i64(a, n);
 }
 
 /* ------------------------------------------------------------------ */

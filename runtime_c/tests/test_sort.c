@@ -387,6 +387,19 @@ static void test_float_order(void)
           "written out", SGL_SORT_RADIX_MIN);
 }
 
+/* How inputs are split into ascending runs. */
+static void test_runs(void)
+{
+    int64_t a[] = {1, 2, 2, 0, 5, 4, 4, 9};
+    int64_t b[5];
+    CHECK(sgl_sort_runs_i64(a, 8, b, 4) == 3 && b[0] == 0 && b[1] == 3 && b[2] == 5 && b[3] == 8,
+          "runs of a", 8);
+    CHECK(sgl_sort_runs_i64(a, 8, b, 3) == 3, "runs of a", 8);
+    CHECK(sgl_sort_runs_i64(a, 8, b, 2) == 0, "runs of a", 8);
+    CHECK(sgl_sort_runs_i64(a, 3, b, 1) == 1 && b[1] == 3, "runs of a", 3);
+    CHECK(sgl_sort_runs_i64(a, 1, b, 1) == 1 && b[0] == 0 && b[1] == 1, "runs of a", 1);
+}
+
 /* Short float inputs written out, through the builtin (the check for an
  * input already in order, which it shares, among them). */
 static void test_float_cases(void)
@@ -414,7 +427,7 @@ static void test_float_cases(void)
 static void test_blocks(void)
 {
     static const int ks[] = {2, 3, 7, 15, 16, 17, 40};
-    static const int64_t ns[] = {50, 1000, 30011};
+    static const int64_t ns[] = {50, 257, 1000, 30011};
     for (size_t ki = 0; ki < sizeof ks / sizeof ks[0]; ki++)
         for (size_t ni = 0; ni < sizeof ns / sizeof ns[0]; ni++) {
             int64_t n = ns[ni];
@@ -431,6 +444,21 @@ static void test_blocks(void)
             memcpy(got, in, bytes);
             sgl_sort_i64(got, n);
             CHECK(memcmp(got, want, bytes) == 0, "sorted blocks", n);
+            int64_t bounds[41];
+            int runs = sgl_sort_runs_i64(in, n, bounds, 40);
+            CHECK(runs >= 1 && runs <= ks[ki] && bounds[0] == 0 && bounds[runs] == n,
+                  "runs of sorted blocks", n);
+            /* the merge with scratch of every size: none (rotations only),
+             * shorter and longer than the runs */
+            static const int64_t nbufs[] = {0, 1, 7, 100, 1 << 20};
+            int64_t *buf = xmalloc(sizeof(int64_t) << 20);
+            for (size_t bi = 0; bi < sizeof nbufs / sizeof nbufs[0]; bi++) {
+                memcpy(got, in, bytes);
+                runs = sgl_sort_runs_i64(got, n, bounds, 40);
+                sgl_merge_runs_i64(got, n, bounds, runs, buf, nbufs[bi]);
+                CHECK(memcmp(got, want, bytes) == 0, "sorted blocks merged", n);
+            }
+            free(buf);
             check_builtin(&T_IV, in, want, n, "sorted blocks");
             double *fin = xmalloc(bytes), *fwant = xmalloc(bytes);
             for (int64_t i = 0; i < n; i++)
@@ -451,6 +479,7 @@ int main(void)
     rng_state = 2024;
     test_float_order();
     test_float_cases();
+    test_runs();
     test_blocks();
     test_ints();
     test_floats();
