@@ -264,10 +264,12 @@ static void flag_sort(int64_t *a, int64_t n, int shift)
             a[next[b]++] = x;
         }
     }
+    if (shift == 0)
+        return; /* each bucket's keys agree on every digit: equal */
     int64_t start = 0;
     for (int b = 0; b < 256; b++) {
         int64_t m = end[b] - start;
-        if (m >= SGL_SORT_RADIX_MIN && shift > 0)
+        if (m >= SGL_SORT_RADIX_MIN)
             flag_sort(a + start, m, shift - 8);
         else if (m > 1)
             sgl_introsort_i64(a + start, m);

@@ -9,6 +9,11 @@ Python's own sort under the order docs/language.md documents for `sort`
 (ascending by `<`, -0.0 before 0.0, NaNs last), and checks that the golden
 file is exactly that text, so that the golden cannot drift to whatever
 sglc prints.  It also runs the program once on the seq target.
+
+tests/programs/sort_owned.sgl sorts vectors at their last use (sorted in
+place by the runtime) and vectors read again, views and parameters
+(copied): its golden, sort_owned.out, is checked here against the same
+model, with every SGL vector a Python list of its own (value semantics).
 """
 
 from __future__ import annotations
