@@ -225,7 +225,14 @@ sgl_vec sgl_split_by(const sgl_type *vt, const sgl_vec *v, const sgl_type *wt, c
 /* split_by taking *v, as sgl_split_take. */
 sgl_vec sgl_split_by_take(const sgl_type *vt, sgl_vec *v, const sgl_type *wt, const sgl_vec *w,
                           int line, int col);
+/* sort: [int] or [float] ascending (floats: -0.0 before 0.0, NaNs last in
+ * their original order).  An input already in order is shared, not
+ * copied; any other is copied and the copy sorted in place. */
 sgl_vec sgl_sort(const sgl_type *vt, const sgl_vec *v, int line, int col);
+/* sort taking *v (owned; left empty): a vector that is the only view of its
+ * elements (sgl_vec_unique) is sorted in place and returned; a shared one
+ * is sorted as by sgl_sort, and *v's reference dropped. */
+sgl_vec sgl_sort_take(const sgl_type *vt, sgl_vec *v, int line, int col);
 sgl_int sgl_sum_int(const sgl_vec *v);
 sgl_float sgl_sum_float(const sgl_vec *v);
 sgl_int sgl_min_int(const sgl_vec *v, int line, int col);

@@ -47,7 +47,8 @@ coerce_arg=None, variadic=False, take=None)`
 - `take`: a second C template, used when argument 0 is an owned value (a
   temporary, or a variable at its last use: the `moves` pass), which the
   builtin then takes over as `{m0}` (slice, split, split_by, concat: their
-  results may then be written in place, docs/execution.md).
+  results may then be written in place; sort: sorts it in place,
+  docs/execution.md).
 
 `Arg(want, accepts, expect=None, allow_str=False, message=None, note=True,
 elem_of=None, place=None, not_place="")`
@@ -335,7 +336,8 @@ _ENTRIES: list[Builtin] = [
     Builtin("split_by", (Form((VECTOR, NUM_VEC), VecOf(0),
                               "sgl_split_by({T0}, &{v0}, {T1}, &{v1}, {loc})", can_fail=True,
                               take="sgl_split_by_take({T0}, &{m0}, {T1}, &{v1}, {loc})"),)),
-    Builtin("sort", (Form((NUM_VEC,), ArgType(0), "sgl_sort({T0}, &{v0}, {loc})"),)),
+    Builtin("sort", (Form((NUM_VEC,), ArgType(0), "sgl_sort({T0}, &{v0}, {loc})",
+                          take="sgl_sort_take({T0}, &{m0}, {loc})"),)),
     Builtin("sum", (Form((NUM_VEC,), ElemOf(0), "sgl_sum_{S}(&{v0})"),)),
     _minmax("min"),
     _minmax("max"),

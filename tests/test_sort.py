@@ -9,6 +9,11 @@ Python's own sort under the order docs/language.md documents for `sort`
 (ascending by `<`, -0.0 before 0.0, NaNs last), and checks that the golden
 file is exactly that text, so that the golden cannot drift to whatever
 sglc prints.  It also runs the program once on the seq target.
+
+tests/programs/sort_owned.sgl sorts vectors at their last use (sorted in
+place by the runtime) and vectors read again, views and parameters
+(copied): its golden, sort_owned.out, is checked here against the same
+model, with every SGL vector a Python list of its own (value semantics).
 """
 
 from __future__ import annotations
@@ -150,3 +155,122 @@ def test_program_prints_the_model(sglc_compile: CompileCache, tmp_path: Path) ->
     rc, out, err = run_program(exe, 1, "1", (), cwd=tmp_path)
     assert rc == 0 and not err, err
     assert out == expected_output()
+
+
+# ---- tests/programs/sort_owned.sgl: sort of owned and of kept vectors
+
+OWNED = REPO / "tests" / "programs" / "sort_owned.sgl"
+OWNED_GOLDEN = OWNED.with_suffix(".out")
+
+
+def show_value(x: object) -> str:
+    """A value as SGL's print writes it (bools lower case, vectors in [])."""
+    if isinstance(x, bool):
+        return "true" if x else "false"
+    if isinstance(x, list):
+        return "[" + ", ".join(show_value(y) for y in x) + "]"
+    return repr(x)
+
+
+def owned_expected_output() -> str:
+    """What sort_owned.sgl prints under value semantics: every vector a
+    Python list of its own, sorted by `brief_sort`."""
+    out: list[str] = []
+
+    def p(*xs: object) -> None:
+        out.append(" ".join(x if isinstance(x, str) else show_value(x) for x in xs))
+
+    def fcheck(v: list[float]) -> int:
+        return checksum([code(x) for x in v])
+
+    def make(k: int, n: int) -> list[int]:
+        if k == 0:
+            return list(range(n))
+        if k == 1:
+            return [n - i for i in range(n)]
+        if k == 2:
+            return [-4] * n
+        if k == 3:
+            return rand_ints(n, 0, 3, 100 + n)
+        return rand_ints(n, -1000000000000, 1000000000000, 200 + n)
+
+    def fmake(k: int, n: int) -> list[float]:
+        u = rand_floats(n, 300 + n + k)
+        r: list[float] = []
+        for i in range(n):
+            if k == 0:
+                r.append(float(i) * 0.25 - 1.0)
+            elif k == 1:
+                r.append(-0.0 if i % 2 == 0 else 0.0)
+            elif u[i] < 0.1:
+                r.append(math.nan)
+            elif u[i] < 0.2:
+                r.append(-0.0)
+            elif u[i] < 0.3:
+                r.append(0.0)
+            else:
+                r.append(float(math.floor((u[i] - 0.5) * 8.0)))
+        return r
+
+    for n in (0, 1, 2, 6, 255, 256, 257, 1023, 1024, 1025, 5000):
+        for k in range(5):
+            a = make(k, n)
+            s = brief_sort(a)
+            p("int", k, n, checksum(s), checksum(a))
+            if n <= 6:
+                p(s, a)
+            p("moved", checksum(brief_sort(make(k, n))))
+            p("dead", checksum(brief_sort(make(k, n))))
+        for k in range(3):
+            f = fmake(k, n)
+            fs = brief_sort(f)
+            p("float", k, n, fcheck(fs), fcheck(f))
+            if n <= 6:
+                p(fs, f)
+            p("fdead", fcheck(brief_sort(fmake(k, n))))
+
+    # views()
+    w = [9, 3, 7, 1, 8, 2, 6, 0, 5, 4]
+    p(brief_sort(w[2:8]), w)
+    blocks = [w[0:4], w[4:7], w[7:10]]  # split: the longer blocks first
+    p(brief_sort(blocks[1]), blocks, w)
+    p(brief_sort(blocks[0]), blocks[0], blocks[0])
+    p(brief_sort([5.0, -0.0, 3.0, 0.0, -1.0, 0.0, -0.0][1:6]))
+    y = [4, 3, 2, 1, 8, 7, 6, 5]
+    p(brief_sort(y[:4]), brief_sort(y[4:]), [y[:4], y[4:]])
+
+    # aliasing()
+    a = [3, 1, 2]
+    p(brief_sort(a), a)
+    p([x + 1 for x in brief_sort(a)], a)
+    p(brief_sort(a))
+    p(brief_sort([2, 2, 1]), [2, 2, 1])
+
+    # loops()
+    lw = [5, 1, 4]
+    for k in range(3):
+        t = brief_sort(lw)
+        lw = lw + [k - 1]
+        p(t, lw)
+    v = [3.0, -0.0, 0.0, -2.0]
+    for k in range(2):
+        v = brief_sort(v)
+        v[0] = float(k) * 10.0
+        p(v)
+
+    # par(1000), par(5): independent of the number of children
+    for n in (1000, 5):
+        pv = rand_ints(n, -50, 50, 7)
+        p("par kept", True, checksum(brief_sort(pv)), checksum(pv))
+        p("par dead", True, checksum(brief_sort(rand_ints(n, -50, 50, 8))))
+        p3 = rand_ints(n, 0, 9, 9)
+        p("par persist", True, checksum(p3), checksum(p3), checksum(brief_sort(p3)))
+    return "\n".join(out) + "\n"
+
+
+def test_owned_golden_is_the_model(update_golden: bool) -> None:
+    want = owned_expected_output()
+    if update_golden:
+        OWNED_GOLDEN.write_text(want)
+    assert OWNED_GOLDEN.read_text() == want, (
+        f"{OWNED_GOLDEN.name} is not what the Python model of sort computes")

@@ -6,9 +6,14 @@
  * independently: a stable merge sort by a comparison function that states
  * the builtin's order (ints by `<`; floats by `<`, -0.0 before 0.0, NaNs
  * last in their original order).  Inputs: sorted, reversed, all equal,
- * few distinct values, organ pipe, sawtooth, random (small and full range,
- * with INT64_MIN/MAX, and floats with -0.0, 0.0, NaNs of several payloads
- * and the infinities), at lengths around every threshold of the sorts.
+ * few distinct values, organ pipe, sawtooth, sorted blocks, keys that
+ * differ only in a high and the lowest digit, random (small and full
+ * range, with INT64_MIN/MAX, and floats with -0.0, 0.0, NaNs of several
+ * payloads and the infinities), at lengths around every threshold of the
+ * sorts.  The builtin is run in both forms: sgl_sort (the argument
+ * unchanged) and sgl_sort_take on a unique vector (sorted in place, in its
+ * own buffer), on a shared one (the other owner unchanged) and on views
+ * (a block of a split, a slice) whose parent must not change.
  *
  * Prints each failure, then "N passed, M failed"; exits nonzero when M > 0.
  */
@@ -109,10 +114,14 @@ static void ref_sort(void *base, int64_t n, int (*cmp)(const void *, const void 
 
 /* ---------------------------------------------------------------- inputs */
 
-enum { SORTED, REVERSED, EQUAL, FEW, PIPE, SAW, RANDOM_SMALL, RANDOM_FULL, EXTREMES, NPATTERNS };
-static const char *PATTERN[NPATTERNS] = {"sorted", "reversed", "all equal", "few distinct",
-                                         "organ pipe", "sawtooth", "random small", "random full",
-                                         "random with INT64_MIN/MAX"};
+enum {
+    SORTED, REVERSED, EQUAL, FEW, PIPE, SAW, BLOCKS, DIGITS, RANDOM_SMALL, RANDOM_FULL, EXTREMES,
+    NPATTERNS
+};
+static const char *PATTERN[NPATTERNS] = {
+    "sorted", "reversed", "all equal", "few distinct", "organ pipe", "sawtooth",
+    "3 sorted blocks", "high and lowest digit", "random small", "random full",
+    "random with INT64_MIN/MAX"};
 
 static void make_ints(int64_t *a, int64_t n, int pattern)
 {
@@ -124,6 +133,12 @@ static void make_ints(int64_t *a, int64_t n, int pattern)
         case FEW: a[i] = (int64_t)(next_u64() % 3) - 1; break;
         case PIPE: a[i] = i < n / 2 ? i : n - i; break;
         case SAW: a[i] = i % 37; break;
+        case BLOCKS: a[i] = (i * 3 % n) - 5; break; /* 0, 3, 6, ... then 1, 4, ... then 2, ... */
+        case DIGITS: { /* equal on the digits between: skipped in each bucket */
+            uint64_t r = next_u64();
+            a[i] = (int64_t)((r % 3) << 40 | (r >> 8 & 0xff)) - (1LL << 40);
+            break;
+        }
         case RANDOM_SMALL: a[i] = (int64_t)(next_u64() % 1000000000); break;
         case RANDOM_FULL: a[i] = (int64_t)next_u64(); break;
         default: {
@@ -155,6 +170,8 @@ static void make_floats(double *a, int64_t n, int pattern)
         case FEW: a[i] = r % 3 == 0 ? -1.5 : r % 3 == 1 ? 0.0 : 2.0; break;
         case PIPE: a[i] = i < n / 2 ? (double)i : (double)(n - i); break;
         case SAW: a[i] = (double)(i % 37) - 18.0; break;
+        case BLOCKS: a[i] = (double)(i * 3 % n) * 0.5 - 1.0; break;
+        case DIGITS: a[i] = r % 4 == 0 ? nan_with(i, r % 8 == 0) : (double)(r % 5) - 2.0; break;
         case RANDOM_SMALL: a[i] = (u - 0.5) * 10.0; break;
         case RANDOM_FULL: { /* any bit pattern: subnormals, NaNs, infinities */
             double x;
@@ -172,10 +189,98 @@ static void make_floats(double *a, int64_t n, int pattern)
     }
 }
 
-static const int64_t SIZES[] = {0, 1, 2, 3, 16, 17, 23, 24, 25, 100, 129, 1000, 1023, 1024,
-                                1025, 5000, 100000};
+static const int64_t SIZES[] = {0,   1,   2,    3,    16,   17,   23,   24,   25,    100,
+                                129, 255, 256,  257,  511,  512,  1000, 1023, 1024, 1025,
+                                5000, 100000, 300000};
 
 /* ---------------------------------------------------------------- tests */
+
+static sgl_vec vec_of(const sgl_type *vt, const void *x, int64_t n)
+{
+    sgl_vec v = sgl_vec_new_uninit(vt, n, 1, 1);
+    if (n > 0)
+        memcpy(v.data, x, (size_t)n * 8);
+    return v;
+}
+
+static bool same(const sgl_vec *r, const void *want, int64_t n)
+{
+    return r->len == n && (n == 0 || memcmp(r->data, want, (size_t)n * 8) == 0);
+}
+
+/* The builtin in both forms on in[0..n), whose order is want. */
+static void check_builtin(const sgl_type *vt, const void *in, const void *want, int64_t n,
+                          const char *pat)
+{
+    size_t bytes = (size_t)n * 8;
+    bool in_order = n == 0 || memcmp(in, want, bytes) == 0;
+
+    /* borrowed: the argument unchanged; an input in order is shared */
+    sgl_vec v = vec_of(vt, in, n);
+    sgl_vec r = sgl_sort(vt, &v, 1, 1);
+    CHECK(same(&r, want, n), pat, n);
+    CHECK(same(&v, in, n), pat, n);
+    CHECK(!in_order || r.buf == v.buf, pat, n);
+    CHECK(in_order || r.buf != v.buf, pat, n);
+    sgl_vec_free(vt, &r);
+
+    /* taken, unique: sorted in place in its own buffer, the argument left empty */
+    void *data = v.data;
+    r = sgl_sort_take(vt, &v, 1, 1);
+    CHECK(same(&r, want, n), pat, n);
+    CHECK(v.data == NULL && v.len == 0 && v.buf == NULL, pat, n);
+    CHECK(n == 0 || r.data == data, pat, n);
+    sgl_vec_free(vt, &r);
+
+    /* taken, shared: the other owner keeps the input */
+    v = vec_of(vt, in, n);
+    sgl_vec keep = sgl_vec_copy(vt, &v);
+    r = sgl_sort_take(vt, &v, 1, 1);
+    CHECK(same(&r, want, n), pat, n);
+    CHECK(same(&keep, in, n), pat, n);
+    CHECK(in_order || r.buf != keep.buf, pat, n);
+    sgl_vec_free(vt, &r);
+    sgl_vec_free(vt, &keep);
+}
+
+/* Views taken: a block of a split of a dead vector is sorted in place and
+ * its neighbours keep their elements; a slice of a vector still held is
+ * copied, and the parent keeps its elements. */
+static void check_views(const sgl_type *vt, const void *in, const void *want_first, int64_t n,
+                        int64_t h, const char *pat)
+{
+    size_t esz = 8;
+    sgl_vec v = vec_of(vt, in, n);
+    sgl_vec blocks = sgl_split_take(vt, &v, 2, 1, 1); /* v dead: range handles */
+    sgl_vec *b = blocks.data;
+    CHECK(b[0].len == h && b[1].len == n - h, pat, n);
+    void *data = b[0].data;
+    sgl_vec b0 = b[0];
+    b[0] = (sgl_vec){NULL, 0, NULL};
+    sgl_vec r = sgl_sort_take(vt, &b0, 1, 1);
+    CHECK(same(&r, want_first, h), pat, n);
+    CHECK(h == 0 || r.data == data, pat, n); /* in place */
+    CHECK(same(&b[1], (const char *)in + h * esz, n - h), pat, n);
+    sgl_vec_free(vt, &r);
+    /* a block also kept elsewhere is copied */
+    sgl_vec keep = sgl_vec_copy(vt, &b[1]);
+    sgl_vec b1 = b[1];
+    b[1] = (sgl_vec){NULL, 0, NULL};
+    r = sgl_sort_take(vt, &b1, 1, 1);
+    CHECK(r.len == n - h, pat, n);
+    CHECK(same(&keep, (const char *)in + h * esz, n - h), pat, n);
+    sgl_vec_free(vt, &r);
+    sgl_vec_free(vt, &keep);
+    sgl_vec_free(&(sgl_type){SGL_T_VEC, vt}, &blocks);
+
+    v = vec_of(vt, in, n);
+    sgl_vec s = sgl_slice(vt, &v, 0, h, 1, 1); /* the parent still held */
+    r = sgl_sort_take(vt, &s, 1, 1);
+    CHECK(same(&r, want_first, h), pat, n);
+    CHECK(same(&v, in, n), pat, n);
+    sgl_vec_free(vt, &r);
+    sgl_vec_free(vt, &v);
+}
 
 static void test_ints(void)
 {
@@ -183,12 +288,11 @@ static void test_ints(void)
         int64_t n = SIZES[s];
         for (int p = 0; p < NPATTERNS; p++) {
             const char *pat = PATTERN[p];
-            int64_t *in = xmalloc((size_t)n * sizeof *in), *want = xmalloc((size_t)n * 8);
-            int64_t *got = xmalloc((size_t)n * 8), *tmp = xmalloc((size_t)n * 8);
-            make_ints(in, n, p);
-            memcpy(want, in, (size_t)n * 8);
-            ref_sort(want, n, cmp_int);
             size_t bytes = (size_t)n * 8;
+            int64_t *in = xmalloc(bytes), *want = xmalloc(bytes), *got = xmalloc(bytes);
+            make_ints(in, n, p);
+            memcpy(want, in, bytes);
+            ref_sort(want, n, cmp_int);
 
             memcpy(got, in, bytes);
             sgl_introsort_i64(got, n);
@@ -198,28 +302,23 @@ static void test_ints(void)
                 sgl_introsort_depth_i64(got, n, depth);
                 CHECK(memcmp(got, want, bytes) == 0, pat, n);
             }
-
-            int64_t *copy = xmalloc(bytes);
-            memcpy(copy, in, bytes);
-            sgl_radix_sort_i64(in, got, tmp, n); /* out of place: in unchanged */
+            memcpy(got, in, bytes);
+            sgl_radix_sort_i64(got, n); /* at any length */
             CHECK(memcmp(got, want, bytes) == 0, pat, n);
-            CHECK(memcmp(in, copy, bytes) == 0, pat, n);
-            sgl_radix_sort_i64(copy, copy, tmp, n); /* in place */
-            CHECK(memcmp(copy, want, bytes) == 0, pat, n);
+            memcpy(got, in, bytes);
+            sgl_sort_i64(got, n);
+            CHECK(memcmp(got, want, bytes) == 0, pat, n);
+            CHECK(sgl_sorted_i64(want, n), pat, n);
+            CHECK(sgl_sorted_i64(in, n) == (memcmp(in, want, bytes) == 0), pat, n);
 
-            sgl_vec v = sgl_vec_new_uninit(&T_IV, n, 1, 1);
-            if (n > 0)
-                memcpy(v.data, in, bytes);
-            sgl_vec r = sgl_sort(&T_IV, &v, 1, 1);
-            CHECK(r.len == n && (n == 0 || memcmp(r.data, want, bytes) == 0), pat, n);
-            CHECK(n == 0 || memcmp(v.data, in, bytes) == 0, pat, n); /* the argument unchanged */
-            sgl_vec_free(&T_IV, &r);
-            sgl_vec_free(&T_IV, &v);
-            free(copy);
+            check_builtin(&T_IV, in, want, n, pat);
+            int64_t h = n - n / 2; /* split puts the odd element in block 0 */
+            memcpy(got, in, (size_t)h * 8);
+            ref_sort(got, h, cmp_int);
+            check_views(&T_IV, in, got, n, h, pat);
             free(in);
             free(want);
             free(got);
-            free(tmp);
         }
     }
 }
@@ -232,29 +331,24 @@ static void test_floats(void)
             const char *pat = PATTERN[p];
             size_t bytes = (size_t)n * 8;
             double *in = xmalloc(bytes), *want = xmalloc(bytes), *got = xmalloc(bytes);
-            int64_t *tmp = xmalloc(bytes);
             make_floats(in, n, p);
             memcpy(want, in, bytes);
             ref_sort(want, n, cmp_float);
 
-            sgl_sort_f64(in, got, tmp, n); /* radix (from SGL_SORT_RADIX_MIN non-NaNs on) */
+            memcpy(got, in, bytes);
+            sgl_sort_f64(got, n);
             CHECK(memcmp(got, want, bytes) == 0, pat, n);
-            memset(got, 0, bytes);
-            sgl_sort_f64(in, got, NULL, n); /* introsort */
-            CHECK(memcmp(got, want, bytes) == 0, pat, n);
+            CHECK(sgl_sorted_f64(want, n), pat, n);
+            CHECK(sgl_sorted_f64(in, n) == (memcmp(in, want, bytes) == 0), pat, n);
 
-            sgl_vec v = sgl_vec_new_uninit(&T_FV, n, 1, 1);
-            if (n > 0)
-                memcpy(v.data, in, bytes);
-            sgl_vec r = sgl_sort(&T_FV, &v, 1, 1);
-            CHECK(r.len == n && (n == 0 || memcmp(r.data, want, bytes) == 0), pat, n);
-            CHECK(n == 0 || memcmp(v.data, in, bytes) == 0, pat, n);
-            sgl_vec_free(&T_FV, &r);
-            sgl_vec_free(&T_FV, &v);
+            check_builtin(&T_FV, in, want, n, pat);
+            int64_t h = n - n / 2; /* split puts the odd element in block 0 */
+            memcpy(got, in, (size_t)h * 8);
+            ref_sort(got, h, cmp_float);
+            check_views(&T_FV, in, got, n, h, pat);
             free(in);
             free(want);
             free(got);
-            free(tmp);
         }
     }
 }
@@ -262,33 +356,52 @@ static void test_floats(void)
 /* The order itself, on a few values written out. */
 static void test_float_order(void)
 {
-    double in[] = {1.0, NAN, -0.0, 0.0, -INFINITY, -0.0, INFINITY, -1.0, 0.0, NAN};
-    double out[10];
-    sgl_sort_f64(in, out, NULL, 10);
+    double out[] = {1.0, NAN, -0.0, 0.0, -INFINITY, -0.0, INFINITY, -1.0, 0.0, NAN};
+    sgl_sort_f64(out, 10);
     CHECK(out[0] == -INFINITY && out[1] == -1.0, "written out", 10);
     CHECK(signbit(out[2]) && signbit(out[3]) && out[2] == 0.0 && out[3] == 0.0, "written out", 10);
     CHECK(!signbit(out[4]) && !signbit(out[5]) && out[4] == 0.0 && out[5] == 0.0, "written out",
           10);
     CHECK(out[6] == 1.0 && out[7] == INFINITY && isnan(out[8]) && isnan(out[9]), "written out",
           10);
-    /* the builtin at INT64_MIN / INT64_MAX and below the radix threshold */
+    /* NaNs keep their order: payloads 1, 2, 3 (the second negative) */
+    double nans[] = {nan_with(1, false), 2.0, nan_with(2, true), -1.0, nan_with(3, false), 0.5};
+    sgl_sort_f64(nans, 6);
+    uint64_t b[3];
+    memcpy(b, nans + 3, sizeof b);
+    CHECK(nans[0] == -1.0 && nans[1] == 0.5 && nans[2] == 2.0, "NaNs in order", 6);
+    CHECK((b[0] & 0xff) == 1 && (b[1] & 0xff) == 2 && b[1] >> 63 && (b[2] & 0xff) == 3,
+          "NaNs in order", 6);
+    /* at INT64_MIN / INT64_MAX, below and above the radix threshold */
     int64_t a[] = {INT64_MAX, 0, INT64_MIN, -1, INT64_MAX, INT64_MIN, 1};
-    sgl_introsort_i64(a, 7);
+    sgl_sort_i64(a, 7);
     CHECK(a[0] == INT64_MIN && a[1] == INT64_MIN && a[2] == -1 && a[3] == 0 && a[4] == 1 &&
               a[5] == INT64_MAX && a[6] == INT64_MAX,
           "written out", 7);
+    int64_t big[SGL_SORT_RADIX_MIN];
+    for (int i = 0; i < SGL_SORT_RADIX_MIN; i++)
+        big[i] = i % 3 == 0 ? INT64_MAX - i : i % 3 == 1 ? INT64_MIN + i : -i;
+    sgl_sort_i64(big, SGL_SORT_RADIX_MIN);
+    CHECK(sgl_sorted_i64(big, SGL_SORT_RADIX_MIN) && big[0] == INT64_MIN + 1 &&
+              big[SGL_SORT_RADIX_MIN - 1] == INT64_MAX,
+          "written out", SGL_SORT_RADIX_MIN);
 }
 
-static sgl_vec fvec_of(const double *x, int64_t n)
+/* How inputs are split into ascending runs. */
+static void test_runs(void)
 {
-    sgl_vec v = sgl_vec_new_uninit(&T_FV, n, 1, 1);
-    if (n > 0)
-        memcpy(v.data, x, (size_t)n * sizeof *x);
-    return v;
+    int64_t a[] = {1, 2, 2, 0, 5, 4, 4, 9};
+    int64_t b[5];
+    CHECK(sgl_sort_runs_i64(a, 8, b, 4) == 3 && b[0] == 0 && b[1] == 3 && b[2] == 5 && b[3] == 8,
+          "runs of a", 8);
+    CHECK(sgl_sort_runs_i64(a, 8, b, 3) == 3, "runs of a", 8);
+    CHECK(sgl_sort_runs_i64(a, 8, b, 2) == 0, "runs of a", 8);
+    CHECK(sgl_sort_runs_i64(a, 3, b, 1) == 1 && b[1] == 3, "runs of a", 3);
+    CHECK(sgl_sort_runs_i64(a, 1, b, 1) == 1 && b[0] == 0 && b[1] == 1, "runs of a", 1);
 }
 
 /* Short float inputs written out, through the builtin (the check for an
- * input already in order, which it copies, among them). */
+ * input already in order, which it shares, among them). */
 static void test_float_cases(void)
 {
     static const struct {
@@ -305,37 +418,21 @@ static void test_float_cases(void)
         double want[4];
         memcpy(want, cases[i].x, sizeof want);
         ref_sort(want, n, cmp_float);
-        sgl_vec v = fvec_of(cases[i].x, n);
-        sgl_vec r = sgl_sort(&T_FV, &v, 1, 1);
-        CHECK(r.len == n && (n == 0 || memcmp(r.data, want, (size_t)n * 8) == 0),
-              "written-out cases", (int64_t)i);
-        sgl_vec_free(&T_FV, &r);
-        sgl_vec_free(&T_FV, &v);
+        check_builtin(&T_FV, cases[i].x, want, n, "written-out cases");
     }
 }
 
-/* Runs: how inputs are split into ascending runs, and the merge of them. */
-static void test_runs(void)
+/* k sorted blocks of random values (a concatenation of gathered blocks, as
+ * in PSRS), k around 16, through every entry point. */
+static void test_blocks(void)
 {
-    int64_t a[] = {1, 2, 2, 0, 5, 4, 4, 9};
-    int64_t b[5];
-    CHECK(sgl_sort_runs_i64(a, 8, b, 4) == 3 && b[0] == 0 && b[1] == 3 && b[2] == 5 && b[3] == 8,
-          "runs of a", 8);
-    CHECK(sgl_sort_runs_i64(a, 8, b, 3) == 3, "runs of a", 8);
-    CHECK(sgl_sort_runs_i64(a, 8, b, 2) == 0, "runs of a", 8);
-    CHECK(sgl_sort_runs_i64(a, 3, b, 1) == 1 && b[1] == 3, "runs of a", 3);
-    CHECK(sgl_sort_runs_i64(a, 1, b, 1) == 1 && b[0] == 0 && b[1] == 1, "runs of a", 1);
-    /* k sorted blocks of random values, k around SGL_SORT_MAX_RUNS, through
-     * every entry point */
-    static const int ks[] = {2, 3, 7, SGL_SORT_MAX_RUNS - 1, SGL_SORT_MAX_RUNS,
-                             SGL_SORT_MAX_RUNS + 1, 40};
-    static const int64_t ns[] = {50, 1000, 30011};
+    static const int ks[] = {2, 3, 7, 15, 16, 17, 40};
+    static const int64_t ns[] = {50, 257, 1000, 30011};
     for (size_t ki = 0; ki < sizeof ks / sizeof ks[0]; ki++)
         for (size_t ni = 0; ni < sizeof ns / sizeof ns[0]; ni++) {
             int64_t n = ns[ni];
             size_t bytes = (size_t)n * 8;
             int64_t *in = xmalloc(bytes), *want = xmalloc(bytes), *got = xmalloc(bytes);
-            int64_t *tmp = xmalloc(bytes);
             for (int64_t i = 0; i < n; i++)
                 in[i] = (int64_t)(next_u64() % 1000) - 500;
             for (int k = 0; k < ks[ki]; k++) { /* block k sorted on its own */
@@ -344,33 +441,36 @@ static void test_runs(void)
             }
             memcpy(want, in, bytes);
             ref_sort(want, n, cmp_int);
-            sgl_sort_keys_i64(in, got, tmp, n);
-            CHECK(memcmp(got, want, bytes) == 0, "sorted blocks, out of place", n);
-            sgl_sort_keys_i64(in, got, NULL, n);
-            CHECK(memcmp(got, want, bytes) == 0, "sorted blocks, no scratch", n);
             memcpy(got, in, bytes);
-            sgl_sort_keys_i64(got, got, tmp, n);
-            CHECK(memcmp(got, want, bytes) == 0, "sorted blocks, in place", n);
-            sgl_vec v = sgl_vec_new_uninit(&T_IV, n, 1, 1);
-            memcpy(v.data, in, bytes);
-            sgl_vec r = sgl_sort(&T_IV, &v, 1, 1);
-            CHECK(memcmp(r.data, want, bytes) == 0, "sorted blocks, builtin", n);
-            sgl_vec_free(&T_IV, &r);
-            sgl_vec_free(&T_IV, &v);
-            double *fin = xmalloc(bytes), *fwant = xmalloc(bytes), *fgot = xmalloc(bytes);
+            sgl_sort_i64(got, n);
+            CHECK(memcmp(got, want, bytes) == 0, "sorted blocks", n);
+            int64_t bounds[41];
+            int runs = sgl_sort_runs_i64(in, n, bounds, 40);
+            CHECK(runs >= 1 && runs <= ks[ki] && bounds[0] == 0 && bounds[runs] == n,
+                  "runs of sorted blocks", n);
+            /* the merge with scratch of every size: none (rotations only),
+             * shorter and longer than the runs */
+            static const int64_t nbufs[] = {0, 1, 7, 100, 1 << 20};
+            int64_t *buf = xmalloc(sizeof(int64_t) << 20);
+            for (size_t bi = 0; bi < sizeof nbufs / sizeof nbufs[0]; bi++) {
+                memcpy(got, in, bytes);
+                runs = sgl_sort_runs_i64(got, n, bounds, 40);
+                sgl_merge_runs_i64(got, n, bounds, runs, buf, nbufs[bi]);
+                CHECK(memcmp(got, want, bytes) == 0, "sorted blocks merged", n);
+            }
+            free(buf);
+            check_builtin(&T_IV, in, want, n, "sorted blocks");
+            double *fin = xmalloc(bytes), *fwant = xmalloc(bytes);
             for (int64_t i = 0; i < n; i++)
                 fin[i] = (double)in[i] * 0.5;
             memcpy(fwant, fin, bytes);
             ref_sort(fwant, n, cmp_float);
-            sgl_sort_f64(fin, fgot, tmp, n);
-            CHECK(memcmp(fgot, fwant, bytes) == 0, "sorted float blocks", n);
+            check_builtin(&T_FV, fin, fwant, n, "sorted float blocks");
             free(fin);
             free(fwant);
-            free(fgot);
             free(in);
             free(want);
             free(got);
-            free(tmp);
         }
 }
 
@@ -380,6 +480,7 @@ int main(void)
     test_float_order();
     test_float_cases();
     test_runs();
+    test_blocks();
     test_ints();
     test_floats();
     printf("%d passed, %d failed\n", n_passed, n_failed);
