@@ -480,8 +480,8 @@ static void write_stats(double total)
         return;
     }
     if (!f) {
-        fprintf(stderr, "sgl-stats: shape %s, %d process%s, total %.6f s\n", shape_str, n_procs,
-                n_procs == 1 ? "" : "es", total);
+        fprintf(stderr, "sgl-stats: shape %s, %d process%s, total %.6f s\n",
+                shape_str[0] ? shape_str : "(default)", n_procs, n_procs == 1 ? "" : "es", total);
         fprintf(stderr, "sgl-stats: %5s %-9s %10s %12s %12s %12s %12s %12s %12s %12s %9s\n",
                 "level", "transport", "supersteps", "scatter B", "bcast B", "gather B", "h max B",
                 "comm+wait s", "compute max", "compute mean", "imbalance");

@@ -169,6 +169,15 @@ def test_stats_json(reduce_exe, tmp_path: Path, target: str, nprocs: int, shape:
         assert lv["imbalance"] >= 0.999
         masters *= p
 
+def test_stats_summary_names_the_default_shape(reduce_exe) -> None:
+    """Without --sgl-shape the summary says "(default)" (the JSON file: "")."""
+    p = subprocess.run([str(reduce_exe("omp")), "--sgl-stats", str(N)], capture_output=True,
+                       text=True, timeout=60, env=env(threads=2))
+    assert p.returncode == 0, p.stderr
+    first = p.stderr.splitlines()[0]
+    assert first.startswith("sgl-stats: shape (default), 1 process, total "), p.stderr
+
+
 # ----------------------------------------------------------------- (c) predict
 
 
