@@ -458,11 +458,17 @@ static bool map_processes(const char *text, machine_plan *m)
                                  "no level has as many nodes as the %d MPI processes", m->nprocs);
                 if (sh->nlevels == 0 && w > 0 && (size_t)w < sizeof msg)
                     w += snprintf(msg + w, sizeof msg - (size_t)w, " (the root is alone)");
-                for (int d = 1; d <= sh->nlevels && w > 0 && (size_t)w < sizeof msg; d++)
+                if (sh->nlevels == 1 && w > 0 && (size_t)w < sizeof msg) {
+                    long long k = (long long)(sh->off[2] - sh->off[1]);
+                    snprintf(msg + w, sizeof msg - (size_t)w, " (its one level has %lld node%s)",
+                             k, k == 1 ? "" : "s");
+                }
+                for (int d = 1; sh->nlevels > 1 && d <= sh->nlevels && w > 0 &&
+                                (size_t)w < sizeof msg; d++)
                     w += snprintf(msg + w, sizeof msg - (size_t)w, "%s %lld",
                                   d > 1 ? "," : " (the levels have",
                                   (long long)(sh->off[d + 1] - sh->off[d]));
-                if (sh->nlevels > 0 && w > 0 && (size_t)w < sizeof msg)
+                if (sh->nlevels > 1 && w > 0 && (size_t)w < sizeof msg)
                     snprintf(msg + w, sizeof msg - (size_t)w, " nodes)");
                 shape_error(msg, text ? text : "(default)");
             }

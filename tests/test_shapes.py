@@ -354,6 +354,8 @@ def test_malformed_shape(shape: str, what: str, sglc_compile: CompileCache) -> N
     (3, "2x[1,3]", "no level has as many nodes as the 3 MPI processes (the levels have 2, 4 "
                    "nodes)"),
     (2, "0", "no level has as many nodes as the 2 MPI processes (the root is alone)"),
+    (2, "1", "no level has as many nodes as the 2 MPI processes (its one level has 1 node)"),
+    (2, "3", "no level has as many nodes as the 2 MPI processes (its one level has 3 nodes)"),
 ])
 def test_bad_shape_under_mpi(nprocs: int, shape: str, what: str,
                              sglc_compile: CompileCache) -> None:
