@@ -251,6 +251,16 @@ def test_probe_bad_shape() -> None:
                        capture_output=True, text=True, timeout=60, env=env())
     assert p.returncode == 2 and "Traceback" not in p.stderr
 
+@pytest.mark.parametrize("shape", [" 2", "2 ", "+2", "1_0", "2x\uff12", "2x", "x2", "2x0"])
+def test_probe_malformed_shape_is_a_usage_error(shape: str) -> None:
+    """What the runtime would refuse is refused before the probe runs (exit
+    2, not the probe program's failure, exit 3)."""
+    p = subprocess.run([*sglc(), "probe", "--target", "seq", "--shape", shape, "--quick"],
+                       capture_output=True, text=True, timeout=60, env=env())
+    assert p.returncode == 2, p.stderr
+    assert f"bad machine shape '{shape}'" in p.stderr and "Traceback" not in p.stderr
+
+
 # ----------------------------------------------------------------- (e) cost
 
 
