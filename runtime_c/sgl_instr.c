@@ -44,7 +44,7 @@ typedef struct acc {
 static acc *accs; /* [nsites][MAX_LEVELS] */
 static int n_sites, p_levels, n_levels, n_procs, my_rank;
 static const sgl_site *const *site_table;
-static char shape_str[128];
+static char *shape_str; /* the shape text as given, "" for the default */
 static double t_start;
 
 typedef struct machine_level {
@@ -158,7 +158,8 @@ void sgl_instr_start(const sgl_program *prog, int plevels, int nlevels, const ch
     n_levels = nlevels;
     n_procs = nprocs;
     my_rank = rank;
-    snprintf(shape_str, sizeof shape_str, "%s", shape_text ? shape_text : "");
+    free(shape_str);
+    shape_str = dup_str(shape_text ? shape_text : "");
     t_start = sgl_wtime();
     if (!sgl_instr) return;
     accs = calloc((size_t)(nsites ? nsites : 1) * MAX_LEVELS, sizeof *accs);
@@ -472,6 +473,19 @@ static acc level_total(int level)
     return t;
 }
 
+/* s as a JSON string (a shape may hold tabs: "2x[1,\t3]"). */
+static void put_json_string(FILE *f, const char *s)
+{
+    fputc('"', f);
+    for (; *s; s++) {
+        unsigned char c = (unsigned char)*s;
+        if (c == '"' || c == '\\') fprintf(f, "\\%c", c);
+        else if (c < 0x20) fprintf(f, "\\u%04x", c);
+        else fputc(c, f);
+    }
+    fputc('"', f);
+}
+
 static void write_stats(double total)
 {
     FILE *f = stats_path ? fopen(stats_path, "w") : NULL;
@@ -486,9 +500,10 @@ static void write_stats(double total)
                 "level", "transport", "supersteps", "scatter B", "bcast B", "gather B", "h max B",
                 "comm+wait s", "compute max", "compute mean", "imbalance");
     } else {
-        fprintf(f, "{\n  \"sglc_stats\": 1,\n  \"shape\": \"%s\",\n  \"nprocs\": %d,\n"
-                   "  \"total_time\": %.9g,\n  \"levels\": [",
-                shape_str, n_procs, total);
+        fprintf(f, "{\n  \"sglc_stats\": 1,\n  \"shape\": ");
+        put_json_string(f, shape_str);
+        fprintf(f, ",\n  \"nprocs\": %d,\n  \"total_time\": %.9g,\n  \"levels\": [", n_procs,
+                total);
     }
     bool first = true;
     for (int l = 0; l < n_levels && l < MAX_LEVELS; l++) {

@@ -178,6 +178,16 @@ def test_stats_summary_names_the_default_shape(reduce_exe) -> None:
     assert first.startswith("sgl-stats: shape (default), 1 process, total "), p.stderr
 
 
+def test_stats_json_keeps_the_shape_as_given(reduce_exe, tmp_path: Path) -> None:
+    """The JSON file is valid with any shape the runtime accepts (blanks in
+    brackets, a long uneven level) and names it whole."""
+    long = "64x[" + ",".join(["1"] * 64) + "]"  # 131 characters
+    for shape in ("2x[1,\t3]", "2x[1, 3]", long):
+        stats = tmp_path / "s.json"
+        run(reduce_exe("seq"), 1, ["--sgl-shape", shape, f"--sgl-stats={stats}", "100"])
+        assert json.loads(stats.read_text())["shape"] == shape
+
+
 # ----------------------------------------------------------------- (c) predict
 
 
