@@ -178,6 +178,16 @@ def test_bad_machine_file(sglc_compile: CompileCache, progs, tmp_path: Path, tar
     assert err.count("runtime error") == 1, err
 
 
+@pytest.mark.skipif(not Path("/dev/zero").exists(), reason="no /dev/zero")
+def test_endless_machine_file(sglc_compile: CompileCache, progs) -> None:
+    """A file that never ends is not read for ever (nor until memory runs out)."""
+    exe = build(sglc_compile, progs["show"], "seq")
+    rc, out, err = run(exe, ["--sgl-machine", "/dev/zero"], timeout=60)
+    assert (rc, out) == (1, ""), err
+    assert err.endswith("runtime error: cannot read machine file '/dev/zero': larger than "
+                        "256 MiB (not a machine file?)\n"), err
+
+
 def test_bad_speed_options(sglc_compile: CompileCache, progs) -> None:
     exe = build(sglc_compile, progs["show"], "seq")
     for args in (["--sgl-speeds=fast"], ["--sgl-speeds=auto:0"], ["--sgl-speeds"],
