@@ -117,8 +117,18 @@ static bool load_machine(const char *path, char *why, size_t whylen)
     sgl_buf text = {0};
     char chunk[4096];
     size_t got;
-    while ((got = fread(chunk, 1, sizeof chunk, f)) > 0) sgl_buf_put(&text, chunk, got);
+    bool large = false; /* a machine file is small: /dev/urandom is not read for ever */
+    while (!large && (got = fread(chunk, 1, sizeof chunk, f)) > 0) {
+        sgl_buf_put(&text, chunk, got);
+        large = text.len > (size_t)256 << 20;
+    }
+    bool failed = !large && ferror(f) != 0;
     fclose(f);
+    if (large || failed) {
+        snprintf(why, whylen, "%s", large ? "larger than 256 MiB" : "read error");
+        sgl_buf_free(&text);
+        return false;
+    }
     sgl_buf_put(&text, "", 1);
     json_doc doc;
     char jwhy[160];

@@ -186,6 +186,11 @@ def test_endless_machine_file(sglc_compile: CompileCache, progs) -> None:
     assert (rc, out) == (1, ""), err
     assert err.endswith("runtime error: cannot read machine file '/dev/zero': larger than "
                         "256 MiB (not a machine file?)\n"), err
+    # --sgl-predict reads machine files too: it says why and runs on
+    rc, out, err = run(exe, ["--sgl-predict=/dev/zero"], timeout=60)
+    assert rc == 0, err
+    assert "sgl-predict: cannot read machine parameters from '/dev/zero': larger than 256 MiB\n" \
+        in err
 
 
 def test_bad_speed_options(sglc_compile: CompileCache, progs) -> None:
