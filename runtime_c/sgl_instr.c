@@ -44,7 +44,7 @@ typedef struct acc {
 static acc *accs; /* [nsites][MAX_LEVELS] */
 static int n_sites, p_levels, n_levels, n_procs, my_rank;
 static const sgl_site *const *site_table;
-static char shape_str[128];
+static char *shape_str; /* the shape text as given, "" for the default */
 static double t_start;
 
 typedef struct machine_level {
@@ -117,8 +117,18 @@ static bool load_machine(const char *path, char *why, size_t whylen)
     sgl_buf text = {0};
     char chunk[4096];
     size_t got;
-    while ((got = fread(chunk, 1, sizeof chunk, f)) > 0) sgl_buf_put(&text, chunk, got);
+    bool large = false; /* a machine file is small: /dev/urandom is not read for ever */
+    while (!large && (got = fread(chunk, 1, sizeof chunk, f)) > 0) {
+        sgl_buf_put(&text, chunk, got);
+        large = text.len > (size_t)256 << 20;
+    }
+    bool failed = !large && ferror(f) != 0;
     fclose(f);
+    if (large || failed) {
+        snprintf(why, whylen, "%s", large ? "larger than 256 MiB" : "read error");
+        sgl_buf_free(&text);
+        return false;
+    }
     sgl_buf_put(&text, "", 1);
     json_doc doc;
     char jwhy[160];
@@ -158,7 +168,8 @@ void sgl_instr_start(const sgl_program *prog, int plevels, int nlevels, const ch
     n_levels = nlevels;
     n_procs = nprocs;
     my_rank = rank;
-    snprintf(shape_str, sizeof shape_str, "%s", shape_text ? shape_text : "");
+    free(shape_str);
+    shape_str = dup_str(shape_text ? shape_text : "");
     t_start = sgl_wtime();
     if (!sgl_instr) return;
     accs = calloc((size_t)(nsites ? nsites : 1) * MAX_LEVELS, sizeof *accs);
@@ -472,6 +483,19 @@ static acc level_total(int level)
     return t;
 }
 
+/* s as a JSON string (a shape may hold tabs: "2x[1,\t3]"). */
+static void put_json_string(FILE *f, const char *s)
+{
+    fputc('"', f);
+    for (; *s; s++) {
+        unsigned char c = (unsigned char)*s;
+        if (c == '"' || c == '\\') fprintf(f, "\\%c", c);
+        else if (c < 0x20) fprintf(f, "\\u%04x", c);
+        else fputc(c, f);
+    }
+    fputc('"', f);
+}
+
 static void write_stats(double total)
 {
     FILE *f = stats_path ? fopen(stats_path, "w") : NULL;
@@ -480,15 +504,16 @@ static void write_stats(double total)
         return;
     }
     if (!f) {
-        fprintf(stderr, "sgl-stats: shape %s, %d process%s, total %.6f s\n", shape_str, n_procs,
-                n_procs == 1 ? "" : "es", total);
+        fprintf(stderr, "sgl-stats: shape %s, %d process%s, total %.6f s\n",
+                shape_str[0] ? shape_str : "(default)", n_procs, n_procs == 1 ? "" : "es", total);
         fprintf(stderr, "sgl-stats: %5s %-9s %10s %12s %12s %12s %12s %12s %12s %12s %9s\n",
                 "level", "transport", "supersteps", "scatter B", "bcast B", "gather B", "h max B",
                 "comm+wait s", "compute max", "compute mean", "imbalance");
     } else {
-        fprintf(f, "{\n  \"sglc_stats\": 1,\n  \"shape\": \"%s\",\n  \"nprocs\": %d,\n"
-                   "  \"total_time\": %.9g,\n  \"levels\": [",
-                shape_str, n_procs, total);
+        fprintf(f, "{\n  \"sglc_stats\": 1,\n  \"shape\": ");
+        put_json_string(f, shape_str);
+        fprintf(f, ",\n  \"nprocs\": %d,\n  \"total_time\": %.9g,\n  \"levels\": [", n_procs,
+                total);
     }
     bool first = true;
     for (int l = 0; l < n_levels && l < MAX_LEVELS; l++) {

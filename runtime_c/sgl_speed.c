@@ -423,6 +423,11 @@ static void normalize(void)
 /* ------------------------------------------------------------------ */
 /* The machine file                                                     */
 
+/* The largest machine file read: the probe's for the largest tree (4M
+ * workers, a path and a speed each) is about 100 MiB; /dev/urandom is not
+ * read for ever. */
+#define MACHINE_FILE_MAX (256 << 20)
+
 /* Rank 0: the file's speeds for the table (its paths), or false with a
  * message printed. */
 static bool read_machine(double *speeds)
@@ -435,11 +440,19 @@ static bool read_machine(double *speeds)
     sgl_buf text = {0};
     char chunk[4096];
     size_t got;
-    while ((got = fread(chunk, 1, sizeof chunk, f)) > 0) sgl_buf_put(&text, chunk, got);
-    bool failed = ferror(f) != 0;
+    bool large = false;
+    while (!large && (got = fread(chunk, 1, sizeof chunk, f)) > 0) {
+        sgl_buf_put(&text, chunk, got);
+        large = text.len > MACHINE_FILE_MAX;
+    }
+    bool failed = !large && ferror(f) != 0;
     fclose(f);
-    if (failed) {
-        speed_error("cannot read machine file '%s': read error", machine_path);
+    if (failed || large) {
+        if (large)
+            speed_error("cannot read machine file '%s': larger than %d MiB (not a machine file?)",
+                        machine_path, MACHINE_FILE_MAX >> 20);
+        else
+            speed_error("cannot read machine file '%s': read error", machine_path);
         sgl_buf_free(&text);
         return false;
     }

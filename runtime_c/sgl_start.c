@@ -13,6 +13,7 @@
 #include "sgl_internal.h"
 #include "sgl_speed.h"
 
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -31,9 +32,9 @@ typedef struct run_options {
 /* The runtime's arguments: --sgl-shape S, --sgl-shape=S and the
  * instrumentation options (sgl_instr_option); the others are the
  * program's (sgl_set_args). */
-static void read_options(int argc, char **argv, run_options *o)
+static void read_options(int argc, char **argv, const char *shape_env, run_options *o)
 {
-    o->shape_text = getenv("SGL_SHAPE");
+    o->shape_text = shape_env;
     o->bad = NULL;
     o->args = malloc(((size_t)argc + 1) * sizeof *o->args);
     if (!o->args) sgl_internal_error("out of memory");
@@ -54,6 +55,77 @@ static void read_options(int argc, char **argv, run_options *o)
     o->args[nargs] = NULL;
     sgl_set_args(nargs, o->args);
 }
+
+#ifdef SGL_USE_MPI
+/* Whether a runtime argument takes the next argument as its value
+ * (read_options, sgl_speed_option). */
+static bool separate_value(const char *a)
+{
+    return strcmp(a, "--sgl-shape") == 0 || strcmp(a, "--sgl-speeds") == 0 ||
+           strcmp(a, "--sgl-machine") == 0;
+}
+
+/* Under MPI every process takes rank 0's runtime options: its --sgl-
+ * arguments and its $SGL_SHAPE (rank 0's choice of speeds, $SGL_SPEEDS or
+ * $SGL_MACHINE included, is broadcast by sgl_speed_start).  The processes
+ * of one MPMD launch (mpirun -np 1 ./p --sgl-stats : -np 1 ./p) may be
+ * started with different ones; a process that followed its own would
+ * build another tree than the others, or wait in a collective that they
+ * never enter.  Returns the argument vector to read: argv[0], this
+ * process's own program arguments, then rank 0's runtime arguments (kept
+ * in *keep, which must live as long as the options are used), and sets
+ * *shape_env to rank 0's $SGL_SHAPE (NULL when it has none). */
+static char **agreed_argv(int argc, char **argv, int rank, int *nargc, const char **shape_env,
+                          char **keep)
+{
+    /* rank 0's: "S" + $SGL_SHAPE or "N", then its runtime arguments, each
+     * ending in a NUL */
+    size_t len = 0;
+    char *blob = NULL;
+    if (rank == 0) {
+        const char *env = getenv("SGL_SHAPE");
+        len = (env ? strlen(env) : 0) + 2;
+        for (int i = 1; i < argc; i++)
+            if (strncmp(argv[i], "--sgl-", 6) == 0) {
+                len += strlen(argv[i]) + 1;
+                if (separate_value(argv[i]) && i + 1 < argc) len += strlen(argv[++i]) + 1;
+            }
+        if (len > (size_t)INT_MAX) sgl_internal_error("runtime options too long");
+        blob = malloc(len);
+        if (!blob) sgl_internal_error("out of memory (options)");
+        char *q = blob;
+        q += sprintf(q, "%c%s", env ? 'S' : 'N', env ? env : "") + 1;
+        for (int i = 1; i < argc; i++)
+            if (strncmp(argv[i], "--sgl-", 6) == 0) {
+                q += sprintf(q, "%s", argv[i]) + 1;
+                if (separate_value(argv[i]) && i + 1 < argc) q += sprintf(q, "%s", argv[++i]) + 1;
+            }
+    }
+    int n = (int)len;
+    MPI_CHECK(MPI_Bcast(&n, 1, MPI_INT, 0, MPI_COMM_WORLD));
+    if (rank != 0) {
+        blob = malloc((size_t)n);
+        if (!blob) sgl_internal_error("out of memory (options)");
+    }
+    MPI_CHECK(MPI_Bcast(blob, n, MPI_CHAR, 0, MPI_COMM_WORLD));
+    int count = 0; /* rank 0's runtime arguments */
+    for (int k = (int)strlen(blob) + 1; k < n; k += (int)strlen(blob + k) + 1) count++;
+    char **v = malloc(((size_t)argc + (size_t)count + 1) * sizeof *v);
+    if (!v) sgl_internal_error("out of memory (options)");
+    int m = 0;
+    v[m++] = argv[0];
+    for (int i = 1; i < argc; i++) {
+        if (strncmp(argv[i], "--sgl-", 6) != 0) v[m++] = argv[i];
+        else if (separate_value(argv[i]) && i + 1 < argc) i++;
+    }
+    for (int k = (int)strlen(blob) + 1; k < n; k += (int)strlen(blob + k) + 1) v[m++] = blob + k;
+    v[m] = NULL;
+    *nargc = m;
+    *shape_env = blob[0] == 'S' ? blob + 1 : NULL;
+    *keep = blob;
+    return v;
+}
+#endif
 
 static void option_error(const char *bad)
 {
@@ -386,11 +458,17 @@ static bool map_processes(const char *text, machine_plan *m)
                                  "no level has as many nodes as the %d MPI processes", m->nprocs);
                 if (sh->nlevels == 0 && w > 0 && (size_t)w < sizeof msg)
                     w += snprintf(msg + w, sizeof msg - (size_t)w, " (the root is alone)");
-                for (int d = 1; d <= sh->nlevels && w > 0 && (size_t)w < sizeof msg; d++)
+                if (sh->nlevels == 1 && w > 0 && (size_t)w < sizeof msg) {
+                    long long k = (long long)(sh->off[2] - sh->off[1]);
+                    snprintf(msg + w, sizeof msg - (size_t)w, " (its one level has %lld node%s)",
+                             k, k == 1 ? "" : "s");
+                }
+                for (int d = 1; sh->nlevels > 1 && d <= sh->nlevels && w > 0 &&
+                                (size_t)w < sizeof msg; d++)
                     w += snprintf(msg + w, sizeof msg - (size_t)w, "%s %lld",
                                   d > 1 ? "," : " (the levels have",
                                   (long long)(sh->off[d + 1] - sh->off[d]));
-                if (sh->nlevels > 0 && w > 0 && (size_t)w < sizeof msg)
+                if (sh->nlevels > 1 && w > 0 && (size_t)w < sizeof msg)
                     snprintf(msg + w, sizeof msg - (size_t)w, " nodes)");
                 shape_error(msg, text ? text : "(default)");
             }
@@ -522,7 +600,16 @@ int sgl_run(int argc, char **argv, const sgl_program *prog)
     machine_plan m;
     sgl_mpi_init(&argc, &argv, &m.nprocs, &m.rank);
     run_options o;
-    read_options(argc, argv, &o);
+    char **opt_argv = NULL, *opt_keep = NULL;
+#ifdef SGL_USE_MPI
+    if (m.nprocs > 1) {
+        int nargc;
+        const char *shape_env;
+        opt_argv = agreed_argv(argc, argv, m.rank, &nargc, &shape_env, &opt_keep);
+        read_options(nargc, opt_argv, shape_env, &o);
+    } else
+#endif
+        read_options(argc, argv, getenv("SGL_SHAPE"), &o);
     if (o.bad) {
         if (m.rank == 0) option_error(o.bad);
         sgl_mpi_finalize();
@@ -554,6 +641,8 @@ int sgl_run(int argc, char **argv, const sgl_program *prog)
     sgl_instr_finish();
     sgl_mpi_finalize();
     free(o.args);
+    free(opt_argv);
+    free(opt_keep);
     sgl_shape_free(&m.shape);
     return status;
 }

@@ -95,6 +95,13 @@ def _stmt_exprs(s: ir.Stmt):
             yield from _walk_exprs(op.action.expr)
 
 
+def _root_vars(target: ir.Expr | None) -> set[int]:
+    """The variable an lvalue (s, s[i], s[i][j]) writes, as a set of ids."""
+    while isinstance(target, ir.Index):
+        target = target.base
+    return {id(target.var)} if isinstance(target, ir.VarRef) else set()
+
+
 @dataclass
 class SiteCost:
     func: str
@@ -117,17 +124,30 @@ class _FuncCost:
         self.fn = fn
         # variables whose every assignment is `nchildren` (e.g. `var p = nchildren;`)
         assigned: dict[int, list[ir.Expr]] = {}
+        changed: set[int] = set()  # also written another way: s[i] = x, p += 1, push(s, x), ...
         for s in _walk_stmts(fn.body):
-            if isinstance(s, ir.Assign) and isinstance(s.target, ir.VarRef):
-                assigned.setdefault(id(s.target.var), []).append(s.value)
+            if isinstance(s, ir.Assign):
+                if isinstance(s.target, ir.VarRef) and s.op == "=":
+                    assigned.setdefault(id(s.target.var), []).append(s.value)
+                else:
+                    changed.update(_root_vars(s.target))
+            elif isinstance(s, ir.ExprStmt) and isinstance(s.expr, ir.Builtin) \
+                    and s.expr.name == "push" and s.expr.args:
+                changed.update(_root_vars(s.expr.args[0]))
+            elif isinstance(s, ir.For):
+                changed.add(id(s.var))
+            elif isinstance(s, ir.Superstep):
+                for op in s.site.ops:
+                    changed.update(_root_vars(op.target))
+                    changed.update(_root_vars(op.action.target))
         self.p_vars = {
-            vid for vid, vals in assigned.items()
-            if all(isinstance(v, ir.Query) and v.name == "nchildren" for v in vals)
+            vid for vid, vals in assigned.items() if vid not in changed
+            and all(isinstance(v, ir.Query) and v.name == "nchildren" for v in vals)
         }
         # ... and those whose every assignment is `child_speeds()`
         self.s_vars = {
-            vid for vid, vals in assigned.items()
-            if all(isinstance(v, ir.Builtin) and v.name == "child_speeds" for v in vals)
+            vid for vid, vals in assigned.items() if vid not in changed
+            and all(isinstance(v, ir.Builtin) and v.name == "child_speeds" for v in vals)
         }
 
     def is_p(self, e: ir.Expr) -> str | None:

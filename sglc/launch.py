@@ -90,7 +90,7 @@ def parse_hosts(text: str) -> list[tuple[str, int | None]]:
         if not name or any(c.isspace() for c in item):
             raise ValueError(f"bad host list {text!r}: expected names separated by commas, "
                              "each with an optional :SLOTS (a,b:2,c)")
-        if colon and not (slots.isdigit() and int(slots) > 0):
+        if colon and not (slots.isascii() and slots.isdigit() and int(slots) > 0):
             raise ValueError(f"bad host {item!r}: the slots after ':' must be a positive number")
         hosts.append((name, int(slots) if colon else None))
     return hosts

@@ -28,6 +28,7 @@ from __future__ import annotations
 import json
 import math
 import os
+import re
 import subprocess
 import sys
 import tempfile
@@ -84,11 +85,11 @@ def parse_shape(shape: str) -> list[int]:
     if "[" in shape:
         raise ValueError(f"sglc probe measures regular shapes only (one count per level, "
                          f"e.g. 2x2x3): '{shape}' is uneven")
-    try:
-        levels = [int(x) for x in shape.lower().split("x")]
-    except ValueError:
-        raise ValueError(f"bad machine shape '{shape}' (expected e.g. 2x2x3)") from None
-    if not levels or any(n < 1 for n in levels):
+    # the runtime's syntax (runtime_c/sgl_start.c): ASCII digits, x or X, nothing else
+    if not re.fullmatch(r"[0-9]+([xX][0-9]+)*", shape):
+        raise ValueError(f"bad machine shape '{shape}' (expected e.g. 2x2x3)")
+    levels = [int(x) for x in shape.lower().split("x")]
+    if any(n < 1 for n in levels):
         raise ValueError(f"bad machine shape '{shape}' (expected e.g. 2x2x3)")
     return levels
 

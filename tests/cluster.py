@@ -277,6 +277,9 @@ def main() -> int:
     if why:
         print(f"cluster.py: {why}", file=sys.stderr)
         return 2
+    # kill (SIGTERM) or a closed terminal (SIGHUP) removes the cluster too
+    for sig in (signal.SIGTERM, signal.SIGHUP):
+        signal.signal(sig, lambda *_: sys.exit(0))
     cluster = Cluster().start()
     try:
         env = cluster.mpi_env({})

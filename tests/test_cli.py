@@ -607,10 +607,13 @@ def test_launch_command_on_this_host_unchanged() -> None:
     (["--hostfile", "EMPTY"], "names no host"),
     (["--host", "a,,b"], "'--host': bad host list 'a,,b'"),
     (["--host", "a:0"], "'--host': bad host 'a:0'"),
+    (["--host", "a:\u00b2"], "'--host': bad host 'a:\u00b2': the slots after ':' must be a "
+     "positive number"),
     (["--host", "a,b", "--target", "seq"], "--host needs the mpi target: --target seq runs "
      "in one process on this host"),
     (["--hostfile", "HF", "--target", "omp"], "--hostfile needs the mpi target"),
-], ids=["missing", "directory", "empty", "empty-name", "zero-slots", "seq", "omp"])
+], ids=["missing", "directory", "empty", "empty-name", "zero-slots", "superscript-slots", "seq",
+        "omp"])
 def test_run_hosts_usage_errors(shape_arg: Path, tmp_path: Path, args: list[str],
                                 message: str) -> None:
     """Mistakes in --hostfile / --host are usage errors (exit 2), found before

@@ -21,6 +21,7 @@ import os
 import re
 import signal
 import subprocess
+import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -248,6 +249,34 @@ def test_close_removes_everything(namespaces: None) -> None:
         except OSError:
             pass
     assert not left, f"processes still in the cluster's namespaces: {left}"
+
+
+def test_script_removes_the_cluster_on_sigterm(namespaces: None) -> None:
+    """`python tests/cluster.py` waits with the cluster up; SIGTERM (as
+    Ctrl-C) removes it: its folder and every process in its namespaces."""
+    proc = subprocess.Popen([sys.executable, str(REPO / "tests" / "cluster.py")], text=True,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            start_new_session=True)
+    try:
+        assert proc.stdout is not None
+        first = proc.stdout.readline()  # hostfile: /tmp/sgl-cluster-.../hostfile.2
+        assert first.startswith("hostfile: "), first + proc.stderr.read()
+        root = Path(first.split()[1]).parent
+        pids = []
+        for line in proc.stdout:
+            if line.startswith("Ctrl-C"):
+                break
+            if "nsenter -t " in line:
+                pids.append(int(line.split("nsenter -t ")[1].split()[0]))
+        assert root.is_dir() and len(pids) == 3
+        proc.send_signal(signal.SIGTERM)
+        assert proc.wait(timeout=30) == 0
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait()
+    assert not root.exists()
+    assert not [pid for pid in pids if Path(f"/proc/{pid}").exists()]
 
 
 def test_consecutive_runs(cluster: Cluster, sglc_compile: CompileCache, tmp_path: Path) -> None:

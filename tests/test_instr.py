@@ -169,6 +169,25 @@ def test_stats_json(reduce_exe, tmp_path: Path, target: str, nprocs: int, shape:
         assert lv["imbalance"] >= 0.999
         masters *= p
 
+def test_stats_summary_names_the_default_shape(reduce_exe) -> None:
+    """Without --sgl-shape the summary says "(default)" (the JSON file: "")."""
+    p = subprocess.run([str(reduce_exe("omp")), "--sgl-stats", str(N)], capture_output=True,
+                       text=True, timeout=60, env=env(threads=2))
+    assert p.returncode == 0, p.stderr
+    first = p.stderr.splitlines()[0]
+    assert first.startswith("sgl-stats: shape (default), 1 process, total "), p.stderr
+
+
+def test_stats_json_keeps_the_shape_as_given(reduce_exe, tmp_path: Path) -> None:
+    """The JSON file is valid with any shape the runtime accepts (blanks in
+    brackets, a long uneven level) and names it whole."""
+    long = "64x[" + ",".join(["1"] * 64) + "]"  # 131 characters
+    for shape in ("2x[1,\t3]", "2x[1, 3]", long):
+        stats = tmp_path / "s.json"
+        run(reduce_exe("seq"), 1, ["--sgl-shape", shape, f"--sgl-stats={stats}", "100"])
+        assert json.loads(stats.read_text())["shape"] == shape
+
+
 # ----------------------------------------------------------------- (c) predict
 
 
@@ -241,6 +260,16 @@ def test_probe_bad_shape() -> None:
     p = subprocess.run([*sglc(), "probe", "-np", "2", "--shape", "3", "--quick"],
                        capture_output=True, text=True, timeout=60, env=env())
     assert p.returncode == 2 and "Traceback" not in p.stderr
+
+@pytest.mark.parametrize("shape", [" 2", "2 ", "+2", "1_0", "2x\uff12", "2x", "x2", "2x0"])
+def test_probe_malformed_shape_is_a_usage_error(shape: str) -> None:
+    """What the runtime would refuse is refused before the probe runs (exit
+    2, not the probe program's failure, exit 3)."""
+    p = subprocess.run([*sglc(), "probe", "--target", "seq", "--shape", shape, "--quick"],
+                       capture_output=True, text=True, timeout=60, env=env())
+    assert p.returncode == 2, p.stderr
+    assert f"bad machine shape '{shape}'" in p.stderr and "Traceback" not in p.stderr
+
 
 # ----------------------------------------------------------------- (e) cost
 

@@ -257,6 +257,62 @@ def test_explicit_shape_wins_over_per_rank_threads(sglc_compile: CompileCache) -
     assert out == nodes_output("2x2")
 
 
+def _mpmd_options(exe: Path, per_rank: list[list[str]]) -> tuple[int, str, str]:
+    """One rank per entry, one thread each, each started with its own
+    arguments (`-x NAME=VALUE` entries set that rank's environment)."""
+    cmd = ["mpirun", *mpirun_prefix(1)[3:]]
+    for i, args in enumerate(per_rank):
+        if i:
+            cmd.append(":")
+        envs = [a for a in args if "=" in a and not a.startswith("--")]
+        cmd += ["-np", "1", "-x", "OMP_NUM_THREADS=1"]
+        for e in envs:
+            cmd += ["-x", e]
+        cmd += [str(exe), *(a for a in args if a not in envs)]
+    env = run_env()
+    env.pop("SGL_SHAPE", None)
+    return run_checked(cmd, env=env, timeout=60)
+
+
+@pytest.mark.mpi
+@pytest.mark.parametrize(("per_rank", "shape"), [
+    ([["--sgl-shape", "2x2"], ["--sgl-shape", "2"]], "2x2"),
+    ([["--sgl-shape", "2"], ["--sgl-shape=2x[1,3]"]], "2"),
+    ([[], ["SGL_SHAPE=2x2"]], "2"),
+    ([["SGL_SHAPE=2x[1,3]"], []], "2x[1,3]"),
+    ([[], ["--sgl-bogus"]], "2"),
+    ([[], ["--sgl-stats"]], "2"),
+], ids=["shapes", "shapes-eq", "env-rank1", "env-rank0", "bad-rank1", "stats-rank1"])
+def test_mpmd_ranks_take_rank0s_options(per_rank: list[list[str]], shape: str,
+                                        sglc_compile: CompileCache) -> None:
+    """Processes of one MPMD launch started with different runtime options
+    (--sgl-*, SGL_SHAPE) all take rank 0's: one tree, no hang."""
+    exe = _exe(sglc_compile, NODES, "mpi")
+    rc, out, err = _mpmd_options(exe, per_rank)
+    assert rc == 0 and not err, f"{per_rank}: exit {rc}\n{err}"
+    assert out == nodes_output(shape)
+
+
+@pytest.mark.mpi
+@pytest.mark.parametrize("opt", ["--sgl-stats", "--sgl-bogus"])
+def test_mpmd_rank0_options_reach_every_rank(opt: str, sglc_compile: CompileCache) -> None:
+    """An option given to rank 0 alone acts on every process: the statistics
+    are written, a bad option stops all of them with one message."""
+    exe = _exe(sglc_compile, NODES, "mpi")
+    rc, out, err = _mpmd_options(exe, [[opt], [], []])
+    if opt == "--sgl-stats":
+        assert rc == 0, err
+        assert out == nodes_output("3")
+        assert "sgl-stats: shape" in err and "3 processes" in err, err
+    else:
+        msgs = [ln for ln in err.splitlines() if "runtime error" in ln]
+        assert rc == 1 and out == "", err
+        assert msgs == [f"{NODES}: runtime error: unknown or malformed runtime option "
+                        f"'--sgl-bogus' (known: --sgl-shape S, --sgl-stats[=FILE.json], "
+                        f"--sgl-trace=FILE.json, --sgl-predict=MACHINE.json, "
+                        f"--sgl-speeds=auto|auto:MS|workers, --sgl-machine FILE)"], err
+
+
 # ------------------------------------------------------------------ malformed shapes
 
 BAD_SHAPES = [
@@ -298,6 +354,8 @@ def test_malformed_shape(shape: str, what: str, sglc_compile: CompileCache) -> N
     (3, "2x[1,3]", "no level has as many nodes as the 3 MPI processes (the levels have 2, 4 "
                    "nodes)"),
     (2, "0", "no level has as many nodes as the 2 MPI processes (the root is alone)"),
+    (2, "1", "no level has as many nodes as the 2 MPI processes (its one level has 1 node)"),
+    (2, "3", "no level has as many nodes as the 2 MPI processes (its one level has 3 nodes)"),
 ])
 def test_bad_shape_under_mpi(nprocs: int, shape: str, what: str,
                              sglc_compile: CompileCache) -> None:

@@ -178,6 +178,21 @@ def test_bad_machine_file(sglc_compile: CompileCache, progs, tmp_path: Path, tar
     assert err.count("runtime error") == 1, err
 
 
+@pytest.mark.skipif(not Path("/dev/zero").exists(), reason="no /dev/zero")
+def test_endless_machine_file(sglc_compile: CompileCache, progs) -> None:
+    """A file that never ends is not read for ever (nor until memory runs out)."""
+    exe = build(sglc_compile, progs["show"], "seq")
+    rc, out, err = run(exe, ["--sgl-machine", "/dev/zero"], timeout=60)
+    assert (rc, out) == (1, ""), err
+    assert err.endswith("runtime error: cannot read machine file '/dev/zero': larger than "
+                        "256 MiB (not a machine file?)\n"), err
+    # --sgl-predict reads machine files too: it says why and runs on
+    rc, out, err = run(exe, ["--sgl-predict=/dev/zero"], timeout=60)
+    assert rc == 0, err
+    assert "sgl-predict: cannot read machine parameters from '/dev/zero': larger than 256 MiB\n" \
+        in err
+
+
 def test_bad_speed_options(sglc_compile: CompileCache, progs) -> None:
     exe = build(sglc_compile, progs["show"], "seq")
     for args in (["--sgl-speeds=fast"], ["--sgl-speeds=auto:0"], ["--sgl-speeds"],
@@ -374,6 +389,46 @@ func main() {
     assert "s = child_speeds(): child i gets len(v)*s[i]/sum(s) elements" in out
     assert "g_scatter*(8*len(v)*max(w)/sum(w) + 8)" in out
     assert "split_by: child i gets len(v)*w[i]/sum(w) elements, w = w" in out
+
+
+@pytest.mark.parametrize("change", ["s[0] = 0.0;", "s[0] += 1.0;", "push(s, 1.0);",
+                                    "s = [1.0, 2.0];"])
+def test_cost_split_by_of_changed_speeds(tmp_path: Path, change: str) -> None:
+    """A variable of child_speeds() that is then changed is not the speeds:
+    no "balanced" note (and p changed after `var p = nchildren` is not p)."""
+    src = tmp_path / "c.sgl"
+    src.write_text(f"""\
+func f(v: [int]) -> int {{
+    if worker {{
+        return len(v);
+    }}
+    var s = child_speeds();
+    var p = nchildren;
+    p += 1;
+    {change}
+    var part: [int];
+    var r: int;
+    var rs: [int];
+    scatter split_by(v, s) -> part;
+    pardo {{
+        r = len(part);
+    }}
+    gather r -> rs;
+    scatter split(v, p) -> part;
+    return sum(rs);
+}}
+
+func main() {{
+    print(f(range(0, 10)));
+}}
+""")
+    rc, out, err = run_checked([*sglc_command(), "cost", str(src)], timeout=60)
+    assert rc == 0, err
+    assert "g_scatter*(8*len(v)*max(s)/sum(s) + 8)" in out
+    assert "split_by: child i gets len(v)*w[i]/sum(w) elements, w = s" in out
+    sites = "".join(ln for ln in out.splitlines(keepends=True) if not ln.startswith("#"))
+    assert "balanced" not in sites and "child_speeds()" not in sites, out
+    assert "unknown(split(v, p): [int])" in sites and "p = nchildren" not in sites, out
 
 
 def test_example_balance_is_shape_independent_with_auto(sglc_compile: CompileCache) -> None:
