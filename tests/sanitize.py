@@ -2,9 +2,10 @@
 """`make sanitize`: the test programs under AddressSanitizer, UBSan and
 LeakSanitizer, and under ThreadSanitizer.
 
-- **asan**: every program of tests/programs built with ``--sanitize``
-  (AddressSanitizer + UBSan; LeakSanitizer runs at every exit) for the seq
-  and omp targets, run on the shapes 1 and 2x3.
+- **asan**: every program of tests/programs, examples/ and the shared
+  examples built with ``--sanitize`` (AddressSanitizer + UBSan;
+  LeakSanitizer runs at every exit) for the seq and omp targets, run on the
+  shapes 1 and 2x3.
 - **tsan**: the programs whose threads share buffers (views, split and
   split_by, concat, gather, moves, copy-on-write siblings, children's
   frames: TSAN_PREFIXES, matched against the names in tests/programs) and
@@ -18,6 +19,9 @@ LeakSanitizer, and under ThreadSanitizer.
 
 A run fails on any sanitizer report, any other stderr output, a non-zero
 exit status, or stdout that differs from the golden file for that shape.
+Each part first checks that its sanitizers see what they must (a leak; a
+race, and none in OpenMP's own ordering), so that a clean run means
+something.
 
     python tests/sanitize.py [--only asan|tsan] [NAME | PATH.sgl ...]   # default: both, all
 """
@@ -38,10 +42,11 @@ REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
 from sglc import pipeline  # noqa: E402
-from sglc.build import BuildError, compile_c, find_tsan_cc, toolchain  # noqa: E402
+from sglc.build import BuildError, Sanitizer, compile_c, find_tsan_cc, toolchain  # noqa: E402
 from sglc.diagnostics import CompileError  # noqa: E402
 
 PROGRAMS = REPO / "tests" / "programs"
+EXAMPLES = REPO / "examples"
 SHARED_EXAMPLES = REPO.parent / "shared" / "sgl" / "examples"
 ASAN_TARGETS = ("seq", "omp")
 ASAN_SHAPES = ("1", "2x3")
@@ -87,6 +92,39 @@ TSAN_OPTIONS = "halt_on_error=1:ignore_noninstrumented_modules=1:second_deadlock
 #   false positive; hot teams at every level keep the check exact there.
 #   The value covers the deepest tree the runtime builds (SGL_MAX_LEVELS).
 TSAN_ENV = {"KMP_HOT_TEAMS_MAX_LEVEL": "32"}
+
+
+# The controls: C programs with a known defect (with -DDEFECT), or none.
+LEAK_C = r"""
+#include <stdlib.h>
+void *volatile keep;
+int main(void)
+{
+    keep = malloc(77);
+#ifdef DEFECT
+    keep = NULL; /* the 77 bytes leak */
+#else
+    free(keep);
+#endif
+    return 0;
+}
+"""
+RACE_C = r"""
+#include <stdio.h>
+int main(void)
+{
+    long v[64] = {0}, sum = 0;
+#pragma omp parallel for num_threads(4)
+    for (int i = 0; i < 64; i++) v[i] = i;      /* disjoint writes */
+    for (int i = 0; i < 64; i++) sum += v[i];   /* read after the join */
+#ifdef DEFECT
+#pragma omp parallel for num_threads(4)
+    for (int i = 0; i < 64; i++) sum += v[i];   /* a race on sum */
+#endif
+    printf("%ld\n", sum);
+    return 0;
+}
+"""
 
 
 def sglc() -> list[str]:
@@ -151,6 +189,36 @@ class Checker:
     failures: list[str]
     runs: int = 0
 
+    def control(self, name: str, text: str, sanitize: Sanitizer, env: dict[str, str],
+                report: str, stdout: str = "") -> None:
+        """Builds text with the omp toolchain of sanitize, with and without
+        -DDEFECT: the defect must be reported, and nothing else."""
+        tc = toolchain("omp", sanitize=sanitize)
+        src = self.tmp / f"control-{name}.c"
+        src.write_text(text)
+        for defect in (True, False):
+            exe = self.tmp / f"control-{name}{'-defect' if defect else ''}"
+            where = f"control: {name}{' (with the defect)' if defect else ''}"
+            self.runs += 1
+            cmd = [*tc.cc, *tc.cflags, *tc.defines, *(["-DDEFECT"] if defect else []), str(src),
+                   "-o", str(exe), *tc.ldflags, *tc.libs]
+            b = subprocess.run(cmd, capture_output=True, text=True)
+            if b.returncode != 0:
+                self.failures.append(f"{where}: the C compiler failed\n{b.stderr[-3000:]}")
+                print(f"FAIL {where}", flush=True)
+                continue
+            r = subprocess.run([str(exe)], capture_output=True, text=True, env=env,
+                               timeout=self.timeout, cwd=self.tmp)
+            if defect:
+                ok = report in r.stderr and r.returncode != 0
+                why = f"the sanitizer did not report it ({report!r}): a clean run proves nothing"
+            else:
+                ok = r.returncode == 0 and not r.stderr and r.stdout.endswith(stdout)
+                why = f"a report or exit {r.returncode} on code without the defect"
+            if not ok:
+                self.failures.append(f"{where}: {why}\n{r.stderr[-3000:]}")
+            print(f"{'ok  ' if ok else 'FAIL'} {where}", flush=True)
+
     def build_cli(self, src: Path, exe: Path, target: str) -> bool:
         cmd = [*sglc(), str(src), "-o", str(exe), "--target", target, "--sanitize"]
         p = subprocess.run(cmd, capture_output=True, text=True, env=os.environ)
@@ -214,9 +282,10 @@ class Checker:
 def asan(ck: Checker, srcs: list[Path], env: dict[str, str]) -> None:
     env = dict(env, ASAN_OPTIONS="detect_leaks=1:abort_on_error=0:halt_on_error=1",
                UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1")
-    for src in srcs:
+    ck.control("leak", LEAK_C, "address", env, "ERROR: LeakSanitizer: detected memory leaks")
+    for n, src in enumerate(srcs):
         for target in ASAN_TARGETS:
-            exe = ck.tmp / f"{src.stem}-{target}"
+            exe = ck.tmp / f"{n}-{src.stem}-{target}"
             if not ck.build_cli(src, exe, target):
                 continue
             for shape in ASAN_SHAPES:
@@ -227,9 +296,10 @@ def tsan(ck: Checker, srcs: list[Path], errors: list[Path], env: dict[str, str],
          archer: Path, option_runs: bool) -> None:
     env = dict(env, **TSAN_ENV, TSAN_OPTIONS=TSAN_OPTIONS, OMP_TOOL_LIBRARIES=str(archer),
                ARCHER_OPTIONS="verbose=1")
+    ck.control("race", RACE_C, "thread", env, "WARNING: ThreadSanitizer: data race", "2016\n")
     built: dict[str, Path] = {}
-    for src in srcs + errors:
-        exe = ck.tmp / f"{src.parent.name}-{src.stem}-omp-tsan"
+    for n, src in enumerate(srcs + errors):
+        exe = ck.tmp / f"{n}-{src.stem}-omp-tsan"
         if not ck.build_tsan(src, exe):
             continue
         built[src.stem] = exe
@@ -265,6 +335,7 @@ def main() -> int:
     ns = ap.parse_args()
 
     all_programs = sorted(PROGRAMS.glob("*.sgl"))
+    asan_all = all_programs + sorted(EXAMPLES.glob("*.sgl")) + sorted(SHARED_EXAMPLES.glob("*.sgl"))
     all_errors = [RUNTIME_ERRORS / f"{n}.sgl" for n in TSAN_ERRORS]
     if ns.names:  # each part checks the named programs it can find, and .sgl paths
         examples = [SHARED_EXAMPLES / f"{n}.sgl" for n in TSAN_EXAMPLES]
@@ -274,7 +345,7 @@ def main() -> int:
                      if s.stem in ns.names and s.exists()] + paths
         tsan_errors = [s for s in all_errors if s.stem in ns.names]
     else:
-        asan_srcs, tsan_srcs, tsan_errors = all_programs, list(tsan_programs()), all_errors
+        asan_srcs, tsan_srcs, tsan_errors = asan_all, list(tsan_programs()), all_errors
     if ns.only == "tsan":
         asan_srcs = []
     if ns.only == "asan":
@@ -300,7 +371,7 @@ def main() -> int:
             asan(ck, asan_srcs, env)
         if archer is not None:
             tsan(ck, tsan_srcs, tsan_errors, env, archer, option_runs=not ns.names)
-    nprog = len({s.stem for s in asan_srcs + tsan_srcs + tsan_errors})
+    nprog = len(set(asan_srcs + tsan_srcs + tsan_errors))
     print(f"\nsanitize: asan+ubsan+lsan on {len(asan_srcs)} programs, tsan on "
           f"{len(tsan_srcs)} programs and {len(tsan_errors)} failing ones")
     print(f"sanitize: {ck.runs} runs of {nprog} programs, {len(failures)} failures")
