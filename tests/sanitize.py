@@ -8,14 +8,18 @@ LeakSanitizer, and under ThreadSanitizer.
   shapes 1 and 2x3.
 - **tsan**: the programs whose threads share buffers (views, split and
   split_by, concat, gather, moves, copy-on-write siblings, children's
-  frames: TSAN_PREFIXES, matched against the names in tests/programs) and
-  the shared examples (../shared/sgl/examples), built for the omp target
-  with ThreadSanitizer (``toolchain("omp", sanitize="thread")``: clang and
-  LLVM's OpenMP runtime, the runtime library included), run on the shapes 4
-  and 2x2 with TSAN_OPTIONS=halt_on_error=1 and Archer, the OMPT tool that
-  tells TSan how OpenMP orders threads (fork, join, barriers).  Every run
-  must print Archer's start-up line: a run without Archer would be full of
-  false reports (gcc's libgomp has no such tool, see sglc/build.py).
+  frames: TSAN_PREFIXES, matched against the names in tests/programs), the
+  shared examples that split and gather (TSAN_EXAMPLES), failing programs
+  whose error crosses threads (TSAN_ERRORS) and a program with the runtime
+  options whose state threads share (TSAN_OPTION_RUNS), built for the omp
+  target with ThreadSanitizer (``toolchain("omp", sanitize="thread")``:
+  clang and LLVM's OpenMP runtime, the runtime library included), run on
+  the shapes 4, 2x2 and 2x2x2 with TSAN_OPTIONS=halt_on_error=1 and Archer,
+  the OMPT tool that tells TSan how OpenMP orders threads (fork, join,
+  barriers).  Every run must print Archer's start-up line: a run without
+  Archer would be full of false reports (gcc's libgomp has no such tool,
+  see sglc/build.py).  No suppression file: TSAN_ENV explains the one
+  setting that keeps a false positive of the tool away.
 
 A run fails on any sanitizer report, any other stderr output, a non-zero
 exit status, or stdout that differs from the golden file for that shape.
