@@ -67,8 +67,11 @@ bench: venv
 bench-quick: venv
 	$(PY) bench/run.py --quick
 
+# ASan + UBSan + LeakSanitizer on every test program, ThreadSanitizer on the omp
+# target (clang, libomp and Archer): tests/sanitize.py.  ONLY=asan or ONLY=tsan
+# runs one part.
 sanitize: venv
-	$(PY) tests/sanitize.py
+	$(PY) tests/sanitize.py $(if $(ONLY),--only $(ONLY))
 
 # Differential testing: N random programs, every target and shape (about 4 s each).
 N ?= 1000

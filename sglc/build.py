@@ -4,6 +4,15 @@ The toolchain is data (`Toolchain`): which compiler, which flags, for
 which target.  It honours CC, MPICC, CFLAGS and LDFLAGS.  The runtime is
 compiled once per toolchain into a static library kept in a cache folder
 ($SGLC_CACHE, else $XDG_CACHE_HOME/sglc, else ~/.cache/sglc).
+
+Sanitizer variants (`toolchain(..., sanitize=...)`): "address"
+(AddressSanitizer + UBSan, with leak checking; `True` means this one, the
+`--sanitize` flag) and "thread" (ThreadSanitizer, `tests/sanitize.py`).
+The thread variant compiles with clang ($CC, else `clang`) and links
+LLVM's OpenMP runtime, whose OMPT tool Archer (libarcher) tells
+ThreadSanitizer how OpenMP's fork, join and barriers order the threads:
+with gcc's libgomp, which TSan cannot see into, every parallel region
+reports races that are not there.
 """
 
 from __future__ import annotations
@@ -17,10 +26,23 @@ import sys
 import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Literal
 
 from .paths import runtime_dir
 
 TARGETS = ("mpi", "omp", "seq")
+
+Sanitizer = Literal["address", "thread"]
+SANITIZERS: tuple[Sanitizer, ...] = ("address", "thread")
+# What each sanitizer adds when compiling and when linking.
+_SANITIZE_CFLAGS: dict[Sanitizer, list[str]] = {
+    "address": ["-fsanitize=address,undefined", "-fno-omit-frame-pointer", "-g"],
+    "thread": ["-fsanitize=thread", "-fno-omit-frame-pointer", "-g"],
+}
+_SANITIZE_LDFLAGS: dict[Sanitizer, list[str]] = {
+    "address": ["-fsanitize=address,undefined"],
+    "thread": ["-fsanitize=thread"],
+}
 
 
 def runtime_sources() -> list[Path]:
@@ -49,6 +71,7 @@ class Toolchain:
     ldflags: list[str] = field(default_factory=list)
     defines: list[str] = field(default_factory=list)
     libs: list[str] = field(default_factory=lambda: ["-lm"])
+    sanitizer: Sanitizer | None = None
 
     def key(self) -> str:
         h = hashlib.sha256()
@@ -67,18 +90,37 @@ def find_mpicc() -> str | None:
     return shutil.which("mpicc")
 
 
+def find_tsan_cc() -> str | None:
+    """The compiler of ThreadSanitizer builds: $CC if set, else clang."""
+    return os.environ.get("CC") or shutil.which("clang")
+
+
 def default_target() -> str:
     return "mpi" if find_mpicc() else "omp"
 
 
 def toolchain(target: str, opt: int = 2, *, debug_info: bool = False,
-              sanitize: bool = False, shared: bool = False) -> Toolchain:
+              sanitize: bool | Sanitizer = False, shared: bool = False) -> Toolchain:
     """The toolchain for target; with shared, for a shared library (sglc
     --library): position-independent code, and only the library's exports
-    visible (so the runtime's symbols never clash with the host's)."""
+    visible (so the runtime's symbols never clash with the host's).
+    sanitize: False, or the sanitizer variant ("address", or True for it;
+    "thread": clang and LLVM's OpenMP runtime, seq and omp targets only)."""
     if target not in TARGETS:
         raise ValueError(f"unknown target {target!r}")
-    if target == "mpi":
+    sanitizer: Sanitizer | None = "address" if sanitize is True else (sanitize or None)
+    if sanitizer is not None and sanitizer not in SANITIZERS:
+        raise ValueError(f"unknown sanitizer {sanitizer!r}")
+    if sanitizer == "thread":
+        if target == "mpi":
+            raise BuildError("ThreadSanitizer builds are for the omp and seq targets: "
+                             "the mpi target's processes share no memory")
+        tsan_cc = find_tsan_cc()
+        if tsan_cc is None:
+            raise BuildError("ThreadSanitizer builds need clang and LLVM's OpenMP runtime "
+                             "(apt-get install clang libomp-dev), or CC set to such a compiler")
+        cc = shlex.split(tsan_cc)
+    elif target == "mpi":
         mpicc = find_mpicc()
         if mpicc is None:
             raise BuildError("the mpi target needs an MPI compiler: install Open MPI "
@@ -90,8 +132,8 @@ def toolchain(target: str, opt: int = 2, *, debug_info: bool = False,
     cflags = ["-std=c11", f"-O{opt}", "-ffp-contract=off"]
     if debug_info:
         cflags.append("-g")
-    if sanitize:
-        cflags += ["-fsanitize=address,undefined", "-fno-omit-frame-pointer", "-g"]
+    if sanitizer is not None:
+        cflags += _SANITIZE_CFLAGS[sanitizer]
     if shared:
         if target == "mpi":
             raise BuildError("a library runs the machine tree on threads inside the caller's "
@@ -107,14 +149,14 @@ def toolchain(target: str, opt: int = 2, *, debug_info: bool = False,
         ldflags.append("-fopenmp")
     if target == "mpi":
         defines.append("-DSGL_USE_MPI")
-    if sanitize:
-        ldflags.append("-fsanitize=address,undefined")
+    if sanitizer is not None:
+        ldflags += _SANITIZE_LDFLAGS[sanitizer]
     if shared and sys.platform != "darwin":
         # Never unloaded (dlclose is a no-op): the OpenMP runtime it brings
         # in keeps its idle pool threads alive in the host process, and
         # unmapping libgomp under them crashes the host later.
         ldflags.append("-Wl,-z,nodelete")
-    return Toolchain(target, cc, cflags, ldflags, defines)
+    return Toolchain(target, cc, cflags, ldflags, defines, sanitizer=sanitizer)
 
 
 def cache_dir() -> Path:
