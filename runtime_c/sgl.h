@@ -323,31 +323,48 @@ typedef struct sgl_node sgl_node;
 /* Cancellation and the stack check, read by generated code.
  *
  * The head of every node (the first member of struct sgl_node): its
- * `cancelled` flag is set when a node before it in depth-first order has
- * failed, so that this node and its subtree stop (brief §9).  Generated
- * code reads it at every loop iteration and every call (sgl_loop_check,
- * sgl_call_check) and leaves through sgl_unwind, which longjmps to the
- * boundary of the node's current action; the runtime turns that into a
- * cancelled child result.  A call also compares the stack pointer with
- * this thread's limit (sgl_stack_limit, the lowest usable address plus a
- * safety margin; NULL: no check) and fails with `recursion too deep` at
- * the call's position.  Compiling with -DSGL_NO_CANCEL_CHECKS removes
- * both checks (to measure their cost; such a program cannot be
+ * `cancelled` flag is non-zero when the node's runtime wants attention.
+ * SGL_CANCEL_STOP is set when a node before it in depth-first order has
+ * failed, so that this node and its subtree stop (brief §9);
+ * SGL_CANCEL_POLL is set every few milliseconds while the node runs in
+ * an MPI master's process as (part of) its child 0, so that the process's
+ * main thread looks at the reports of the master's remote children
+ * meanwhile (sgl_mpi.c).  Generated code reads the flag at every loop
+ * iteration and every call (sgl_loop_check, sgl_call_check: one relaxed
+ * load and a never-taken branch) and then calls sgl_check_slow, which
+ * polls, and leaves through sgl_unwind (a longjmp to the boundary of the
+ * node's current action; the runtime turns that into a cancelled child
+ * result) if the node must stop.  A call also compares the stack pointer
+ * with this thread's limit (sgl_stack_limit, the lowest usable address
+ * plus a safety margin; NULL: no check) and fails with `recursion too
+ * deep` at the call's position.  Compiling with -DSGL_NO_CANCEL_CHECKS
+ * removes both checks (to measure their cost; such a program cannot be
  * cancelled and dies by a signal on a stack overflow). */
 typedef struct sgl_node_head {
     _Atomic int cancelled;
 } sgl_node_head;
+
+#define SGL_CANCEL_STOP 1
+#define SGL_CANCEL_POLL 2
 
 #define SGL_UNLIKELY(x) __builtin_expect(!!(x), 0)
 
 extern _Thread_local const char *sgl_stack_limit;
 _Noreturn void sgl_unwind(sgl_node *n);
 _Noreturn void sgl_stack_fail(int line, int col);
+/* The flag of n is non-zero: poll (the main thread of an MPI process),
+ * clear SGL_CANCEL_POLL, and unwind if n must stop; else return. */
+void sgl_check_slow(sgl_node *n);
 
-static inline bool sgl_cancelled(const sgl_node *n)
+static inline int sgl_cancel_flag(const sgl_node *n)
 {
     return atomic_load_explicit(&((sgl_node_head *)(void *)(uintptr_t)n)->cancelled,
-                                memory_order_relaxed) != 0;
+                                memory_order_relaxed);
+}
+/* Whether n must stop. */
+static inline bool sgl_cancelled(const sgl_node *n)
+{
+    return (sgl_cancel_flag(n) & SGL_CANCEL_STOP) != 0;
 }
 #ifdef SGL_NO_CANCEL_CHECKS
 #define sgl_loop_check(n) ((void)(n))
@@ -356,14 +373,14 @@ static inline bool sgl_cancelled(const sgl_node *n)
 /* At the top of every iteration of a while or for loop. */
 static inline void sgl_loop_check(sgl_node *n)
 {
-    if (SGL_UNLIKELY(sgl_cancelled(n))) sgl_unwind(n);
+    if (SGL_UNLIKELY(sgl_cancel_flag(n))) sgl_check_slow(n);
 }
 /* Before every call of an SGL function, at the call's position. */
 static inline __attribute__((always_inline)) void sgl_call_check(sgl_node *n, int line, int col)
 {
     if (SGL_UNLIKELY((const char *)__builtin_frame_address(0) < sgl_stack_limit))
         sgl_stack_fail(line, col);
-    if (SGL_UNLIKELY(sgl_cancelled(n))) sgl_unwind(n);
+    if (SGL_UNLIKELY(sgl_cancel_flag(n))) sgl_check_slow(n);
 }
 #endif
 

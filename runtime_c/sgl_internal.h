@@ -151,6 +151,7 @@ struct sgl_node {
 
     sgl_frame_slot *slots;
     int64_t nslots;
+    int64_t top;    /* every slot from top on is empty (top <= nslots) */
     int64_t cur;
     int64_t next_uid;
 
@@ -333,6 +334,8 @@ void sgl_local_configure(int levels);
         }                                                                    \
     } while (0)
 
+/* Whether this thread is the one that calls MPI (sgl_mpi_proc.c). */
+extern _Thread_local bool sgl_mpi_main_thread;
 /* Start MPI; this process's rank among nprocs. */
 void sgl_mpi_init(int *argc, char ***argv, int *nprocs, int *rank);
 void sgl_mpi_finalize(void);
@@ -350,7 +353,12 @@ void sgl_mpi_connect(sgl_node *chain, int plevels, int j0);
 /* A node whose master is in another process: serve its commands until
  * the master says stop. */
 void sgl_mpi_serve(sgl_node *n);
+/* On the main thread, while masters of this process run their child 0:
+ * look at the remote children's reports that have arrived, and cancel
+ * what a failure among them stops (sgl_check_slow; elsewhere nothing). */
+void sgl_mpi_poll(void);
 #else
+static inline void sgl_mpi_poll(void) {}
 static inline void sgl_mpi_init(int *argc, char ***argv, int *nprocs, int *rank)
 {
     (void)argc;

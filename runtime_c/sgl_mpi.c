@@ -1,6 +1,6 @@
 /*
- * sgl_mpi.c: the MPI transport (sgl_internal.h) and the start-up of MPI
- * processes.  Compiled to nothing without SGL_USE_MPI.
+ * sgl_mpi.c: the MPI transport (sgl_internal.h) and the workers' command
+ * loop.  Compiled to nothing without SGL_USE_MPI.
  *
  * The leading levels of the machine tree are MPI processes.  Each master
  * of a process level and its children share a communicator in which the
@@ -10,9 +10,9 @@
  * command (its inputs), runs child 0, and receives one report per remote
  * child (its failure, output and gathered values).
  *
- * The MPI library is initialized with MPI_THREAD_FUNNELED: only a
- * process's main thread calls MPI (thread levels are below process
- * levels).  Every call is checked (MPI_CHECK).
+ * The MPI library is initialized with MPI_THREAD_FUNNELED (sgl_mpi_proc.c,
+ * the process start-up): only a process's main thread calls MPI (thread
+ * levels are below process levels).  Every call is checked (MPI_CHECK).
  */
 #define _POSIX_C_SOURCE 200809L
 #include "sgl_internal.h"
@@ -20,9 +20,11 @@
 #ifdef SGL_USE_MPI
 
 #include <limits.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 enum { CMD_EXIT = -1 };
 
@@ -105,6 +107,9 @@ struct sgl_mpi_state {
     req_list reqs;
     struct joined_part *jp; /* per child and op: a contiguous gather's parts */
     size_t njp;
+    MPI_Request *report;    /* per child: the posted receive of its report */
+    unsigned char *arrived; /* per child: that receive has completed */
+    int nreport;            /* their length */
 };
 
 static struct sgl_mpi_state *mpi_state(sgl_node *n)
@@ -200,7 +205,20 @@ static void msg_isend(mpi_peer *p, int dest, int tag, MPI_Comm comm, req_list *r
 }
 
 /* Receive a string from `src` with `tag` into p->in (the pieces are
- * received later, by pieces_transfer(..., NULL), once p->oob lists them). */
+ * received later, by pieces_transfer(..., NULL), once p->oob lists them):
+ * its first FIRST bytes (msg_recv_post: a receive posted early; its
+ * request completed before msg_recv_rest), then the rest. */
+static void msg_recv_post(mpi_peer *p, int src, int tag, MPI_Comm comm, MPI_Request *req)
+{
+    if (p->in_cap < FIRST) {
+        p->in = xrealloc(p->in, FIRST);
+        p->in_cap = FIRST;
+    }
+    MPI_CHECK(MPI_Irecv(p->in, (int)FIRST, MPI_BYTE, src, tag, comm, req));
+}
+
+static void msg_recv_rest(mpi_peer *p, int src, MPI_Comm comm);
+
 static void msg_recv(mpi_peer *p, int src, int tag, MPI_Comm comm)
 {
     if (p->in_cap < FIRST) {
@@ -208,6 +226,11 @@ static void msg_recv(mpi_peer *p, int src, int tag, MPI_Comm comm)
         p->in_cap = FIRST;
     }
     MPI_CHECK(MPI_Recv(p->in, (int)FIRST, MPI_BYTE, src, tag, comm, MPI_STATUS_IGNORE));
+    msg_recv_rest(p, src, comm);
+}
+
+static void msg_recv_rest(mpi_peer *p, int src, MPI_Comm comm)
+{
     int64_t len;
     memcpy(&len, p->in, sizeof len);
     if (len < (int64_t)sizeof len) sgl_internal_error("bad message");
@@ -492,19 +515,166 @@ static void abandon(const sgl_site *s, sgl_child_result *r)
 }
 /* ---- end of cancellation */
 
+/* ---- polling while child 0 runs (docs/execution.md) ----
+ * A master runs its child 0 in its own process while the remote children
+ * run theirs; if a remote child fails in op j, child 0 must stop before
+ * op j + 1 (sgl_cancel_after's rule), or a child 0 that loops for ever
+ * there keeps the job alive.  So the master posts the receives of the
+ * reports before it runs child 0 and registers them here (`watch`: one
+ * entry per master of this process that is running its child 0, the
+ * outermost first).  A ticker thread sets SGL_CANCEL_POLL in the flags of
+ * the nodes below the outermost one every POLL_NS; the generated code's
+ * check then calls sgl_check_slow, which calls sgl_mpi_poll: on the main
+ * thread (the only one that calls MPI: MPI_THREAD_FUNNELED) it tests the
+ * posted receives, reads the head of every report that has arrived and,
+ * for a failure, cancels what comes after it in the sequential order
+ * (sgl_cancel_after on that master: its child 0 and the nodes below it
+ * in this process).  A report that arrived is received the usual way
+ * later (msg_recv_rest), in child order.  The check itself stays one
+ * load; a poll costs one MPI_Test per remote child and level. */
+#define POLL_NS 5000000L /* 5 ms */
+
+typedef struct watched {
+    sgl_node *n;
+    struct sgl_mpi_state *st;
+    int upto; /* children 1 .. upto - 1 have posted receives */
+} watched;
+static watched watch[SGL_MAX_LEVELS + 1];
+static int nwatch;
+
+static _Atomic(sgl_node *) poll_target; /* the outermost watched master's child 0 */
+static bool ticker_started;
+
+static void poke(sgl_node *c)
+{
+    atomic_fetch_or_explicit(&c->head.cancelled, SGL_CANCEL_POLL, memory_order_relaxed);
+    for (int k = 0; k < c->nlocal; k++) poke(&c->kids[k]);
+}
+
+/* Pokes the target every POLL_NS, from the first superstep that runs a
+ * child 0 on; an idle tick costs a few microseconds of one thread. */
+static void *ticker(void *arg)
+{
+    (void)arg;
+    for (;;) {
+        struct timespec ts = {0, POLL_NS};
+        nanosleep(&ts, NULL);
+        sgl_node *t = atomic_load_explicit(&poll_target, memory_order_acquire);
+        if (t) poke(t);
+    }
+    return NULL;
+}
+
+static void ticker_arm(sgl_node *target)
+{
+    if (!ticker_started) {
+        ticker_started = true;
+        pthread_t th;
+        pthread_attr_t a;
+        if (pthread_attr_init(&a) != 0 ||
+            pthread_attr_setdetachstate(&a, PTHREAD_CREATE_DETACHED) != 0 ||
+            pthread_attr_setstacksize(&a, (size_t)64 << 10) != 0 ||
+            pthread_create(&th, &a, ticker, NULL) != 0)
+            sgl_internal_error("cannot start the cancellation ticker thread");
+        pthread_attr_destroy(&a);
+    }
+    atomic_store_explicit(&poll_target, target, memory_order_release);
+}
+
+/* The failure in a report's head (mpi_pack_result's layout: length,
+ * failed op, compute time, message length): its op, or -1 if the report
+ * says no failure, or only a cancellation (no message). */
+static int report_failure(const char *p)
+{
+    p += sizeof(int64_t); /* the length */
+    int64_t failed_op = get_i64(&p);
+    p += sizeof(double); /* compute */
+    int64_t mlen = get_i64(&p);
+    return failed_op >= 0 && mlen > 0 ? (int)failed_op : -1;
+}
+
+/* Test watched entry w's receives; cancel after the failures found. */
+static void poll_entry(watched *w)
+{
+    struct sgl_mpi_state *st = w->st;
+    for (int i = 1; i < w->upto; i++) {
+        if (st->arrived[i]) continue;
+        int done = 0;
+        MPI_CHECK(MPI_Test(&st->report[i], &done, MPI_STATUS_IGNORE));
+        if (!done) continue;
+        st->arrived[i] = 1;
+        int op = report_failure(st->kid[i].in);
+        if (op >= 0) sgl_cancel_after(w->n, op, i);
+    }
+}
+
+void sgl_mpi_poll(void)
+{
+    if (!sgl_mpi_main_thread) return;
+    for (int k = 0; k < nwatch; k++) poll_entry(&watch[k]);
+}
+
+/* Child i's report has arrived, or wait for it (polling the masters
+ * outside, which may cancel n meanwhile: then false). */
+static bool wait_report(sgl_node *n, struct sgl_mpi_state *st, int i)
+{
+    if (st->arrived[i]) return true;
+    if (nwatch == 0) {
+        MPI_CHECK(MPI_Wait(&st->report[i], MPI_STATUS_IGNORE));
+        st->arrived[i] = 1;
+        return true;
+    }
+    for (;;) {
+        int done = 0;
+        MPI_CHECK(MPI_Test(&st->report[i], &done, MPI_STATUS_IGNORE));
+        if (done) {
+            st->arrived[i] = 1;
+            return true;
+        }
+        sgl_mpi_poll();
+        if (sgl_cancelled(n)) return false;
+    }
+}
+
+/* Drop the receives still posted for children i0 .. upto - 1. */
+static void drop_reports(struct sgl_mpi_state *st, int i0, int upto)
+{
+    for (int i = i0; i < upto; i++) {
+        if (st->arrived[i]) continue;
+        MPI_CHECK(MPI_Cancel(&st->report[i]));
+        MPI_CHECK(MPI_Request_free(&st->report[i]));
+        st->arrived[i] = 1;
+    }
+}
+/* ---- end of polling */
+
 static void mpi_superstep(sgl_node *n, sgl_key k, const sgl_site *s, sgl_arg *args,
                           sgl_child_result *res, sgl_step_rec *rec)
 {
     int nk = n->nchildren;
     struct sgl_mpi_state *st = mpi_state(n);
+    if (st->nreport < nk) {
+        st->report = xrealloc(st->report, (size_t)nk * sizeof *st->report);
+        st->arrived = xrealloc(st->arrived, (size_t)nk);
+        st->nreport = nk;
+    }
     mpi_send_commands(n, st, s, k, args);
     if (rec) sgl_trace_span(n->track, "send", s, rec->t0, sgl_wtime());
-    {
-        void *in[SGL_MAX_OPS], *out[SGL_MAX_OPS];
-        sgl_vec tmp[SGL_MAX_OPS];
-        sgl_local_inputs(s, args, 0, in, out, tmp);
-        sgl_child_run(n->kids, s, k, in, out, &res[0]);
+    void *in[SGL_MAX_OPS], *out[SGL_MAX_OPS];
+    sgl_vec tmp[SGL_MAX_OPS];
+    sgl_local_inputs(s, args, 0, in, out, tmp); /* (may fail: before the watch) */
+    /* the reports' receives are posted before child 0 runs, and polled
+     * while it runs (polling while child 0 runs, above); sgl_child_run
+     * raises nothing */
+    for (int i = 1; i < nk; i++) {
+        st->arrived[i] = 0;
+        msg_recv_post(&st->kid[i], i, TAG_REPORT, n->comm_down, &st->report[i]);
     }
+    if (nwatch > SGL_MAX_LEVELS) sgl_internal_error("MPI masters nested too deep");
+    watch[nwatch++] = (watched){n, st, nk};
+    if (nwatch == 1) ticker_arm(n->kids);
+    sgl_child_run(n->kids, s, k, in, out, &res[0]);
+    if (--nwatch == 0) atomic_store_explicit(&poll_target, NULL, memory_order_relaxed);
     joined_part *jp = NULL;
     for (int j = 0; j < s->nops; j++)
         if (joinable(&s->ops[j], &args[j])) {
@@ -521,7 +691,14 @@ static void mpi_superstep(sgl_node *n, sgl_key k, const sgl_site *s, sgl_arg *ar
     int upto = surely_first(s, &res[0]) ? 1 : nk;
     for (int i = 1; i < upto; i++) {
         mpi_peer *p = &st->kid[i];
-        msg_recv(p, i, TAG_REPORT, n->comm_down);
+        if (!wait_report(n, st, i)) {
+            /* a master above, in this process, cancelled n: its remote
+             * children may still run (abandoned, as below) */
+            drop_reports(st, i, nk);
+            abandoned_children = true;
+            sgl_unwind(n);
+        }
+        msg_recv_rest(p, i, n->comm_down);
         free(res[i].storage); /* left by a superstep that raised */
         res[i].storage = NULL;
         sgl_pieces_clear(&p->oob);
@@ -529,6 +706,7 @@ static void mpi_superstep(sgl_node *n, sgl_key k, const sgl_site *s, sgl_arg *ar
                           jp ? jp + (size_t)i * SGL_MAX_OPS : NULL);
         if (surely_first(s, &res[i])) upto = i + 1;
     }
+    drop_reports(st, upto, nk);
     for (int i = upto; i < nk; i++) abandon(s, &res[i]);
     if (jp)
         for (int j = 0; j < s->nops; j++)
@@ -599,94 +777,6 @@ void sgl_mpi_serve(sgl_node *c)
         free(r.msg);
         sgl_files_free(&r.files); /* io */
         c->out.len = 0;
-    }
-}
-
-/* ------------------------------------------------------------------ */
-/* Processes                                                            */
-
-/* Whether an MPI launcher (mpirun, srun, Hydra) started this process:
- * the variables it sets in every rank's environment. */
-static bool under_launcher(void)
-{
-    static const char *const vars[] = {"OMPI_COMM_WORLD_SIZE", "PMIX_RANK", "PMI_RANK",
-                                       "PMI_SIZE", "MV2_COMM_WORLD_SIZE", "SLURM_PROCID",
-                                       NULL};
-    for (const char *const *v = vars; *v; v++)
-        if (getenv(*v)) return true;
-    return false;
-}
-
-void sgl_mpi_init(int *argc, char ***argv, int *nprocs, int *rank)
-{
-    if (!under_launcher()) {
-        /* Run directly: one process ("singleton").  Open MPI then starts
-         * no helper daemon and loads only its shared-memory messaging,
-         * which cuts its start-up from about 0.5 s to 0.1 s; a setting of
-         * the user's own is kept (no overwrite), and other MPIs ignore
-         * these variables. */
-        if (setenv("OMPI_MCA_ess_singleton_isolated", "1", 0) != 0 ||
-            setenv("OMPI_MCA_pml", "ob1", 0) != 0)
-            sgl_internal_error("out of memory (environment)");
-    }
-    int provided = 0;
-    if (MPI_Init_thread(argc, argv, MPI_THREAD_FUNNELED, &provided) != MPI_SUCCESS)
-        sgl_internal_error("MPI_Init_thread failed");
-    MPI_CHECK(MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN));
-    MPI_CHECK(MPI_Comm_size(MPI_COMM_WORLD, nprocs));
-    MPI_CHECK(MPI_Comm_rank(MPI_COMM_WORLD, rank));
-}
-
-void sgl_mpi_finalize(void) { MPI_CHECK(MPI_Finalize()); }
-
-void sgl_mpi_abort(void)
-{
-    int init = 0, done = 0;
-    if (MPI_Initialized(&init) != MPI_SUCCESS || MPI_Finalized(&done) != MPI_SUCCESS) return;
-    /* on failure exit(1) follows in sgl_internal_error */
-    if (init && !done) (void)MPI_Abort(MPI_COMM_WORLD, 1);
-}
-
-void sgl_mpi_barrier(void) { MPI_CHECK(MPI_Barrier(MPI_COMM_WORLD)); }
-
-void sgl_mpi_allgather_int(int x, int *all)
-{
-    MPI_CHECK(MPI_Allgather(&x, 1, MPI_INT, all, 1, MPI_INT, MPI_COMM_WORLD));
-}
-
-void sgl_mpi_connect(sgl_node *chain, int plevels, int j0)
-{
-    /* one communicator per process-level master and its children: at
-     * depth l, every process that hosts a node of depth l joins the one
-     * of that node's master (colour: the master's position in its depth),
-     * in child order */
-    const sgl_shape *sh = chain[plevels].shape;
-    for (int l = 1; l <= plevels; l++) {
-        bool member = l >= j0;
-        int color = MPI_UNDEFINED, key = 0;
-        if (member) {
-            int64_t master = l - 1 >= j0 ? chain[l - 1].id : sgl_shape_parent(sh, l, chain[l].id);
-            color = (int)(master - sh->off[l - 1]);
-            key = chain[l].child_index;
-        }
-        MPI_Comm comm = MPI_COMM_NULL;
-        MPI_CHECK(MPI_Comm_split(MPI_COMM_WORLD, color, key, &comm));
-        if (comm != MPI_COMM_NULL) MPI_CHECK(MPI_Comm_set_errhandler(comm, MPI_ERRORS_RETURN));
-        if (member) {
-            if (l - 1 >= j0) {
-                int size = 0;
-                MPI_CHECK(MPI_Comm_size(comm, &size));
-                if (size != chain[l - 1].nchildren)
-                    sgl_internal_error("a master's communicator does not hold its children");
-                chain[l - 1].comm_down = comm;
-            }
-            if (chain[l].child_index != 0) chain[l].comm_up = comm;
-        }
-    }
-    for (int l = j0; l < plevels; l++) {
-        chain[l].via = &sgl_transport_mpi;
-        chain[l].kids = &chain[l + 1];
-        chain[l].nlocal = 1;
     }
 }
 

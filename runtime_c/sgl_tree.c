@@ -21,10 +21,12 @@
  * j + 1 or after (sgl_cancel_after).  A sibling past the point now gets
  * its `cancelled` flag set, with its whole subtree; the others get
  * `cancel_at`, checked when they begin their next op.  The flag is read
- * by generated code at loop iterations and calls (sgl.h), which then
- * longjmps to the boundary of the node's action (sgl_unwind): the child's
+ * by generated code at loop iterations and calls (sgl.h); when it is
+ * non-zero, sgl_check_slow polls the MPI reports of the masters of this
+ * process (its SGL_CANCEL_POLL bit: sgl_mpi.c) and, if SGL_CANCEL_STOP is
+ * set, longjmps to the boundary of the node's action (sgl_unwind): the child's
  * result says "cancelled" (failed_op set, msg NULL), and a master that
- * meets it in the merge unwinds in turn.  Flags are never cleared: after
+ * meets it in the merge unwinds in turn.  Stop bits are never cleared: after
  * a failure no superstep of that master follows.
  */
 #define _GNU_SOURCE /* pthread_getattr_np */
@@ -142,12 +144,19 @@ static void slot_clear(sgl_frame_slot *s)
     *s = (sgl_frame_slot){-1, -1, NULL, NULL};
 }
 
-/* Drop every slot above depth d: those activations have ended. */
+/* Drop every slot above depth d: those activations have ended.  Only
+ * the slots below n->top can hold one (a superstep's child usually finds
+ * nothing to drop). */
 static void trim(sgl_node *n, int64_t d)
 {
-    for (int64_t i = d + 1; i < n->nslots; i++) {
-        slot_clear(&n->slots[i]);
-    }
+    for (int64_t i = d + 1; i < n->top; i++) slot_clear(&n->slots[i]);
+    if (n->top > d + 1) n->top = d + 1;
+}
+
+/* Slot d is about to hold an activation. */
+static void slot_used(sgl_node *n, int64_t d)
+{
+    if (n->top < d + 1) n->top = d + 1;
 }
 
 sgl_key sgl_enter(sgl_node *n)
@@ -155,6 +164,7 @@ sgl_key sgl_enter(sgl_node *n)
     n->cur++;
     sgl_frame_slot *s = slot_at(n, n->cur);
     slot_clear(s);
+    slot_used(n, n->cur);
     s->own_uid = n->next_uid++;
     return (sgl_key){n->cur, s->own_uid};
 }
@@ -171,6 +181,7 @@ static void *frame_for(sgl_node *c, const sgl_site *s, sgl_key mk, sgl_key *ck)
 {
     trim(c, mk.depth);
     sgl_frame_slot *sl = slot_at(c, mk.depth);
+    slot_used(c, mk.depth);
     if (!sl->frame || sl->master_uid != mk.uid) {
         slot_clear(sl);
         sl->frame = calloc(1, s->frame_size ? s->frame_size : 1);
@@ -218,10 +229,20 @@ _Noreturn void sgl_unwind(sgl_node *n)
     longjmp(*n->boundary, 1);
 }
 
+void sgl_check_slow(sgl_node *n)
+{
+    if (atomic_load_explicit(&n->head.cancelled, memory_order_relaxed) & SGL_CANCEL_STOP)
+        sgl_unwind(n);
+    atomic_fetch_and_explicit(&n->head.cancelled, ~SGL_CANCEL_POLL, memory_order_relaxed);
+    sgl_mpi_poll(); /* may cancel n (its own thread) */
+    if (atomic_load_explicit(&n->head.cancelled, memory_order_relaxed) & SGL_CANCEL_STOP)
+        sgl_unwind(n);
+}
+
 static void cancel_subtree(sgl_node *c)
 {
     atomic_store(&c->cancel_at, 0);
-    atomic_store(&c->head.cancelled, 1);
+    atomic_store(&c->head.cancelled, SGL_CANCEL_STOP);
     for (int k = 0; k < c->nlocal; k++) cancel_subtree(&c->kids[k]);
 }
 
@@ -281,10 +302,18 @@ void sgl_child_ops(sgl_node *c, const sgl_site *s, sgl_key mk, void **in, void *
     if (setjmp(jb) == 0) {
         sgl_key ck;
         void *frame = frame_for(c, s, mk, &ck);
+        /* a child with a master in this process may be cancelled by a
+         * sibling's thread (sgl_cancel_after: its store of cancel_at and
+         * this store of cur_op are ordered, so that one of the two sees
+         * the other); any other only by its own thread (sgl_mpi.c's poll) */
+        bool shared = c->parent != NULL;
         for (j = j0; j < j1; j++) {
             const sgl_op *op = &s->ops[j];
-            atomic_store(&c->cur_op, j);
-            if (j >= atomic_load(&c->cancel_at)) sgl_unwind(c);
+            if (shared) atomic_store(&c->cur_op, j);
+            else atomic_store_explicit(&c->cur_op, j, memory_order_relaxed);
+            if (j >= atomic_load_explicit(&c->cancel_at, shared ? memory_order_seq_cst
+                                                                 : memory_order_relaxed))
+                sgl_unwind(c);
             switch (op->kind) {
             case SGL_OP_SCATTER:
             case SGL_OP_BCAST: op->recv(c, ck, frame, in[j]); break;
@@ -300,7 +329,8 @@ void sgl_child_ops(sgl_node *c, const sgl_site *s, sgl_key mk, void **in, void *
         for (int k = j; k < j1; k++) r->seg_end[k] = c->out.len;
         if (r->msg && c->parent) sgl_cancel_after(c->parent, j, c->child_index);
     }
-    atomic_store(&c->cur_op, -1);
+    atomic_store_explicit(&c->cur_op, -1,
+                          c->parent ? memory_order_seq_cst : memory_order_relaxed);
     if (sgl_instr) {
         double t1 = sgl_wtime();
         r->compute += t1 - t0;
@@ -370,8 +400,11 @@ static void alloc_gathers(sgl_node *n, const sgl_site *s, sgl_arg *args)
     for (int j = 0; j < s->nops; j++) {
         const sgl_op *op = &s->ops[j];
         if (op->kind == SGL_OP_GATHER) {
+            /* every element is stored by its child's gather before anyone
+             * reads the vector (after a failure nobody does): numbers are
+             * left uninitialized (malloc, not calloc), vectors zeroed */
             sgl_type vt = {SGL_T_VEC, op->type};
-            *(sgl_vec *)args[j].dst = sgl_vec_new(&vt, n->nchildren, op->line, op->col);
+            *(sgl_vec *)args[j].dst = sgl_vec_new_uninit(&vt, n->nchildren, op->line, op->col);
         }
     }
 }
@@ -441,6 +474,23 @@ static void step_end(sgl_node *n, const sgl_site *s, sgl_arg *args, const sgl_ch
     sgl_trace_span(n->track, "superstep", s, rec->t0, rec->t1);
 }
 
+/* Whether the merge has something to do: a failure, output, files used
+ * (or a file set's storage to release), or the root's own output to
+ * write.  Most supersteps of a loop have none of these; the merge then
+ * costs more than the rest of a short superstep. */
+static bool merge_needed(const sgl_node *n, const sgl_site *s, const sgl_child_result *res,
+                         int nk)
+{
+    if (n->is_root && n->out.len > 0) return true;
+    for (int i = 0; i < nk; i++) {
+        const sgl_child_result *r = &res[i];
+        if (r->failed_op >= 0 || (s->nops > 0 && r->seg_end[s->nops - 1] > 0) ||
+            r->files.cap > 0)
+            return true;
+    }
+    return false;
+}
+
 void sgl_superstep(sgl_node *n, sgl_key k, const sgl_site *s, sgl_arg *args)
 {
     if (sgl_cancelled(n)) sgl_unwind(n);
@@ -465,7 +515,7 @@ void sgl_superstep(sgl_node *n, sgl_key k, const sgl_site *s, sgl_arg *args)
      * allocated) */
     for (int i = 0; i < n->nlocal; i++) n->kids[i].out.len = 0;
     if (rec) step_end(n, s, args, res, nk, rec);
-    sgl_merge_results(n, s, res, nk);
+    if (merge_needed(n, s, res, nk)) sgl_merge_results(n, s, res, nk);
     for (int i = 0; i < nk; i++) {
         free(res[i].storage);
         res[i].storage = NULL;

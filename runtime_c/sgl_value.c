@@ -413,7 +413,7 @@ sgl_vec sgl_fill(const sgl_type *vt, sgl_int n, const void *x, int line, int col
         sgl_fail(line, col, "fill with a negative count %lld", (long long)n);
     const sgl_type *et = vt->elem;
     size_t esz = sgl_sizeof(et);
-    sgl_vec r = sgl_vec_new(vt, n, line, col);
+    sgl_vec r = sgl_vec_new_uninit(vt, n, line, col); /* every element is written below */
     for (int64_t i = 0; i < n; i++)
         sgl_value_copy(et, elem_ptr(&r, esz, i), x);
     return r;
