@@ -16,6 +16,7 @@
  */
 #define _POSIX_C_SOURCE 200809L
 #include "sgl_internal.h"
+#include "sgl_vbuf.h"
 
 #ifdef SGL_USE_MPI
 
@@ -445,8 +446,28 @@ static void mpi_unpack_result(const char *p, const sgl_site *s, sgl_child_result
     /* ---- end io ---- */
 }
 
-/* Gather op j into adjacent views of one new buffer, in child order:
- * child 0's block (in this process) is copied in, the others' are
+/* Is there room for total elements from block 0's start in its own
+ * buffer that nothing else can see?  When block 0 holds the only
+ * reference to its range handle and the handle the only one to its buffer
+ * (or block 0 is its buffer's one reference), every other element of the
+ * buffer is unused (the views of one buffer are disjoint, sgl.h): the
+ * other children's blocks may go right after block 0, and concat joins
+ * them without a copy.  Scan's blocks so come back into the vector that
+ * was split and scattered, as MPI_Gatherv in place. */
+static bool room_after(const sgl_vec *b0, int64_t total, size_t esz)
+{
+    sgl_vbuf *h = b0->buf;
+    if (!h || b0->len == 0 || atomic_load_explicit(&h->refs, memory_order_acquire) != 1)
+        return false;
+    sgl_vbuf *o = vbuf_owner(h);
+    if (o != h && atomic_load_explicit(&o->refs, memory_order_acquire) != 1) return false;
+    size_t after = (size_t)(vbuf_data(o) + (size_t)o->used * esz - (char *)b0->data) / esz;
+    return after >= (size_t)total;
+}
+
+/* Gather op j into adjacent views of one buffer, in child order: block
+ * 0's own when there is room after it (room_after), else a new one into
+ * which child 0's block (in this process) is copied; the others' are
  * copied from their reports or will be received in place (their pieces
  * are pointed into the buffer).  Children from `upto` on sent nothing. */
 static void join_gather(struct sgl_mpi_state *st, const sgl_op *op, sgl_arg *a, int upto,
@@ -458,7 +479,9 @@ static void join_gather(struct sgl_mpi_state *st, const sgl_op *op, sgl_arg *a, 
     int64_t len0 = blocks[0].len, total = len0;
     for (int i = 1; i < upto; i++) total += jp[(size_t)i * SGL_MAX_OPS + j].len;
     sgl_vec all = {NULL, 0, NULL};
-    if (total > len0) {
+    if (total > len0 && room_after(&blocks[0], total, esz)) {
+        all = sgl_vec_copy(&vt, &blocks[0]); /* shares block 0's buffer */
+    } else if (total > len0) {
         all = sgl_vec_new_uninit(&vt, total, op->line, op->col);
         if (len0) memcpy(all.data, blocks[0].data, (size_t)len0 * esz);
         sgl_vec_free(&vt, &blocks[0]);

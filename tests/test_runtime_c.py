@@ -209,6 +209,22 @@ def test_build_compiles_every_runtime_c_file() -> None:
         assert name in names
 
 
+@pytest.mark.parametrize("target", ["seq", "omp"])
+def test_toolchain_aligns_loops_and_links_pthreads(target: str, monkeypatch) -> None:
+    """Optimized builds put loop heads on 32-byte boundaries (a short inner
+    loop's speed then no longer depends on where it falls: bench/checks.md),
+    and every build links -pthread (sgl_value.c unmaps big buffers on a
+    thread)."""
+    monkeypatch.delenv("CFLAGS", raising=False)
+    monkeypatch.delenv("LDFLAGS", raising=False)
+    for opt in (1, 2, 3):
+        assert "-falign-loops=32" in sglc_build.toolchain(target, opt).cflags
+    tc0 = sglc_build.toolchain(target, 0)
+    assert not any(f.startswith("-falign-loops") for f in tc0.cflags)
+    assert "-pthread" in tc0.ldflags and "-pthread" in sglc_build.toolchain(target, 2).ldflags
+    assert sglc_build.toolchain(target, 2).key() != tc0.key()
+
+
 def test_cache_key_covers_every_runtime_file(tmp_path: Path, monkeypatch) -> None:
     rt = tmp_path / "runtime_c"
     rt.mkdir()

@@ -495,6 +495,18 @@ static void test_sum_min_max(void)
 
     sgl_vec v = IVEC(INT64_MAX, 1, 4, -7, 10);
     CHECK(sgl_sum_int(&v) == INT64_MIN + 7); /* wraps around */
+    /* four lanes and the tail: every length up to 13, every position */
+    for (sgl_int n = 0; n <= 13; n++) {
+        sgl_vec r = sgl_range(0, n, 1, 1);
+        CHECK(sgl_sum_int(&r) == n * (n - 1) / 2);
+        for (sgl_int k = 0; k < n; k++) {
+            sgl_vec_make_unique(&T_IV, &r, 1, 1);
+            ((sgl_int *)r.data)[k] = INT64_MAX; /* wraps in lane k % 4 or the tail */
+            CHECK(sgl_sum_int(&r) == (sgl_int)((uint64_t)(n * (n - 1) / 2 - k) + (uint64_t)INT64_MAX));
+            ((sgl_int *)r.data)[k] = k;
+        }
+        sgl_vec_free(&T_IV, &r);
+    }
     CHECK(sgl_min_int(&v, 1, 1) == -7);
     CHECK(sgl_max_int(&v, 1, 1) == INT64_MAX);
     sgl_vec_free(&T_IV, &v);
@@ -967,6 +979,45 @@ static void test_split_take_concat_take(void)
     sgl_vec_free(&T_IV, &w);
 }
 
+/* Resident pages of this process (/proc/self/statm), or -1. */
+static long rss_pages(void)
+{
+    long size = 0, res = -1;
+    FILE *f = fopen("/proc/self/statm", "r");
+    if (f) {
+        if (fscanf(f, "%ld %ld", &size, &res) != 2)
+            res = -1;
+        fclose(f);
+    }
+    return res;
+}
+
+/* Big buffers (mapped) are unmapped on threads (at most a few at a time,
+ * the rest by the caller); the next big mapping waits for those unmaps, so
+ * memory freed before it is gone when it starts, and a mapping is zeroed. */
+static void test_big_buffers(void)
+{
+    enum { N = (1 << 21) + 8, K = 6 }; /* a little over 16 MiB of ints: mapped */
+    long page = sysconf(_SC_PAGESIZE);
+    sgl_int seven = 7;
+    for (int round = 0; round < 3; round++) {
+        sgl_vec big[K];
+        for (int k = 0; k < K; k++) {
+            big[k] = sgl_fill(&T_IV, N, &seven, 1, 1);
+            CHECK(((sgl_int *)big[k].data)[N - 1] == 7);
+        }
+        long before = rss_pages();
+        for (int k = 0; k < K; k++)
+            sgl_vec_free(&T_IV, &big[k]);
+        sgl_vec z = sgl_vec_new(&T_IV, N, 1, 1);
+        long after = rss_pages();
+        CHECK(sgl_sum_int(&z) == 0 && ((sgl_int *)z.data)[N - 1] == 0);
+        if (before > 0 && after > 0 && page > 0) /* the K are gone, the new one is in */
+            CHECK(before - after >= (long)((K * (size_t)N * 8 * 9 / 10 - (size_t)N * 8) / (size_t)page));
+        sgl_vec_free(&T_IV, &z);
+    }
+}
+
 int main(void)
 {
     test_types();
@@ -985,6 +1036,7 @@ int main(void)
     test_files();
     test_args();
     test_wtime();
+    test_big_buffers();
     printf("%d passed, %d failed\n", n_passed, n_failed);
     fflush(stdout);
     return n_failed == 0 ? 0 : 1;
