@@ -8,7 +8,9 @@
  * the master's process and is run locally, the others wait in
  * sgl_mpi_serve() for commands.  A superstep sends each remote child one
  * command (its inputs), runs child 0, and receives one report per remote
- * child (its failure, output and gathered values).
+ * child (its failure, output and gathered values).  Output longer than
+ * OUT_INLINE travels after the report, in messages of SGL_OUT_CHUNK bytes
+ * (mpi_send_output, mpi_recv_output).
  *
  * The MPI library is initialized with MPI_THREAD_FUNNELED: only a
  * process's main thread calls MPI (thread levels are below process
@@ -63,7 +65,7 @@ static void *xrealloc(void *p, size_t n)
  * one per row.  Both sides know the pieces' lengths (the receiver reads
  * them in the string) and cut the values at the same places, so they cut
  * the same messages. */
-enum { TAG_CMD = 11, TAG_REPORT = 12, TAG_DATA = 13 };
+enum { TAG_CMD = 11, TAG_REPORT = 12, TAG_DATA = 13, TAG_OUT = 14 };
 #define FIRST ((size_t)4096)
 #define OOB_MIN ((size_t)8 << 10)
 #define OOB_CHUNK ((size_t)1 << 30)
@@ -94,6 +96,12 @@ typedef struct mpi_peer {
     char *in;        /* receiving: the string (capacity in_cap >= FIRST) */
     size_t in_cap;
     sgl_pieces oob;  /* its pieces */
+    /* a master's, receiving a child's output that follows its report
+     * (mpi_recv_output): whether it does, and where it goes */
+    bool out_follows;
+    char *text;      /* up to the spill threshold: in memory */
+    size_t text_cap;
+    sgl_spill spool; /* longer: in a temporary file */
 } mpi_peer;
 
 /* A node's transport state: as a master, one peer per child (and the
@@ -105,6 +113,7 @@ struct sgl_mpi_state {
     req_list reqs;
     struct joined_part *jp; /* per child and op: a contiguous gather's parts */
     size_t njp;
+    char *out_chunk; /* SGL_OUT_CHUNK bytes: output on its way to or from a file */
 };
 
 static struct sgl_mpi_state *mpi_state(sgl_node *n)
@@ -313,6 +322,98 @@ static void mpi_decode_inputs(MPI_Comm comm, const sgl_site *s, mpi_peer *up, sg
     }
 }
 
+/* ---- a report's output ----
+ * Up to OUT_INLINE bytes of a child's output travel in its report; more
+ * (or any part of it spilled to the child's file) follows the report and
+ * its pieces as messages of at most SGL_OUT_CHUNK bytes (TAG_OUT), which
+ * the master receives into memory up to the spill threshold, or else
+ * into a temporary file of its own (the peer's spool), once it has every
+ * report's pieces (the order in which the child sends them).  So no
+ * message and no buffer holds more than a bounded part of it. */
+#define OUT_INLINE ((size_t)64 << 10)
+
+static size_t out_total(const sgl_site *s, const sgl_child_result *r)
+{
+    return s->nops ? r->seg_end[s->nops - 1] : 0;
+}
+
+static bool out_inline(const sgl_site *s, const sgl_child_result *r)
+{
+    return r->out_spilled == 0 && out_total(s, r) <= OUT_INLINE;
+}
+
+static char *out_chunk(struct sgl_mpi_state *st)
+{
+    if (!st->out_chunk) st->out_chunk = xrealloc(NULL, SGL_OUT_CHUNK);
+    return st->out_chunk;
+}
+
+/* A child's side, after its report: the output that did not fit in it. */
+static void mpi_send_output(struct sgl_mpi_state *st, MPI_Comm comm, const sgl_site *s,
+                            const sgl_child_result *r)
+{
+    if (out_inline(s, r)) return;
+    size_t total = out_total(s, r);
+    for (size_t off = 0; off < total;) {
+        size_t take = total - off < SGL_OUT_CHUNK ? total - off : SGL_OUT_CHUNK;
+        const char *p;
+        if (off < r->out_spilled) {
+            if (take > r->out_spilled - off) take = r->out_spilled - off;
+            int e = sgl_spill_read(r->out_fd, off, out_chunk(st), take);
+            if (e) {
+                char msg[300];
+                snprintf(msg, sizeof msg, "cannot read the output back from its temporary file: %s",
+                         strerror(e));
+                sgl_internal_error(msg);
+            }
+            p = st->out_chunk;
+        } else {
+            p = r->out + (off - r->out_spilled);
+        }
+        MPI_CHECK(MPI_Send(p, (int)take, MPI_BYTE, 0, TAG_OUT, comm));
+        off += take;
+    }
+}
+
+/* A master's side: child i's output that follows its report, into memory
+ * or the peer's spool; a spool that cannot be written sets r->out_err
+ * (the merge reports it where that output comes) and the rest is
+ * received and dropped. */
+static void mpi_recv_output(struct sgl_mpi_state *st, int i, MPI_Comm comm, const sgl_site *s,
+                            sgl_child_result *r)
+{
+    mpi_peer *p = &st->kid[i];
+    size_t total = out_total(s, r);
+    bool to_file = total > sgl_spill_threshold();
+    if (!to_file && p->text_cap < total) {
+        p->text = xrealloc(p->text, total);
+        p->text_cap = total;
+    }
+    sgl_spill_rewind(&p->spool);
+    r->out_err = 0;
+    for (size_t got = 0; got < total;) {
+        size_t want = total - got < SGL_OUT_CHUNK ? total - got : SGL_OUT_CHUNK;
+        char *dst = to_file ? out_chunk(st) : p->text + got;
+        MPI_Status status;
+        MPI_CHECK(MPI_Recv(dst, (int)want, MPI_BYTE, i, TAG_OUT, comm, &status));
+        int count = 0;
+        MPI_CHECK(MPI_Get_count(&status, MPI_BYTE, &count));
+        if (count <= 0) sgl_internal_error("bad output message");
+        if (to_file && !r->out_err) r->out_err = sgl_spill_append(&p->spool, dst, (size_t)count);
+        got += (size_t)count;
+    }
+    if (to_file) {
+        r->out = NULL;
+        r->out_fd = p->spool.open ? p->spool.fd : -1;
+        r->out_spilled = total;
+    } else {
+        r->out = p->text;
+        r->out_fd = -1;
+        r->out_spilled = 0;
+    }
+}
+/* ---- end of a report's output ---- */
+
 /* A remote child's report: failure, output segments, gathered values. */
 static void mpi_pack_result(sgl_buf *b, const sgl_site *s, const sgl_child_result *r,
                             void **out, sgl_pieces *l)
@@ -328,8 +429,10 @@ static void mpi_pack_result(sgl_buf *b, const sgl_site *s, const sgl_child_resul
     if (mlen) sgl_buf_put(b, r->msg, mlen);
     _Static_assert(sizeof r->seg_end[0] == sizeof(int64_t), "output segments travel as int64");
     sgl_buf_put(b, r->seg_end, (size_t)s->nops * sizeof r->seg_end[0]);
-    size_t total = s->nops ? r->seg_end[s->nops - 1] : 0;
-    if (total) sgl_buf_put(b, r->out, total);
+    /* io: the output, or 0 if it follows the report (mpi_send_output) */
+    bool inl = out_inline(s, r);
+    put_i64(b, inl);
+    if (inl) sgl_buf_put(b, r->out, out_total(s, r));
     for (int j = 0; j < s->nops; j++) {
         if (s->ops[j].kind == SGL_OP_GATHER && (r->failed_op < 0 || r->failed_op > j)) {
             sgl_pieces_cut(l);
@@ -364,7 +467,8 @@ static bool joinable(const sgl_op *op, const sgl_arg *a)
            op->type->elem->kind != SGL_T_VEC;
 }
 
-static void mpi_unpack_result(const char *p, const sgl_site *s, sgl_child_result *r,
+/* Returns whether the child's output follows the report (mpi_recv_output). */
+static bool mpi_unpack_result(const char *p, const sgl_site *s, sgl_child_result *r,
                               sgl_arg *args, int i, sgl_pieces *l, joined_part *jp)
 {
     p += sizeof(int64_t); /* the length */
@@ -381,8 +485,13 @@ static void mpi_unpack_result(const char *p, const sgl_site *s, sgl_child_result
         p += mlen;
     }
     for (int j = 0; j < s->nops; j++) r->seg_end[j] = (size_t)get_i64(&p);
-    r->out = p;
-    p += s->nops ? r->seg_end[s->nops - 1] : 0;
+    /* io: the output, here or after the report */
+    bool inl = get_i64(&p) != 0;
+    r->out = inl ? p : NULL;
+    r->out_fd = -1;
+    r->out_spilled = 0;
+    r->out_err = 0;
+    if (inl) p += out_total(s, r);
     for (int j = 0; j < s->nops; j++) {
         const sgl_op *op = &s->ops[j];
         if (op->kind != SGL_OP_GATHER) continue;
@@ -420,6 +529,7 @@ static void mpi_unpack_result(const char *p, const sgl_site *s, sgl_child_result
         free(path);
     }
     /* ---- end io ---- */
+    return !inl;
 }
 
 /* Gather op j into adjacent views of one new buffer, in child order:
@@ -487,6 +597,9 @@ static void abandon(const sgl_site *s, sgl_child_result *r)
     r->msg = NULL;
     r->compute = 0;
     r->out = "";
+    r->out_fd = -1;
+    r->out_spilled = 0;
+    r->out_err = 0;
     for (int j = 0; j < s->nops; j++) r->seg_end[j] = 0;
     abandoned_children = true;
 }
@@ -525,8 +638,8 @@ static void mpi_superstep(sgl_node *n, sgl_key k, const sgl_site *s, sgl_arg *ar
         free(res[i].storage); /* left by a superstep that raised */
         res[i].storage = NULL;
         sgl_pieces_clear(&p->oob);
-        mpi_unpack_result(p->in, s, &res[i], args, i, &p->oob,
-                          jp ? jp + (size_t)i * SGL_MAX_OPS : NULL);
+        p->out_follows = mpi_unpack_result(p->in, s, &res[i], args, i, &p->oob,
+                                           jp ? jp + (size_t)i * SGL_MAX_OPS : NULL);
         if (surely_first(s, &res[i])) upto = i + 1;
     }
     for (int i = upto; i < nk; i++) abandon(s, &res[i]);
@@ -535,6 +648,9 @@ static void mpi_superstep(sgl_node *n, sgl_key k, const sgl_site *s, sgl_arg *ar
             if (joinable(&s->ops[j], &args[j])) join_gather(st, &s->ops[j], &args[j], upto, jp, j);
     /* then the large vectors of every report, in place */
     for (int i = 1; i < upto; i++) pieces_transfer(&st->kid[i].oob, i, n->comm_down, NULL);
+    /* and the output that did not fit in a report (io) */
+    for (int i = 1; i < upto; i++)
+        if (st->kid[i].out_follows) mpi_recv_output(st, i, n->comm_down, s, &res[i]);
     if (rec) sgl_trace_span(n->track, "wait", s, t_wait, sgl_wtime());
 }
 
@@ -592,13 +708,14 @@ void sgl_mpi_serve(sgl_node *c)
         sgl_pieces_clear(&up->oob);
         mpi_pack_result(&up->out, s, &r, out, &up->oob);
         msg_isend(up, 0, TAG_REPORT, c->comm_up, &st->reqs);
+        mpi_send_output(st, c->comm_up, s, &r); /* io */
         req_wait(&st->reqs);
         for (int j = 0; j < s->nops; j++)
             if (s->ops[j].kind == SGL_OP_GATHER && (r.failed_op < 0 || r.failed_op > j))
                 sgl_value_free(s->ops[j].type, out[j]);
         free(r.msg);
         sgl_files_free(&r.files); /* io */
-        c->out.len = 0;
+        sgl_out_reset(c);
     }
 }
 
