@@ -10,6 +10,8 @@
  *                 after the other (seq) or on OpenMP threads
  *   sgl_mpi.c     the MPI transport and the MPI process start-up; compiled
  *                 to nothing without SGL_USE_MPI
+ *   sgl_mpi_output.c  a remote child's output that does not fit in its
+ *                 report (MPI only)
  *   sgl_start.c   sgl_run: the --sgl- options, the machine shape, building
  *                 the tree, running main on the root
  *   sgl_instr.c   --sgl-stats, --sgl-trace, --sgl-predict (sgl_instr.h)
@@ -385,6 +387,26 @@ void sgl_local_configure(int levels);
             sgl_internal_error(s_);                                          \
         }                                                                    \
     } while (0)
+
+/* ---- a remote child's output (io part: sgl_mpi_output.c) ---- */
+/* Where a master receives a child's output that follows its report. */
+typedef struct sgl_mpi_outbuf {
+    char *text;      /* up to the spill threshold: in memory */
+    size_t text_cap;
+    sgl_spill spool; /* longer: in a temporary file */
+} sgl_mpi_outbuf;
+/* The length of r's output; whether it travels in the report. */
+size_t sgl_mpi_out_total(const sgl_site *s, const sgl_child_result *r);
+bool sgl_mpi_out_inline(const sgl_site *s, const sgl_child_result *r);
+/* The child's side, after its report and its vectors: the output that is
+ * not in the report, to dest with tag (*chunk: a buffer made on first use
+ * and kept). */
+void sgl_mpi_send_output(MPI_Comm comm, int dest, int tag, const sgl_site *s,
+                         const sgl_child_result *r, char **chunk);
+/* The master's side: that output, from src, into b; sets r's output. */
+void sgl_mpi_recv_output(MPI_Comm comm, int src, int tag, const sgl_site *s,
+                         sgl_child_result *r, sgl_mpi_outbuf *b, char **chunk);
+/* ---- end of a remote child's output ---- */
 
 /* Start MPI; this process's rank among nprocs. */
 void sgl_mpi_init(int *argc, char ***argv, int *nprocs, int *rank);

@@ -9,8 +9,8 @@
  * sgl_mpi_serve() for commands.  A superstep sends each remote child one
  * command (its inputs), runs child 0, and receives one report per remote
  * child (its failure, output and gathered values).  Output longer than
- * OUT_INLINE travels after the report, in messages of SGL_OUT_CHUNK bytes
- * (mpi_send_output, mpi_recv_output).
+ * 64 KiB travels after the report, in messages of SGL_OUT_CHUNK bytes
+ * (sgl_mpi_output.c).
  *
  * The MPI library is initialized with MPI_THREAD_FUNNELED: only a
  * process's main thread calls MPI (thread levels are below process
@@ -97,11 +97,9 @@ typedef struct mpi_peer {
     size_t in_cap;
     sgl_pieces oob;  /* its pieces */
     /* a master's, receiving a child's output that follows its report
-     * (mpi_recv_output): whether it does, and where it goes */
+     * (sgl_mpi_recv_output): whether it does, and where it goes */
     bool out_follows;
-    char *text;      /* up to the spill threshold: in memory */
-    size_t text_cap;
-    sgl_spill spool; /* longer: in a temporary file */
+    sgl_mpi_outbuf outbuf;
 } mpi_peer;
 
 /* A node's transport state: as a master, one peer per child (and the
@@ -322,97 +320,6 @@ static void mpi_decode_inputs(MPI_Comm comm, const sgl_site *s, mpi_peer *up, sg
     }
 }
 
-/* ---- a report's output ----
- * Up to OUT_INLINE bytes of a child's output travel in its report; more
- * (or any part of it spilled to the child's file) follows the report and
- * its pieces as messages of at most SGL_OUT_CHUNK bytes (TAG_OUT), which
- * the master receives into memory up to the spill threshold, or else
- * into a temporary file of its own (the peer's spool), once it has every
- * report's pieces (the order in which the child sends them).  So no
- * message and no buffer holds more than a bounded part of it. */
-#define OUT_INLINE ((size_t)64 << 10)
-
-static size_t out_total(const sgl_site *s, const sgl_child_result *r)
-{
-    return s->nops ? r->seg_end[s->nops - 1] : 0;
-}
-
-static bool out_inline(const sgl_site *s, const sgl_child_result *r)
-{
-    return r->out_spilled == 0 && out_total(s, r) <= OUT_INLINE;
-}
-
-static char *out_chunk(struct sgl_mpi_state *st)
-{
-    if (!st->out_chunk) st->out_chunk = xrealloc(NULL, SGL_OUT_CHUNK);
-    return st->out_chunk;
-}
-
-/* A child's side, after its report: the output that did not fit in it. */
-static void mpi_send_output(struct sgl_mpi_state *st, MPI_Comm comm, const sgl_site *s,
-                            const sgl_child_result *r)
-{
-    if (out_inline(s, r)) return;
-    size_t total = out_total(s, r);
-    for (size_t off = 0; off < total;) {
-        size_t take = total - off < SGL_OUT_CHUNK ? total - off : SGL_OUT_CHUNK;
-        const char *p;
-        if (off < r->out_spilled) {
-            if (take > r->out_spilled - off) take = r->out_spilled - off;
-            int e = sgl_spill_read(r->out_fd, off, out_chunk(st), take);
-            if (e) {
-                char msg[300];
-                snprintf(msg, sizeof msg, "cannot read the output back from its temporary file: %s",
-                         strerror(e));
-                sgl_internal_error(msg);
-            }
-            p = st->out_chunk;
-        } else {
-            p = r->out + (off - r->out_spilled);
-        }
-        MPI_CHECK(MPI_Send(p, (int)take, MPI_BYTE, 0, TAG_OUT, comm));
-        off += take;
-    }
-}
-
-/* A master's side: child i's output that follows its report, into memory
- * or the peer's spool; a spool that cannot be written sets r->out_err
- * (the merge reports it where that output comes) and the rest is
- * received and dropped. */
-static void mpi_recv_output(struct sgl_mpi_state *st, int i, MPI_Comm comm, const sgl_site *s,
-                            sgl_child_result *r)
-{
-    mpi_peer *p = &st->kid[i];
-    size_t total = out_total(s, r);
-    bool to_file = total > sgl_spill_threshold();
-    if (!to_file && p->text_cap < total) {
-        p->text = xrealloc(p->text, total);
-        p->text_cap = total;
-    }
-    sgl_spill_rewind(&p->spool);
-    r->out_err = 0;
-    for (size_t got = 0; got < total;) {
-        size_t want = total - got < SGL_OUT_CHUNK ? total - got : SGL_OUT_CHUNK;
-        char *dst = to_file ? out_chunk(st) : p->text + got;
-        MPI_Status status;
-        MPI_CHECK(MPI_Recv(dst, (int)want, MPI_BYTE, i, TAG_OUT, comm, &status));
-        int count = 0;
-        MPI_CHECK(MPI_Get_count(&status, MPI_BYTE, &count));
-        if (count <= 0) sgl_internal_error("bad output message");
-        if (to_file && !r->out_err) r->out_err = sgl_spill_append(&p->spool, dst, (size_t)count);
-        got += (size_t)count;
-    }
-    if (to_file) {
-        r->out = NULL;
-        r->out_fd = p->spool.open ? p->spool.fd : -1;
-        r->out_spilled = total;
-    } else {
-        r->out = p->text;
-        r->out_fd = -1;
-        r->out_spilled = 0;
-    }
-}
-/* ---- end of a report's output ---- */
 
 /* A remote child's report: failure, output segments, gathered values. */
 static void mpi_pack_result(sgl_buf *b, const sgl_site *s, const sgl_child_result *r,
@@ -430,9 +337,9 @@ static void mpi_pack_result(sgl_buf *b, const sgl_site *s, const sgl_child_resul
     _Static_assert(sizeof r->seg_end[0] == sizeof(int64_t), "output segments travel as int64");
     sgl_buf_put(b, r->seg_end, (size_t)s->nops * sizeof r->seg_end[0]);
     /* io: the output, or 0 if it follows the report (mpi_send_output) */
-    bool inl = out_inline(s, r);
+    bool inl = sgl_mpi_out_inline(s, r);
     put_i64(b, inl);
-    if (inl) sgl_buf_put(b, r->out, out_total(s, r));
+    if (inl) sgl_buf_put(b, r->out, sgl_mpi_out_total(s, r));
     for (int j = 0; j < s->nops; j++) {
         if (s->ops[j].kind == SGL_OP_GATHER && (r->failed_op < 0 || r->failed_op > j)) {
             sgl_pieces_cut(l);
@@ -467,7 +374,7 @@ static bool joinable(const sgl_op *op, const sgl_arg *a)
            op->type->elem->kind != SGL_T_VEC;
 }
 
-/* Returns whether the child's output follows the report (mpi_recv_output). */
+/* Returns whether the child's output follows the report (sgl_mpi_recv_output). */
 static bool mpi_unpack_result(const char *p, const sgl_site *s, sgl_child_result *r,
                               sgl_arg *args, int i, sgl_pieces *l, joined_part *jp)
 {
@@ -491,7 +398,7 @@ static bool mpi_unpack_result(const char *p, const sgl_site *s, sgl_child_result
     r->out_fd = -1;
     r->out_spilled = 0;
     r->out_err = 0;
-    if (inl) p += out_total(s, r);
+    if (inl) p += sgl_mpi_out_total(s, r);
     for (int j = 0; j < s->nops; j++) {
         const sgl_op *op = &s->ops[j];
         if (op->kind != SGL_OP_GATHER) continue;
@@ -650,7 +557,9 @@ static void mpi_superstep(sgl_node *n, sgl_key k, const sgl_site *s, sgl_arg *ar
     for (int i = 1; i < upto; i++) pieces_transfer(&st->kid[i].oob, i, n->comm_down, NULL);
     /* and the output that did not fit in a report (io) */
     for (int i = 1; i < upto; i++)
-        if (st->kid[i].out_follows) mpi_recv_output(st, i, n->comm_down, s, &res[i]);
+        if (st->kid[i].out_follows)
+            sgl_mpi_recv_output(n->comm_down, i, TAG_OUT, s, &res[i], &st->kid[i].outbuf,
+                                &st->out_chunk);
     if (rec) sgl_trace_span(n->track, "wait", s, t_wait, sgl_wtime());
 }
 
@@ -708,7 +617,7 @@ void sgl_mpi_serve(sgl_node *c)
         sgl_pieces_clear(&up->oob);
         mpi_pack_result(&up->out, s, &r, out, &up->oob);
         msg_isend(up, 0, TAG_REPORT, c->comm_up, &st->reqs);
-        mpi_send_output(st, c->comm_up, s, &r); /* io */
+        sgl_mpi_send_output(c->comm_up, 0, TAG_OUT, s, &r, &st->out_chunk); /* io */
         req_wait(&st->reqs);
         for (int j = 0; j < s->nops; j++)
             if (s->ops[j].kind == SGL_OP_GATHER && (r.failed_op < 0 || r.failed_op > j))
