@@ -15,6 +15,7 @@ from __future__ import annotations
 import functools
 import hashlib
 import os
+import shlex
 import subprocess
 from collections.abc import Iterator
 from pathlib import Path
@@ -217,12 +218,51 @@ def test_no_temporary_file_is_a_runtime_error(sglc_compile: CompileCache, tmp_pa
     assert "".join(expected(200, 20)).startswith(got)
 
 
+@pytest.mark.parametrize("target,nprocs,shape", _params([("seq", 1, "2x2"), ("omp", 1, "2x2"),
+                                                         ("mpi", 1, "2x2")]))
+def test_spilled_output_to_a_full_stdout(sglc_compile: CompileCache, tmp_path: Path, target: str,
+                                         nprocs: int, shape: str) -> None:
+    """The root writes spilled output with the checks of every write (under
+    mpirun rank 0's stdout is a pipe to mpirun: run directly, as
+    tests/test_output.py does)."""
+    exe = sglc_compile(PROG, target).require()
+    env = run_env({"SGL_OUTPUT_SPILL": "1k"})
+    with open("/dev/full", "wb") as full:
+        proc = subprocess.run([str(exe), "--sgl-shape", shape, "300", "160"], stdout=full,
+                              stderr=subprocess.PIPE, text=True, cwd=tmp_path, env=env,
+                              timeout=120)
+    assert proc.returncode == 1, proc.stderr
+    assert proc.stderr.count("runtime error:") == 1, proc.stderr
+    assert "spill.sgl: runtime error: cannot write the program's output to standard output: " \
+           "No space left on device (node 0)" in proc.stderr
+
+
 def test_bad_threshold_is_reported(sglc_compile: CompileCache, tmp_path: Path) -> None:
     exe = sglc_compile(PROG, "seq").require()
     out = tmp_path / "out.txt"
     rc, err = _run(exe, 1, "2x2", ["10", "5"], out, tmp_path, {"SGL_OUTPUT_SPILL": "lots"})
     assert rc == 1
     assert "SGL_OUTPUT_SPILL='lots' is not a number of bytes" in err
+
+
+# ---------------------------------------------------------------- C unit test
+
+
+RUNTIME = PROG.parent.parent.parent / "runtime_c"
+
+
+@pytest.mark.parametrize("defines", [[], ["-DSGL_USE_OMP", "-fopenmp"]], ids=["seq", "omp"])
+def test_c_spill_unit_tests(tmp_path: Path, defines: list[str]) -> None:
+    """runtime_c/tests/test_spill.c against the whole runtime."""
+    exe = tmp_path / "test_spill"
+    cc = shlex.split(os.environ.get("CC") or "cc")
+    cmd = [*cc, "-std=c11", "-Wall", "-Wextra", "-Werror", "-O1", *defines, "-I", str(RUNTIME),
+           "-o", str(exe), str(RUNTIME / "tests" / "test_spill.c"),
+           *map(str, sorted(RUNTIME.glob("*.c"))), "-lm", "-lpthread"]
+    res = subprocess.run(cmd, capture_output=True, text=True)
+    assert res.returncode == 0, res.stderr
+    res = subprocess.run([str(exe)], capture_output=True, text=True, timeout=60)
+    assert res.returncode == 0 and res.stdout.endswith(" 0 failed\n"), res.stdout + res.stderr
 
 
 # ---------------------------------------------------------------- library mode
