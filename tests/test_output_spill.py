@@ -49,16 +49,14 @@ class Failed(Exception):
 
 
 def expected(lines: int, width: int, fail: int = -1, shape: tuple[int, ...] = (2, 2)) -> Iterator[str]:
-    """The lines spill.sgl prints, in the sequential order; stops (without
-    the failing line) where the leaf `fail` fails."""
+    """The lines spill.sgl prints, in the sequential order; stops where the
+    node `fail` fails (after its line of the second pardo)."""
     vec = "[" + ", ".join("true" if i % 3 == 0 else "false" for i in range(width)) + "]"
 
     def tree(node: int, depth: int) -> Iterator[str]:
         if depth == len(shape):
             for r in range(lines):
                 yield f"{node} {r} {vec}\n"
-            if node == fail:
-                raise Failed
             return
         yield f"master {node} begins\n"
         kids = [node * 10 + c + 1 for c in range(shape[depth])]
@@ -66,6 +64,8 @@ def expected(lines: int, width: int, fail: int = -1, shape: tuple[int, ...] = (2
             yield from tree(k, depth + 1)
         for k in kids:
             yield f"after {k}\n"
+            if k == fail:
+                raise Failed
         yield f"master {node} ends\n"
 
     try:
@@ -183,16 +183,17 @@ def test_small_threshold_same_output(sglc_compile: CompileCache, tmp_path: Path,
 def test_failure_keeps_the_output_before_it(sglc_compile: CompileCache, tmp_path: Path,
                                             target: str, nprocs: int, shape: str,
                                             threshold: str) -> None:
-    """Leaf 21 (node 0.1.0) fails after 2,000 lines: standard output holds
-    exactly what the sequential execution printed before, whole lines,
-    spilled or not; one error line."""
+    """Leaf 21 (node 0.1.0) fails in the second pardo, after its 2,000 lines
+    and those of leaf 22 in the first: standard output holds exactly what
+    the sequential execution printed before, whole lines, spilled or not;
+    one error line."""
     exe = sglc_compile(PROG, target).require()
     out = tmp_path / "out.txt"
     rc, err = _run(exe, nprocs, shape, ["2000", "100", "21"], out, tmp_path,
                    {"SGL_OUTPUT_SPILL": threshold})
     assert rc == 1, err
     assert err.count("runtime error:") == 1, err
-    assert "spill.sgl:17:32: runtime error: index 100 out of range for vector of length 100 " \
+    assert "spill.sgl:22:32: runtime error: index 21 out of range for vector of length 1 " \
            "(node 0.1.0)" in err
     assert out.read_text() == "".join(expected(2000, 100, fail=21))
 
@@ -280,7 +281,7 @@ def test_library_output_spilled_and_returned(monkeypatch: pytest.MonkeyPatch,
     mod = sglc.load(LIB_PROG, shape="2x2", numpy=False)
     mod.tree(0, 500, 30, -1)
     assert capsys.readouterr().out == "".join(expected(500, 30))
-    with pytest.raises(sglc.SGLRuntimeError, match="index 30 out of range"):
+    with pytest.raises(sglc.SGLRuntimeError, match="index 12 out of range"):
         mod.tree(0, 500, 30, 12)
     assert capsys.readouterr().out == "".join(expected(500, 30, fail=12))
     mod.tree(0, 3, 4, -1)
