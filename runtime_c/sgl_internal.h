@@ -10,6 +10,8 @@
  *                 after the other (seq) or on OpenMP threads
  *   sgl_mpi.c     the MPI transport and the MPI process start-up; compiled
  *                 to nothing without SGL_USE_MPI
+ *   sgl_mpi_output.c  a remote child's output that does not fit in its
+ *                 report (MPI only)
  *   sgl_start.c   sgl_run: the --sgl- options, the machine shape, building
  *                 the tree, running main on the root
  *   sgl_instr.c   --sgl-stats, --sgl-trace, --sgl-predict (sgl_instr.h)
@@ -123,13 +125,60 @@ void sgl_files_clear(sgl_fileset *f); /* empty it (keeps its storage) */
 void sgl_files_free(sgl_fileset *f);
 /* ---- end of files ---- */
 
+/* ---- output past the memory threshold (owned by the io part:
+ * sgl_output.c) ----
+ * A node's output is its spill file's first `len` bytes, then its buffer
+ * (`out`).  A node other than the executable's root moves its buffer to
+ * the file when the buffer passes sgl_spill_threshold() bytes (at the end
+ * of a print, and while its master appends its children's output), so
+ * the memory a node's output takes stays bounded; the file is an
+ * anonymous temporary file (created in $TMPDIR, or /tmp, and unlinked at
+ * once), made on first use and reused by every superstep. */
+typedef struct sgl_spill {
+    int fd;      /* valid if open */
+    bool open;
+    size_t len;  /* bytes of output in it */
+    size_t size; /* the file's size (len, or more from an earlier use) */
+} sgl_spill;
+/* Output is copied and sent in pieces of this size at most (the file's
+ * reads, the MPI messages of a report's output). */
+#define SGL_OUT_CHUNK ((size_t)1 << 20)
+/* The buffer size past which output goes to the file: SGL_OUTPUT_SPILL
+ * bytes (a suffix k, M or G multiplies), by default 1 MiB. */
+size_t sgl_spill_threshold(void);
+/* Append p[0..n) to the file (made on first use).  0, or the errno of the
+ * failure (the file's length is then unchanged). */
+int sgl_spill_append(sgl_spill *f, const void *p, size_t n);
+/* Read n bytes at offset off of file descriptor fd into p: 0 or an errno. */
+int sgl_spill_read(int fd, size_t off, void *p, size_t n);
+/* Empty the file (its bytes stay readable until the next append). */
+void sgl_spill_rewind(sgl_spill *f);
+void sgl_spill_close(sgl_spill *f);
+/* Empty n's output (buffer and file; their bytes stay readable until n
+ * prints again). */
+void sgl_out_reset(sgl_node *n);
+/* Close n's file and free its buffer. */
+void sgl_out_free(sgl_node *n);
+/* Hand every byte of n's output, in order, to fn, in pieces of at most
+ * SGL_OUT_CHUNK bytes that end at a line's end where they can, and empty
+ * it.  0, or the errno of a failed read of the file. */
+int sgl_out_drain(sgl_node *n, void (*fn)(const char *p, size_t len, void *user), void *user);
+/* ---- end of output ---- */
+
 /* What one child's run of a superstep produced. */
 typedef struct sgl_child_result {
     int failed_op;  /* -1: none */
     char *msg;      /* the failure's message (owned) */
     double compute; /* seconds spent running the ops */
+    /* Its output, bytes 0 .. seg_end[nops - 1]: the first out_spilled
+     * bytes in the file out_fd (io part), the rest in out (out[0] is byte
+     * out_spilled).  out_err: the errno of output that was lost on its way
+     * (a temporary file that could not be written), 0 if none. */
     const char *out;
-    size_t seg_end[SGL_MAX_OPS]; /* end of each op's output in out */
+    int out_fd;
+    size_t out_spilled;
+    int out_err;
+    size_t seg_end[SGL_MAX_OPS]; /* end of each op's output */
     void *storage;  /* what out points into, when the transport allocated
                        it (freed by sgl_superstep after the merge) */
     sgl_fileset files; /* the files the child's subtree used (owned; moved
@@ -147,7 +196,8 @@ struct sgl_node {
     int64_t id;             /* this node's id in it (level order) */
     bool is_root;
     char path[8 * SGL_MAX_LEVELS];
-    sgl_buf out;
+    sgl_buf out;     /* the output not in spill (io part) */
+    sgl_spill spill; /* the output that passed the threshold (io part) */
 
     sgl_frame_slot *slots;
     int64_t nslots;
@@ -179,6 +229,9 @@ struct sgl_node {
     int res_cap;
     sgl_fileset files; /* the files used in the current superstep (io part) */
 };
+
+/* The length of n's output, spilled and buffered (io part). */
+static inline size_t sgl_out_pos(const sgl_node *n) { return n->spill.len + n->out.len; }
 
 /* ------------------------------------------------------------------ */
 /* The transport interface (see the top of this file)                   */
@@ -298,6 +351,8 @@ char *sgl_strdup(const char *s);
 _Noreturn void sgl_raise(sgl_node *n, char *msg);
 /* The root writes its buffered output to stdout (other nodes: nothing). */
 void sgl_flush_root(sgl_node *n);
+/* Set child result r's output to node c's (sgl_child_end). */
+void sgl_out_result(sgl_node *c, sgl_child_result *r);
 /* Append the children's output to n's and raise the first failure, in the
  * order of the sequential execution: op by op, child by child. */
 void sgl_merge_results(sgl_node *n, const sgl_site *s, sgl_child_result *res, int nkids);
@@ -336,6 +391,26 @@ void sgl_local_configure(int levels);
 
 /* Whether this thread is the one that calls MPI (sgl_mpi_proc.c). */
 extern _Thread_local bool sgl_mpi_main_thread;
+/* ---- a remote child's output (io part: sgl_mpi_output.c) ---- */
+/* Where a master receives a child's output that follows its report. */
+typedef struct sgl_mpi_outbuf {
+    char *text;      /* up to the spill threshold: in memory */
+    size_t text_cap;
+    sgl_spill spool; /* longer: in a temporary file */
+} sgl_mpi_outbuf;
+/* The length of r's output; whether it travels in the report. */
+size_t sgl_mpi_out_total(const sgl_site *s, const sgl_child_result *r);
+bool sgl_mpi_out_inline(const sgl_site *s, const sgl_child_result *r);
+/* The child's side, after its report and its vectors: the output that is
+ * not in the report, to dest with tag (*chunk: a buffer made on first use
+ * and kept). */
+void sgl_mpi_send_output(MPI_Comm comm, int dest, int tag, const sgl_site *s,
+                         const sgl_child_result *r, char **chunk);
+/* The master's side: that output, from src, into b; sets r's output. */
+void sgl_mpi_recv_output(MPI_Comm comm, int src, int tag, const sgl_site *s,
+                         sgl_child_result *r, sgl_mpi_outbuf *b, char **chunk);
+/* ---- end of a remote child's output ---- */
+
 /* Start MPI; this process's rank among nprocs. */
 void sgl_mpi_init(int *argc, char ***argv, int *nprocs, int *rank);
 void sgl_mpi_finalize(void);

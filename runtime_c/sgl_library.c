@@ -5,9 +5,11 @@
  * stopping the process.
  *
  * Output.  The root is built with is_root false, so sgl_flush_root never
- * writes to stdout: the root's output stays in its buffer, in the
- * deterministic order (sgl_merge_results), and is handed to the output
- * function when the call ends.
+ * writes to stdout: the root's output stays in its buffer (past the spill
+ * threshold, in its spill file, like any node's but the executable's
+ * root), in the deterministic order (sgl_merge_results), and is handed to
+ * the output function when the call ends, in pieces that end at a line's
+ * end (sgl_out_drain).
  *
  * Borrowed vectors.  sgl_lib_import wraps the caller's flat buffer in a
  * buffer header of its own (sgl_vbuf) holding one extra reference for the
@@ -152,7 +154,7 @@ static void reset_nodes(sgl_node *n)
     atomic_store(&n->cur_op, -1);
     atomic_store(&n->cancel_at, INT_MAX);
     sgl_files_clear(&n->files);
-    if (n != lib_root) n->out.len = 0;
+    if (n != lib_root) sgl_out_reset(n);
     for (int i = 0; i < n->nlocal; i++) reset_nodes(&n->kids[i]);
 }
 
@@ -163,7 +165,7 @@ static void free_nodes(sgl_node *n)
     free(n->kids);
     free(n->slots);
     free(n->res);
-    sgl_buf_free(&n->out);
+    sgl_out_free(n);
 }
 
 void sgl_lib_finalize(void)
@@ -355,16 +357,26 @@ static void release_call(void)
 /* ------------------------------------------------------------------ */
 /* The call boundary                                                    */
 
-static void deliver_output(sgl_node *root)
+static void to_stdout(const char *p, size_t len, void *user)
 {
-    if (root->out.len == 0) return;
-    if (lib_out_fn) {
-        lib_out_fn(root->out.data, root->out.len, lib_out_user);
-    } else {
-        fwrite(root->out.data, 1, root->out.len, stdout);
-        fflush(stdout);
-    }
-    root->out.len = 0;
+    (void)user;
+    fwrite(p, 1, len, stdout);
+}
+
+static void to_caller(const char *p, size_t len, void *user)
+{
+    (void)user;
+    lib_out_fn(p, len, lib_out_user);
+}
+
+/* Hand the call's output to the output function (or stdout): 0, or the
+ * errno of spilled output that could not be read back. */
+static int deliver_output(sgl_node *root)
+{
+    if (sgl_out_pos(root) == 0) return 0;
+    int e = sgl_out_drain(root, lib_out_fn ? to_caller : to_stdout, NULL);
+    if (!lib_out_fn) fflush(stdout);
+    return e;
 }
 
 int sgl_lib_call(sgl_lib_body_fn body, void *ctx)
@@ -411,7 +423,15 @@ int sgl_lib_call(sgl_lib_body_fn body, void *ctx)
     root->boundary = NULL;
     sgl_cur = saved_cur;
     release_call();
-    deliver_output(root);
+    int oerr = deliver_output(root);
+    if (oerr && status == SGL_LIB_OK) {
+        char msg[600];
+        snprintf(msg, sizeof msg,
+                 "%s: runtime error: cannot read the call's output back from its temporary file: %s",
+                 sgl_prog ? sgl_prog->file : "sgl", strerror(oerr));
+        parse_error(msg);
+        status = SGL_LIB_ERR_RUNTIME;
+    }
     lib_in_call = false;
     pthread_mutex_unlock(&lib_lock);
     return status;

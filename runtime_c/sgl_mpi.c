@@ -8,7 +8,9 @@
  * the master's process and is run locally, the others wait in
  * sgl_mpi_serve() for commands.  A superstep sends each remote child one
  * command (its inputs), runs child 0, and receives one report per remote
- * child (its failure, output and gathered values).
+ * child (its failure, output and gathered values).  Output longer than
+ * 64 KiB travels after the report, in messages of SGL_OUT_CHUNK bytes
+ * (sgl_mpi_output.c).
  *
  * The MPI library is initialized with MPI_THREAD_FUNNELED (sgl_mpi_proc.c,
  * the process start-up): only a process's main thread calls MPI (thread
@@ -16,6 +18,7 @@
  */
 #define _POSIX_C_SOURCE 200809L
 #include "sgl_internal.h"
+#include "sgl_mpi_msg.h"
 #include "sgl_vbuf.h"
 
 #ifdef SGL_USE_MPI
@@ -38,67 +41,6 @@ static int64_t get_i64(const char **p)
     return x;
 }
 
-static int to_count(size_t n)
-{
-    if (n > INT_MAX) sgl_internal_error("message larger than 2 GiB");
-    return (int)n;
-}
-
-static void *xrealloc(void *p, size_t n)
-{
-    void *q = realloc(p, n ? n : 1);
-    if (!q) sgl_internal_error("out of memory (messages)");
-    return q;
-}
-
-/* ---- messages ----
- * A command or a report is one byte string (sgl_ser_oob's format) that
- * begins with its own length (int64), and the pieces of its large
- * vectors (sgl_internal.h).  The receiver always posts a receive of
- * FIRST bytes into a buffer it keeps (no MPI_Probe, no allocation); a
- * longer string sends its first FIRST bytes under the message's tag and
- * the rest as one TAG_DATA message.  Then come the pieces: one TAG_DATA
- * message per value (scatter element, bcast value, gathered value) and
- * OOB_CHUNK bytes, sent from and received into the vectors' own storage
- * when they are one block (a flat vector, the rows of split(v, k) or of
- * slices of one vector, the rows of a [[T]] on the receiving side), so
- * that MPI's copy is the only one; a nested vector costs one message, not
- * one per row.  Both sides know the pieces' lengths (the receiver reads
- * them in the string) and cut the values at the same places, so they cut
- * the same messages. */
-enum { TAG_CMD = 11, TAG_REPORT = 12, TAG_DATA = 13 };
-#define FIRST ((size_t)4096)
-#define OOB_MIN ((size_t)8 << 10)
-#define OOB_CHUNK ((size_t)1 << 30)
-
-typedef struct req_list {
-    MPI_Request *r;
-    int n, cap;
-} req_list;
-
-static MPI_Request *req_new(req_list *l)
-{
-    if (l->n == l->cap) {
-        l->cap = l->cap ? 2 * l->cap : 16;
-        l->r = xrealloc(l->r, (size_t)l->cap * sizeof *l->r);
-    }
-    return &l->r[l->n++];
-}
-
-static void req_wait(req_list *l)
-{
-    if (l->n) MPI_CHECK(MPI_Waitall(l->n, l->r, MPI_STATUSES_IGNORE));
-    l->n = 0;
-}
-
-/* One peer's buffers: the string being sent or received, and its pieces. */
-typedef struct mpi_peer {
-    sgl_buf out;     /* sending: the string */
-    char *in;        /* receiving: the string (capacity in_cap >= FIRST) */
-    size_t in_cap;
-    sgl_pieces oob;  /* its pieces */
-} mpi_peer;
-
 /* A node's transport state: as a master, one peer per child (and the
  * requests of a superstep); as a served node, `up` for its master. */
 struct sgl_mpi_state {
@@ -111,6 +53,7 @@ struct sgl_mpi_state {
     MPI_Request *report;    /* per child: the posted receive of its report */
     unsigned char *arrived; /* per child: that receive has completed */
     int nreport;            /* their length */
+    char *out_chunk; /* SGL_OUT_CHUNK bytes: output on its way to or from a file */
 };
 
 static struct sgl_mpi_state *mpi_state(sgl_node *n)
@@ -121,130 +64,13 @@ static struct sgl_mpi_state *mpi_state(sgl_node *n)
     }
     struct sgl_mpi_state *st = n->mpi;
     if (st->nkid < n->nchildren) {
-        st->kid = xrealloc(st->kid, (size_t)n->nchildren * sizeof *st->kid);
+        st->kid = sgl_mpi_realloc(st->kid, (size_t)n->nchildren * sizeof *st->kid);
         memset(st->kid + st->nkid, 0, (size_t)(n->nchildren - st->nkid) * sizeof *st->kid);
         st->nkid = n->nchildren;
     }
     return st;
 }
 
-/* Send (reqs non-NULL: post the sends) or receive the pieces of l: one
- * message per value (pieces of one message id) and OOB_CHUNK bytes.  A
- * message of one block travels from or into that block; one of several
- * blocks (rows that do not lie next to each other) is packed into or
- * unpacked from a staging buffer, since MPI moves a non-contiguous
- * datatype fragment by fragment, far slower than one contiguous block. */
-static void pieces_transfer(const sgl_pieces *l, int peer, MPI_Comm comm, req_list *reqs)
-{
-    int64_t k = 0;   /* current piece */
-    size_t off = 0;  /* bytes of it already covered */
-    while (k < l->n) {
-        /* the message: from piece k at off, up to OOB_CHUNK bytes of its value */
-        int64_t msg = l->msg[k], k0 = k;
-        size_t off0 = off, size = 0;
-        int nb = 0;
-        while (k < l->n && l->msg[k] == msg && size < OOB_CHUNK) {
-            size_t take = l->len[k] - off < OOB_CHUNK - size ? l->len[k] - off : OOB_CHUNK - size;
-            size += take;
-            nb++;
-            off += take;
-            if (off == l->len[k]) {
-                k++;
-                off = 0;
-            }
-        }
-        if (nb == 1) {
-            char *p = l->ptr[k0] + off0;
-            if (reqs)
-                MPI_CHECK(MPI_Isend(p, (int)size, MPI_BYTE, peer, TAG_DATA, comm, req_new(reqs)));
-            else
-                MPI_CHECK(MPI_Recv(p, (int)size, MPI_BYTE, peer, TAG_DATA, comm, MPI_STATUS_IGNORE));
-            continue;
-        }
-        char *stage = malloc(size);
-        if (!stage) sgl_internal_error("out of memory (message)");
-        size_t at = 0;
-        for (int64_t q = k0, o = (int64_t)off0; at < size; q++, o = 0) {
-            size_t take = l->len[q] - (size_t)o < size - at ? l->len[q] - (size_t)o : size - at;
-            if (reqs) memcpy(stage + at, l->ptr[q] + o, take);
-            at += take;
-        }
-        if (reqs) {
-            /* blocking: the receiver takes its messages in order */
-            MPI_CHECK(MPI_Send(stage, (int)size, MPI_BYTE, peer, TAG_DATA, comm));
-        } else {
-            MPI_CHECK(MPI_Recv(stage, (int)size, MPI_BYTE, peer, TAG_DATA, comm, MPI_STATUS_IGNORE));
-            at = 0;
-            for (int64_t q = k0, o = (int64_t)off0; at < size; q++, o = 0) {
-                size_t take = l->len[q] - (size_t)o < size - at ? l->len[q] - (size_t)o : size - at;
-                memcpy(l->ptr[q] + o, stage + at, take);
-                at += take;
-            }
-        }
-        free(stage);
-    }
-}
-
-/* Post the sends of p's string and pieces to `dest` with `tag`. */
-static void msg_isend(mpi_peer *p, int dest, int tag, MPI_Comm comm, req_list *reqs)
-{
-    int64_t len = (int64_t)p->out.len;
-    memcpy(p->out.data, &len, sizeof len);
-    if (p->out.len <= FIRST && p->oob.bytes == 0) {
-        /* one short message: sent eagerly by MPI, and the receiver is
-         * waiting for it anyway (a child for its command, a master for
-         * the report of a child it has sent the command) */
-        MPI_CHECK(MPI_Send(p->out.data, (int)p->out.len, MPI_BYTE, dest, tag, comm));
-        return;
-    }
-    size_t first = p->out.len < FIRST ? p->out.len : FIRST;
-    MPI_CHECK(MPI_Isend(p->out.data, (int)first, MPI_BYTE, dest, tag, comm, req_new(reqs)));
-    if (p->out.len > FIRST)
-        MPI_CHECK(MPI_Isend(p->out.data + FIRST, to_count(p->out.len - FIRST), MPI_BYTE, dest,
-                            TAG_DATA, comm, req_new(reqs)));
-    pieces_transfer(&p->oob, dest, comm, reqs);
-}
-
-/* Receive a string from `src` with `tag` into p->in (the pieces are
- * received later, by pieces_transfer(..., NULL), once p->oob lists them):
- * its first FIRST bytes (msg_recv_post: a receive posted early; its
- * request completed before msg_recv_rest), then the rest. */
-static void msg_recv_post(mpi_peer *p, int src, int tag, MPI_Comm comm, MPI_Request *req)
-{
-    if (p->in_cap < FIRST) {
-        p->in = xrealloc(p->in, FIRST);
-        p->in_cap = FIRST;
-    }
-    MPI_CHECK(MPI_Irecv(p->in, (int)FIRST, MPI_BYTE, src, tag, comm, req));
-}
-
-static void msg_recv_rest(mpi_peer *p, int src, MPI_Comm comm);
-
-static void msg_recv(mpi_peer *p, int src, int tag, MPI_Comm comm)
-{
-    if (p->in_cap < FIRST) {
-        p->in = xrealloc(p->in, FIRST);
-        p->in_cap = FIRST;
-    }
-    MPI_CHECK(MPI_Recv(p->in, (int)FIRST, MPI_BYTE, src, tag, comm, MPI_STATUS_IGNORE));
-    msg_recv_rest(p, src, comm);
-}
-
-static void msg_recv_rest(mpi_peer *p, int src, MPI_Comm comm)
-{
-    int64_t len;
-    memcpy(&len, p->in, sizeof len);
-    if (len < (int64_t)sizeof len) sgl_internal_error("bad message");
-    if ((size_t)len > FIRST) {
-        if ((size_t)len > p->in_cap) {
-            p->in = xrealloc(p->in, (size_t)len);
-            p->in_cap = (size_t)len;
-        }
-        MPI_CHECK(MPI_Recv(p->in + FIRST, to_count((size_t)len - FIRST), MPI_BYTE, src, TAG_DATA,
-                           comm, MPI_STATUS_IGNORE));
-    }
-}
-/* ---- end of messages ---- */
 
 /* The command for child i of a superstep: site, depth, uid, then per op
  * in order: a scatter's element for child i; a bcast's value, or (for a
@@ -275,7 +101,7 @@ static void mpi_send_commands(sgl_node *n, struct sgl_mpi_state *st, const sgl_s
         mpi_peer *p = &st->kid[i];
         sgl_buf *b = &p->out;
         sgl_pieces_clear(&p->oob);
-        int64_t head[4] = {0, s->id, k.depth, k.uid}; /* the length is filled in by msg_isend */
+        int64_t head[4] = {0, s->id, k.depth, k.uid}; /* the length is filled in by sgl_msg_isend */
         b->len = 0;
         sgl_buf_put(b, head, sizeof head);
         for (int j = 0; j < s->nops; j++) {
@@ -290,15 +116,15 @@ static void mpi_send_commands(sgl_node *n, struct sgl_mpi_state *st, const sgl_s
                 if (!separate[j]) sgl_ser_oob(b, op->type, args[j].src, OOB_MIN, &p->oob);
             }
         }
-        msg_isend(p, i, TAG_CMD, n->comm_down, &st->reqs);
+        sgl_msg_isend(p, i, TAG_CMD, n->comm_down, &st->reqs);
     }
     if (any_separate)
         for (int j = 0; j < s->nops; j++)
             if (separate[j]) {
-                MPI_CHECK(MPI_Bcast(bc[j].data, to_count(bc[j].len), MPI_BYTE, 0, n->comm_down));
+                MPI_CHECK(MPI_Bcast(bc[j].data, sgl_mpi_count(bc[j].len), MPI_BYTE, 0, n->comm_down));
                 sgl_buf_free(&bc[j]);
             }
-    req_wait(&st->reqs);
+    sgl_req_wait(&st->reqs);
 }
 
 /* A child's side: decode the inputs of the ops from its command, then
@@ -325,17 +151,18 @@ static void mpi_decode_inputs(MPI_Comm comm, const sgl_site *s, mpi_peer *up, sg
             in[j] = &tmp[j];
         }
     }
-    pieces_transfer(&up->oob, 0, comm, NULL);
+    sgl_pieces_transfer(&up->oob, 0, comm, NULL);
     if (!any_separate) return;
     for (int j = 0; j < s->nops; j++) {
         if (bsize[j] < 0) continue;
         const sgl_op *op = &s->ops[j];
         char *buf = sgl_alloc(bsize[j] ? (size_t)bsize[j] : 1, op->line, op->col);
-        MPI_CHECK(MPI_Bcast(buf, to_count((size_t)bsize[j]), MPI_BYTE, 0, comm));
+        MPI_CHECK(MPI_Bcast(buf, sgl_mpi_count((size_t)bsize[j]), MPI_BYTE, 0, comm));
         sgl_deser(buf, op->type, &tmp[j]);
         free(buf);
     }
 }
+
 
 /* A remote child's report: failure, output segments, gathered values. */
 static void mpi_pack_result(sgl_buf *b, const sgl_site *s, const sgl_child_result *r,
@@ -346,14 +173,16 @@ static void mpi_pack_result(sgl_buf *b, const sgl_site *s, const sgl_child_resul
         int64_t len, failed_op;
         double compute;
         int64_t mlen;
-    } head = {0, r->failed_op, r->compute, (int64_t)mlen}; /* len: filled in by msg_isend */
+    } head = {0, r->failed_op, r->compute, (int64_t)mlen}; /* len: filled in by sgl_msg_isend */
     b->len = 0;
     sgl_buf_put(b, &head, sizeof head);
     if (mlen) sgl_buf_put(b, r->msg, mlen);
     _Static_assert(sizeof r->seg_end[0] == sizeof(int64_t), "output segments travel as int64");
     sgl_buf_put(b, r->seg_end, (size_t)s->nops * sizeof r->seg_end[0]);
-    size_t total = s->nops ? r->seg_end[s->nops - 1] : 0;
-    if (total) sgl_buf_put(b, r->out, total);
+    /* io: the output, or 0 if it follows the report (mpi_send_output) */
+    bool inl = sgl_mpi_out_inline(s, r);
+    put_i64(b, inl);
+    if (inl) sgl_buf_put(b, r->out, sgl_mpi_out_total(s, r));
     for (int j = 0; j < s->nops; j++) {
         if (s->ops[j].kind == SGL_OP_GATHER && (r->failed_op < 0 || r->failed_op > j)) {
             sgl_pieces_cut(l);
@@ -388,7 +217,8 @@ static bool joinable(const sgl_op *op, const sgl_arg *a)
            op->type->elem->kind != SGL_T_VEC;
 }
 
-static void mpi_unpack_result(const char *p, const sgl_site *s, sgl_child_result *r,
+/* Returns whether the child's output follows the report (sgl_mpi_recv_output). */
+static bool mpi_unpack_result(const char *p, const sgl_site *s, sgl_child_result *r,
                               sgl_arg *args, int i, sgl_pieces *l, joined_part *jp)
 {
     p += sizeof(int64_t); /* the length */
@@ -405,8 +235,13 @@ static void mpi_unpack_result(const char *p, const sgl_site *s, sgl_child_result
         p += mlen;
     }
     for (int j = 0; j < s->nops; j++) r->seg_end[j] = (size_t)get_i64(&p);
-    r->out = p;
-    p += s->nops ? r->seg_end[s->nops - 1] : 0;
+    /* io: the output, here or after the report */
+    bool inl = get_i64(&p) != 0;
+    r->out = inl ? p : NULL;
+    r->out_fd = -1;
+    r->out_spilled = 0;
+    r->out_err = 0;
+    if (inl) p += sgl_mpi_out_total(s, r);
     for (int j = 0; j < s->nops; j++) {
         const sgl_op *op = &s->ops[j];
         if (op->kind != SGL_OP_GATHER) continue;
@@ -444,6 +279,7 @@ static void mpi_unpack_result(const char *p, const sgl_site *s, sgl_child_result
         free(path);
     }
     /* ---- end io ---- */
+    return !inl;
 }
 
 /* Is there room for total elements from block 0's start in its own
@@ -533,6 +369,9 @@ static void abandon(const sgl_site *s, sgl_child_result *r)
     r->msg = NULL;
     r->compute = 0;
     r->out = "";
+    r->out_fd = -1;
+    r->out_spilled = 0;
+    r->out_err = 0;
     for (int j = 0; j < s->nops; j++) r->seg_end[j] = 0;
     abandoned_children = true;
 }
@@ -553,7 +392,7 @@ static void abandon(const sgl_site *s, sgl_child_result *r)
  * for a failure, cancels what comes after it in the sequential order
  * (sgl_cancel_after on that master: its child 0 and the nodes below it
  * in this process).  A report that arrived is received the usual way
- * later (msg_recv_rest), in child order.  The check itself stays one
+ * later (sgl_msg_recv_rest), in child order.  The check itself stays one
  * load; a poll costs one MPI_Test per remote child and level. */
 #define POLL_NS 5000000L /* 5 ms */
 
@@ -677,8 +516,8 @@ static void mpi_superstep(sgl_node *n, sgl_key k, const sgl_site *s, sgl_arg *ar
     int nk = n->nchildren;
     struct sgl_mpi_state *st = mpi_state(n);
     if (st->nreport < nk) {
-        st->report = xrealloc(st->report, (size_t)nk * sizeof *st->report);
-        st->arrived = xrealloc(st->arrived, (size_t)nk);
+        st->report = sgl_mpi_realloc(st->report, (size_t)nk * sizeof *st->report);
+        st->arrived = sgl_mpi_realloc(st->arrived, (size_t)nk);
         st->nreport = nk;
     }
     mpi_send_commands(n, st, s, k, args);
@@ -691,7 +530,7 @@ static void mpi_superstep(sgl_node *n, sgl_key k, const sgl_site *s, sgl_arg *ar
      * raises nothing */
     for (int i = 1; i < nk; i++) {
         st->arrived[i] = 0;
-        msg_recv_post(&st->kid[i], i, TAG_REPORT, n->comm_down, &st->report[i]);
+        sgl_msg_recv_post(&st->kid[i], i, TAG_REPORT, n->comm_down, &st->report[i]);
     }
     if (nwatch > SGL_MAX_LEVELS) sgl_internal_error("MPI masters nested too deep");
     watch[nwatch++] = (watched){n, st, nk};
@@ -703,7 +542,7 @@ static void mpi_superstep(sgl_node *n, sgl_key k, const sgl_site *s, sgl_arg *ar
         if (joinable(&s->ops[j], &args[j])) {
             if (st->njp < (size_t)nk * SGL_MAX_OPS) {
                 st->njp = (size_t)nk * SGL_MAX_OPS;
-                st->jp = xrealloc(st->jp, st->njp * sizeof *st->jp);
+                st->jp = sgl_mpi_realloc(st->jp, st->njp * sizeof *st->jp);
             }
             jp = st->jp;
             break;
@@ -721,12 +560,12 @@ static void mpi_superstep(sgl_node *n, sgl_key k, const sgl_site *s, sgl_arg *ar
             abandoned_children = true;
             sgl_unwind(n);
         }
-        msg_recv_rest(p, i, n->comm_down);
+        sgl_msg_recv_rest(p, i, n->comm_down);
         free(res[i].storage); /* left by a superstep that raised */
         res[i].storage = NULL;
         sgl_pieces_clear(&p->oob);
-        mpi_unpack_result(p->in, s, &res[i], args, i, &p->oob,
-                          jp ? jp + (size_t)i * SGL_MAX_OPS : NULL);
+        p->out_follows = mpi_unpack_result(p->in, s, &res[i], args, i, &p->oob,
+                                           jp ? jp + (size_t)i * SGL_MAX_OPS : NULL);
         if (surely_first(s, &res[i])) upto = i + 1;
     }
     drop_reports(st, upto, nk);
@@ -735,7 +574,12 @@ static void mpi_superstep(sgl_node *n, sgl_key k, const sgl_site *s, sgl_arg *ar
         for (int j = 0; j < s->nops; j++)
             if (joinable(&s->ops[j], &args[j])) join_gather(st, &s->ops[j], &args[j], upto, jp, j);
     /* then the large vectors of every report, in place */
-    for (int i = 1; i < upto; i++) pieces_transfer(&st->kid[i].oob, i, n->comm_down, NULL);
+    for (int i = 1; i < upto; i++) sgl_pieces_transfer(&st->kid[i].oob, i, n->comm_down, NULL);
+    /* and the output that did not fit in a report (io) */
+    for (int i = 1; i < upto; i++)
+        if (st->kid[i].out_follows)
+            sgl_mpi_recv_output(n->comm_down, i, TAG_OUT, s, &res[i], &st->kid[i].outbuf,
+                                &st->out_chunk);
     if (rec) sgl_trace_span(n->track, "wait", s, t_wait, sgl_wtime());
 }
 
@@ -770,7 +614,7 @@ void sgl_mpi_serve(sgl_node *c)
     struct sgl_mpi_state *st = mpi_state(c);
     mpi_peer *up = &st->up;
     for (;;) {
-        msg_recv(up, 0, TAG_CMD, c->comm_up);
+        sgl_msg_recv(up, 0, TAG_CMD, c->comm_up);
         const char *p = up->in + sizeof(int64_t);
         int64_t site = get_i64(&p), depth = get_i64(&p), uid = get_i64(&p);
         if (site == CMD_EXIT) {
@@ -792,14 +636,15 @@ void sgl_mpi_serve(sgl_node *c)
         sgl_child_run(c, s, mk, in, out, &r);
         sgl_pieces_clear(&up->oob);
         mpi_pack_result(&up->out, s, &r, out, &up->oob);
-        msg_isend(up, 0, TAG_REPORT, c->comm_up, &st->reqs);
-        req_wait(&st->reqs);
+        sgl_msg_isend(up, 0, TAG_REPORT, c->comm_up, &st->reqs);
+        sgl_mpi_send_output(c->comm_up, 0, TAG_OUT, s, &r, &st->out_chunk); /* io */
+        sgl_req_wait(&st->reqs);
         for (int j = 0; j < s->nops; j++)
             if (s->ops[j].kind == SGL_OP_GATHER && (r.failed_op < 0 || r.failed_op > j))
                 sgl_value_free(s->ops[j].type, out[j]);
         free(r.msg);
         sgl_files_free(&r.files); /* io */
-        c->out.len = 0;
+        sgl_out_reset(c);
     }
 }
 

@@ -5,7 +5,13 @@
  * master appends its children's output, op by op and child by child, to
  * its own (sgl_merge_results); the root writes its buffer to stdout.  So
  * the program prints what its sequential depth-first execution prints
- * (brief §1, §8).
+ * (brief §1, §8).  A node other than the executable's root keeps at most
+ * sgl_spill_threshold() bytes in memory: past it, the whole lines of its
+ * buffer move to its spill file (sgl_internal.h), at the end of a print
+ * and while the master appends; the master reads a child's spilled
+ * output back in SGL_OUT_CHUNK pieces.  The file holds whole lines only,
+ * so the partial line a failing node drops (sgl_raise) is always in the
+ * buffer.
  *
  * Files.  The file builtins note their path on the node that runs them
  * (sgl_files_note); when a superstep ends without a failure, the master
@@ -30,6 +36,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 /* ------------------------------------------------------------------ */
 /* Errors                                                               */
@@ -87,6 +94,217 @@ void sgl_fail(int line, int col, const char *fmt, ...)
 /* Output                                                               */
 
 sgl_buf *sgl_out(sgl_node *n) { return &n->out; }
+
+/* ---- spill files ---- */
+
+#define SPILL_DEFAULT ((size_t)1 << 20)
+
+/* 0: not read yet, else the threshold + 1 (read by any thread; a race
+ * only reads the environment twice) */
+static _Atomic size_t spill_threshold_1;
+
+size_t sgl_spill_threshold(void)
+{
+    size_t t = atomic_load_explicit(&spill_threshold_1, memory_order_relaxed);
+    if (t) return t - 1;
+    size_t v = SPILL_DEFAULT;
+    const char *e = getenv("SGL_OUTPUT_SPILL");
+    if (e && *e) {
+        char *end = NULL;
+        errno = 0;
+        unsigned long long x = strtoull(e, &end, 10);
+        size_t mult = 1;
+        if (end && (*end == 'k' || *end == 'K')) mult = (size_t)1 << 10;
+        else if (end && *end == 'M') mult = (size_t)1 << 20;
+        else if (end && *end == 'G') mult = (size_t)1 << 30;
+        if (end && mult > 1) end++;
+        if (errno || end == e || *e == '-' || !end || *end || x > (SIZE_MAX - 1) / mult) {
+            char msg[300];
+            snprintf(msg, sizeof msg,
+                     "SGL_OUTPUT_SPILL='%.100s' is not a number of bytes (a suffix k, M or G "
+                     "multiplies it)",
+                     e);
+            sgl_internal_error(msg);
+        }
+        v = (size_t)x * mult;
+    }
+    atomic_store_explicit(&spill_threshold_1, v + 1, memory_order_relaxed);
+    return v;
+}
+
+static const char *spill_dir(void)
+{
+    const char *d = getenv("TMPDIR");
+    return d && *d ? d : "/tmp";
+}
+
+/* Make f's anonymous temporary file: 0 or an errno. */
+static int spill_open(sgl_spill *f)
+{
+    const char *dir = spill_dir();
+    size_t n = strlen(dir) + sizeof "/sgl-output-XXXXXX";
+    char *path = malloc(n);
+    if (!path) return ENOMEM;
+    snprintf(path, n, "%s/sgl-output-XXXXXX", dir);
+    int fd = mkstemp(path);
+    if (fd < 0) {
+        int e = errno;
+        free(path);
+        return e;
+    }
+    if (unlink(path) != 0) {
+        int e = errno;
+        close(fd);
+        free(path);
+        return e;
+    }
+    free(path);
+    *f = (sgl_spill){fd, true, 0, 0};
+    return 0;
+}
+
+int sgl_spill_append(sgl_spill *f, const void *p, size_t n)
+{
+    if (n == 0) return 0;
+    if (!f->open) {
+        int e = spill_open(f);
+        if (e) return e;
+    }
+    if (f->len == 0 && f->size > 0) {
+        /* a new use: give the disk space of the last one back */
+        if (ftruncate(f->fd, 0) != 0) return errno;
+        f->size = 0;
+    }
+    size_t done = 0;
+    while (done < n) {
+        size_t want = n - done < ((size_t)1 << 30) ? n - done : (size_t)1 << 30;
+        ssize_t w = pwrite(f->fd, (const char *)p + done, want, (off_t)(f->len + done));
+        if (w < 0 && errno == EINTR) continue;
+        if (w <= 0) return w < 0 ? errno : EIO;
+        done += (size_t)w;
+    }
+    f->len += n;
+    if (f->len > f->size) f->size = f->len;
+    return 0;
+}
+
+int sgl_spill_read(int fd, size_t off, void *p, size_t n)
+{
+    size_t done = 0;
+    while (done < n) {
+        size_t want = n - done < ((size_t)1 << 30) ? n - done : (size_t)1 << 30;
+        ssize_t r = pread(fd, (char *)p + done, want, (off_t)(off + done));
+        if (r < 0 && errno == EINTR) continue;
+        if (r <= 0) return r < 0 ? errno : EIO; /* 0: the file is shorter than it must be */
+        done += (size_t)r;
+    }
+    return 0;
+}
+
+void sgl_spill_rewind(sgl_spill *f) { f->len = 0; }
+
+void sgl_spill_close(sgl_spill *f)
+{
+    if (f->open) close(f->fd);
+    *f = (sgl_spill){0};
+}
+
+void sgl_out_reset(sgl_node *n)
+{
+    n->out.len = 0;
+    sgl_spill_rewind(&n->spill);
+}
+
+void sgl_out_free(sgl_node *n)
+{
+    sgl_spill_close(&n->spill);
+    sgl_buf_free(&n->out);
+}
+
+void sgl_out_result(sgl_node *c, sgl_child_result *r)
+{
+    r->out = c->out.data;
+    r->out_fd = c->spill.open ? c->spill.fd : -1;
+    r->out_spilled = c->spill.len;
+    r->out_err = 0;
+}
+
+/* If n's buffer has passed the threshold (n not the executable's root),
+ * move its whole lines to the file.  0, or the errno of a failure (the
+ * buffer is then unchanged). */
+static int out_spill(sgl_node *n)
+{
+    size_t t = sgl_spill_threshold();
+    if (n->is_root || n->out.len < t || n->out.len == 0) return 0;
+    size_t k = n->out.len;
+    while (k > 0 && n->out.data[k - 1] != '\n') k--;
+    if (k == 0) return 0; /* one line, not ended yet */
+    int e = sgl_spill_append(&n->spill, n->out.data, k);
+    if (e) return e;
+    memmove(n->out.data, n->out.data + k, n->out.len - k);
+    n->out.len -= k;
+    if (n->out.cap > 2 * t + ((size_t)1 << 16) && n->out.len < t) {
+        /* one long line grew the buffer: give the memory back */
+        char *p = malloc(t + ((size_t)1 << 16));
+        if (p) {
+            memcpy(p, n->out.data, n->out.len);
+            free(n->out.data);
+            n->out.data = p;
+            n->out.cap = t + ((size_t)1 << 16);
+        }
+    }
+    return 0;
+}
+
+/* The run-time error (owned) of output that could not be kept in, or read
+ * back from, a temporary file: errno err, on node n, at line:col. */
+static char *spill_error(sgl_node *n, int line, int col, bool reading, int err)
+{
+    char what[700];
+    if (reading)
+        snprintf(what, sizeof what, "cannot read the output back from its temporary file in '%.300s': %s",
+                 spill_dir(), strerror(err));
+    else
+        snprintf(what, sizeof what, "cannot keep the output in a temporary file in '%.300s': %s",
+                 spill_dir(), strerror(err));
+    char msg[1400];
+    const char *file = sgl_prog ? sgl_prog->file : "sgl";
+    if (line > 0)
+        snprintf(msg, sizeof msg, "%s:%d:%d: runtime error: %s (node %s)", file, line, col, what, n->path);
+    else
+        snprintf(msg, sizeof msg, "%s: runtime error: %s (node %s)", file, what, n->path);
+    return sgl_strdup(msg);
+}
+
+int sgl_out_drain(sgl_node *n, void (*fn)(const char *p, size_t len, void *user), void *user)
+{
+    int err = 0;
+    if (n->spill.len > 0) {
+        char *buf = malloc(SGL_OUT_CHUNK);
+        if (!buf) err = ENOMEM;
+        size_t off = 0, have = 0;
+        while (!err && off < n->spill.len) {
+            size_t take = n->spill.len - off < SGL_OUT_CHUNK - have ? n->spill.len - off
+                                                                    : SGL_OUT_CHUNK - have;
+            err = sgl_spill_read(n->spill.fd, off, buf + have, take);
+            if (err) break;
+            off += take;
+            have += take;
+            size_t cut = have;
+            while (cut > 0 && buf[cut - 1] != '\n') cut--;
+            if (cut == 0) cut = have; /* a line longer than a piece */
+            fn(buf, cut, user);
+            memmove(buf, buf + cut, have - cut);
+            have -= cut;
+        }
+        if (!err && have) fn(buf, have, user);
+        free(buf);
+    }
+    if (!err && n->out.len) fn(n->out.data, n->out.len, user);
+    sgl_out_reset(n);
+    return err;
+}
+/* ---- end of spill files ---- */
 
 /* Set once a write to standard output has failed: the failure is reported
  * (once), and nothing more is written. */
@@ -153,9 +371,19 @@ void sgl_flush_root(sgl_node *n)
 void sgl_print_end(sgl_node *n, int line, int col)
 {
     sgl_buf_put(&n->out, "\n", 1);
-    if (n->is_root && n->out.len >= 1 << 16) {
-        char *msg = root_write(n, line, col);
-        if (msg) sgl_raise(n, msg);
+    if (n->is_root) {
+        if (n->out.len >= 1 << 16) {
+            char *msg = root_write(n, line, col);
+            if (msg) sgl_raise(n, msg);
+        }
+    } else if (n->out.len >= sgl_spill_threshold()) {
+        int e = out_spill(n);
+        if (e) {
+            /* the error is this print's: its line is not kept (sgl_raise
+             * drops it once its newline is gone) */
+            n->out.len--;
+            sgl_raise(n, spill_error(n, line, col, false, e));
+        }
     }
 }
 
@@ -259,24 +487,82 @@ static void files_merge(sgl_node *n, sgl_child_result *res, int nkids)
     }
 }
 
+/* A merge's state: the first failure of the output itself (owned; then
+ * nothing more is appended), the op whose output is being appended (where
+ * such a failure is located), a buffer for reading spilled output. */
+typedef struct merge_state {
+    char *err;
+    int line, col;
+    char *chunk;
+} merge_state;
+
+static void merge_put(sgl_node *n, const char *p, size_t len, merge_state *m)
+{
+    if (m->err || len == 0) return;
+    sgl_buf_put(&n->out, p, len);
+    if (n->is_root) {
+        if (n->out.len >= 1 << 16) m->err = root_write(n, 0, 0);
+    } else if (n->out.len >= sgl_spill_threshold()) {
+        int e = out_spill(n);
+        if (e) m->err = spill_error(n, m->line, m->col, false, e);
+    }
+}
+
+/* Append bytes a .. b of child result r's output to n's. */
+static void merge_range(sgl_node *n, const sgl_child_result *r, size_t a, size_t b, merge_state *m)
+{
+    if (a >= b || m->err) return;
+    if (r->out_err) {
+        m->err = spill_error(n, m->line, m->col, false, r->out_err);
+        return;
+    }
+    while (a < b && a < r->out_spilled) {
+        size_t end = b < r->out_spilled ? b : r->out_spilled;
+        size_t take = end - a < SGL_OUT_CHUNK ? end - a : SGL_OUT_CHUNK;
+        if (!m->chunk) {
+            m->chunk = malloc(SGL_OUT_CHUNK);
+            if (!m->chunk) sgl_internal_error("out of memory (output)");
+        }
+        int e = sgl_spill_read(r->out_fd, a, m->chunk, take);
+        if (e) {
+            m->err = spill_error(n, m->line, m->col, true, e);
+            return;
+        }
+        merge_put(n, m->chunk, take, m);
+        if (m->err) return;
+        a += take;
+    }
+    if (a < b) merge_put(n, r->out + (a - r->out_spilled), b - a, m);
+}
+
+static void results_release(sgl_child_result *res, int nkids)
+{
+    for (int k = 0; k < nkids; k++) {
+        free(res[k].msg);
+        res[k].msg = NULL;
+        sgl_files_free(&res[k].files);
+    }
+}
+
 void sgl_merge_results(sgl_node *n, const sgl_site *s, sgl_child_result *res, int nkids)
 {
+    merge_state m = {NULL, 0, 0, NULL};
     for (int j = 0; j < s->nops; j++) {
+        m.line = s->ops[j].line;
+        m.col = s->ops[j].col;
         for (int i = 0; i < nkids; i++) {
             sgl_child_result *r = &res[i];
             size_t start = j ? r->seg_end[j - 1] : 0;
-            if (r->seg_end[j] > start) sgl_buf_put(&n->out, r->out + start, r->seg_end[j] - start);
-            if (r->failed_op == j) {
-                char *msg = r->msg;
-                r->msg = NULL;
-                for (int k = 0; k < nkids; k++) {
-                    free(res[k].msg);
-                    res[k].msg = NULL;
-                    sgl_files_free(&res[k].files);
-                }
+            merge_range(n, r, start, r->seg_end[j], &m);
+            if (r->failed_op == j || m.err) {
+                char *msg = r->failed_op == j ? r->msg : NULL;
+                if (r->failed_op == j) r->msg = NULL;
+                results_release(res, nkids);
+                free(m.chunk);
                 /* the output printed before the failure comes first: if
-                 * writing it fails, that failure is the first error */
-                char *werr = root_write(n, 0, 0);
+                 * keeping or writing it fails, that failure is the first
+                 * error */
+                char *werr = m.err ? m.err : root_write(n, 0, 0);
                 if (werr) {
                     free(msg);
                     msg = werr;
@@ -285,6 +571,7 @@ void sgl_merge_results(sgl_node *n, const sgl_site *s, sgl_child_result *res, in
             }
         }
     }
+    free(m.chunk);
     if (n->is_root) sgl_flush_root(n);
     files_check(n, s, res, nkids);
     files_merge(n, res, nkids);

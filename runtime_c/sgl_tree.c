@@ -288,7 +288,7 @@ void sgl_child_ops(sgl_node *c, const sgl_site *s, sgl_key mk, void **in, void *
                    sgl_child_result *r, int j0, int j1)
 {
     if (r->failed_op >= 0) { /* failed or cancelled in an earlier op: nothing more */
-        for (int k = j0; k < j1; k++) r->seg_end[k] = c->out.len;
+        for (int k = j0; k < j1; k++) r->seg_end[k] = sgl_out_pos(c);
         return;
     }
     sgl_node *saved_cur = sgl_cur;
@@ -320,13 +320,13 @@ void sgl_child_ops(sgl_node *c, const sgl_site *s, sgl_key mk, void **in, void *
             case SGL_OP_PARDO: op->body(c, ck, frame); break;
             case SGL_OP_GATHER: op->eval(c, ck, frame, out[j]); break;
             }
-            r->seg_end[j] = c->out.len;
+            r->seg_end[j] = sgl_out_pos(c);
         }
     } else {
         r->failed_op = j;
         r->msg = c->errmsg; /* NULL: cancelled */
         c->errmsg = NULL;
-        for (int k = j; k < j1; k++) r->seg_end[k] = c->out.len;
+        for (int k = j; k < j1; k++) r->seg_end[k] = sgl_out_pos(c);
         if (r->msg && c->parent) sgl_cancel_after(c->parent, j, c->child_index);
     }
     atomic_store_explicit(&c->cur_op, -1,
@@ -343,8 +343,8 @@ void sgl_child_ops(sgl_node *c, const sgl_site *s, sgl_key mk, void **in, void *
 void sgl_child_end(sgl_node *c, const sgl_site *s, sgl_child_result *r)
 {
     if (r->failed_op >= 0)
-        for (int k = r->failed_op; k < s->nops; k++) r->seg_end[k] = c->out.len;
-    r->out = c->out.data;
+        for (int k = r->failed_op; k < s->nops; k++) r->seg_end[k] = sgl_out_pos(c);
+    sgl_out_result(c, r); /* io */
     r->files = c->files; /* io: moved to the result */
     c->files = (sgl_fileset){0};
 }
@@ -510,10 +510,10 @@ void sgl_superstep(sgl_node *n, sgl_key k, const sgl_site *s, sgl_arg *args)
     sgl_child_result *res = results_for(n, nk);
     n->via->superstep(n, k, s, args, res, rec);
     release_sources(s, args);
-    /* the merge reads the children's output through res[i].out and may
-     * raise: empty the local children's buffers first (the bytes stay
-     * allocated) */
-    for (int i = 0; i < n->nlocal; i++) n->kids[i].out.len = 0;
+    /* the merge reads the children's output through res[i] and may
+     * raise: empty the local children's output first (the bytes stay
+     * readable until they print again) */
+    for (int i = 0; i < n->nlocal; i++) sgl_out_reset(&n->kids[i]);
     if (rec) step_end(n, s, args, res, nk, rec);
     if (merge_needed(n, s, res, nk)) sgl_merge_results(n, s, res, nk);
     for (int i = 0; i < nk; i++) {

@@ -1,0 +1,159 @@
+/*
+ * sgl_mpi_msg.c: the message layer of the MPI transport (sgl_mpi_msg.h):
+ * a command or a report as one byte string and its pieces, sent and
+ * received with checked MPI calls.  Compiled to nothing without
+ * SGL_USE_MPI.
+ */
+#define _POSIX_C_SOURCE 200809L
+#include "sgl_mpi_msg.h"
+
+#ifdef SGL_USE_MPI
+
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+
+int sgl_mpi_count(size_t n)
+{
+    if (n > INT_MAX) sgl_internal_error("message larger than 2 GiB");
+    return (int)n;
+}
+
+void *sgl_mpi_realloc(void *p, size_t n)
+{
+    void *q = realloc(p, n ? n : 1);
+    if (!q) sgl_internal_error("out of memory (messages)");
+    return q;
+}
+
+MPI_Request *sgl_req_new(req_list *l)
+{
+    if (l->n == l->cap) {
+        l->cap = l->cap ? 2 * l->cap : 16;
+        l->r = sgl_mpi_realloc(l->r, (size_t)l->cap * sizeof *l->r);
+    }
+    return &l->r[l->n++];
+}
+
+void sgl_req_wait(req_list *l)
+{
+    if (l->n) MPI_CHECK(MPI_Waitall(l->n, l->r, MPI_STATUSES_IGNORE));
+    l->n = 0;
+}
+
+/* Send (reqs non-NULL: post the sends) or receive the pieces of l: one
+ * message per value (pieces of one message id) and OOB_CHUNK bytes.  A
+ * message of one block travels from or into that block; one of several
+ * blocks (rows that do not lie next to each other) is packed into or
+ * unpacked from a staging buffer, since MPI moves a non-contiguous
+ * datatype fragment by fragment, far slower than one contiguous block. */
+void sgl_pieces_transfer(const sgl_pieces *l, int peer, MPI_Comm comm, req_list *reqs)
+{
+    int64_t k = 0;   /* current piece */
+    size_t off = 0;  /* bytes of it already covered */
+    while (k < l->n) {
+        /* the message: from piece k at off, up to OOB_CHUNK bytes of its value */
+        int64_t msg = l->msg[k], k0 = k;
+        size_t off0 = off, size = 0;
+        int nb = 0;
+        while (k < l->n && l->msg[k] == msg && size < OOB_CHUNK) {
+            size_t take = l->len[k] - off < OOB_CHUNK - size ? l->len[k] - off : OOB_CHUNK - size;
+            size += take;
+            nb++;
+            off += take;
+            if (off == l->len[k]) {
+                k++;
+                off = 0;
+            }
+        }
+        if (nb == 1) {
+            char *p = l->ptr[k0] + off0;
+            if (reqs)
+                MPI_CHECK(MPI_Isend(p, (int)size, MPI_BYTE, peer, TAG_DATA, comm, sgl_req_new(reqs)));
+            else
+                MPI_CHECK(MPI_Recv(p, (int)size, MPI_BYTE, peer, TAG_DATA, comm, MPI_STATUS_IGNORE));
+            continue;
+        }
+        char *stage = malloc(size);
+        if (!stage) sgl_internal_error("out of memory (message)");
+        size_t at = 0;
+        for (int64_t q = k0, o = (int64_t)off0; at < size; q++, o = 0) {
+            size_t take = l->len[q] - (size_t)o < size - at ? l->len[q] - (size_t)o : size - at;
+            if (reqs) memcpy(stage + at, l->ptr[q] + o, take);
+            at += take;
+        }
+        if (reqs) {
+            /* blocking: the receiver takes its messages in order */
+            MPI_CHECK(MPI_Send(stage, (int)size, MPI_BYTE, peer, TAG_DATA, comm));
+        } else {
+            MPI_CHECK(MPI_Recv(stage, (int)size, MPI_BYTE, peer, TAG_DATA, comm, MPI_STATUS_IGNORE));
+            at = 0;
+            for (int64_t q = k0, o = (int64_t)off0; at < size; q++, o = 0) {
+                size_t take = l->len[q] - (size_t)o < size - at ? l->len[q] - (size_t)o : size - at;
+                memcpy(l->ptr[q] + o, stage + at, take);
+                at += take;
+            }
+        }
+        free(stage);
+    }
+}
+
+/* Post the sends of p's string and pieces to `dest` with `tag`. */
+void sgl_msg_isend(mpi_peer *p, int dest, int tag, MPI_Comm comm, req_list *reqs)
+{
+    int64_t len = (int64_t)p->out.len;
+    memcpy(p->out.data, &len, sizeof len);
+    if (p->out.len <= FIRST && p->oob.bytes == 0) {
+        /* one short message: sent eagerly by MPI, and the receiver is
+         * waiting for it anyway (a child for its command, a master for
+         * the report of a child it has sent the command) */
+        MPI_CHECK(MPI_Send(p->out.data, (int)p->out.len, MPI_BYTE, dest, tag, comm));
+        return;
+    }
+    size_t first = p->out.len < FIRST ? p->out.len : FIRST;
+    MPI_CHECK(MPI_Isend(p->out.data, (int)first, MPI_BYTE, dest, tag, comm, sgl_req_new(reqs)));
+    if (p->out.len > FIRST)
+        MPI_CHECK(MPI_Isend(p->out.data + FIRST, sgl_mpi_count(p->out.len - FIRST), MPI_BYTE, dest,
+                            TAG_DATA, comm, sgl_req_new(reqs)));
+    sgl_pieces_transfer(&p->oob, dest, comm, reqs);
+}
+
+/* Receive a string from `src` with `tag` into p->in (the pieces are
+ * received later, by sgl_pieces_transfer(..., NULL), once p->oob lists them):
+ * its first FIRST bytes (sgl_msg_recv_post: a receive posted early; its
+ * request completed before sgl_msg_recv_rest), then the rest. */
+void sgl_msg_recv_post(mpi_peer *p, int src, int tag, MPI_Comm comm, MPI_Request *req)
+{
+    if (p->in_cap < FIRST) {
+        p->in = sgl_mpi_realloc(p->in, FIRST);
+        p->in_cap = FIRST;
+    }
+    MPI_CHECK(MPI_Irecv(p->in, (int)FIRST, MPI_BYTE, src, tag, comm, req));
+}
+
+void sgl_msg_recv(mpi_peer *p, int src, int tag, MPI_Comm comm)
+{
+    if (p->in_cap < FIRST) {
+        p->in = sgl_mpi_realloc(p->in, FIRST);
+        p->in_cap = FIRST;
+    }
+    MPI_CHECK(MPI_Recv(p->in, (int)FIRST, MPI_BYTE, src, tag, comm, MPI_STATUS_IGNORE));
+    sgl_msg_recv_rest(p, src, comm);
+}
+
+void sgl_msg_recv_rest(mpi_peer *p, int src, MPI_Comm comm)
+{
+    int64_t len;
+    memcpy(&len, p->in, sizeof len);
+    if (len < (int64_t)sizeof len) sgl_internal_error("bad message");
+    if ((size_t)len > FIRST) {
+        if ((size_t)len > p->in_cap) {
+            p->in = sgl_mpi_realloc(p->in, (size_t)len);
+            p->in_cap = (size_t)len;
+        }
+        MPI_CHECK(MPI_Recv(p->in + FIRST, sgl_mpi_count((size_t)len - FIRST), MPI_BYTE, src, TAG_DATA,
+                           comm, MPI_STATUS_IGNORE));
+    }
+}
+
+#endif /* SGL_USE_MPI */
