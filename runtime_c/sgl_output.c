@@ -41,13 +41,33 @@
 /* ------------------------------------------------------------------ */
 /* Errors                                                               */
 
-_Noreturn void sgl_internal_error(const char *what)
+/* The one line of a run-time error: what, located at line:col (line 0:
+ * the program file only) on the node of the given path. */
+static void error_line(char *msg, size_t size, int line, int col, const char *what,
+                       const char *path)
+{
+    const char *file = sgl_prog ? sgl_prog->file : "sgl";
+    if (line > 0)
+        snprintf(msg, size, "%s:%d:%d: runtime error: %s (node %s)", file, line, col, what, path);
+    else
+        snprintf(msg, size, "%s: runtime error: %s (node %s)", file, what, path);
+}
+
+/* Stop the program with msg, a whole error line (what in a library). */
+static _Noreturn void stop(const char *what, const char *msg)
 {
     sgl_lib_internal_error(what); /* a library never stops its host process */
     fflush(stdout);
-    fprintf(stderr, "%s: runtime error: %s\n", sgl_prog ? sgl_prog->file : "sgl", what);
+    fprintf(stderr, "%s\n", msg);
     sgl_mpi_abort();
     exit(1);
+}
+
+_Noreturn void sgl_internal_error(const char *what)
+{
+    char msg[1400];
+    snprintf(msg, sizeof msg, "%s: runtime error: %s", sgl_prog ? sgl_prog->file : "sgl", what);
+    stop(what, msg);
 }
 
 char *sgl_strdup(const char *s)
@@ -80,13 +100,8 @@ void sgl_fail(int line, int col, const char *fmt, ...)
     va_end(ap);
     sgl_node *n = sgl_cur;
     char msg[1400];
-    const char *file = sgl_prog ? sgl_prog->file : "sgl";
-    const char *path = n ? n->path : "?";
-    if (line > 0)
-        snprintf(msg, sizeof msg, "%s:%d:%d: runtime error: %s (node %s)", file, line, col, what, path);
-    else
-        snprintf(msg, sizeof msg, "%s: runtime error: %s (node %s)", file, what, path);
-    if (!n) sgl_internal_error(msg);
+    error_line(msg, sizeof msg, line, col, what, n ? n->path : "?");
+    if (!n) stop(what, msg); /* before the tree exists (or after it is gone) */
     sgl_raise(n, sgl_strdup(msg));
 }
 
@@ -268,11 +283,7 @@ static char *spill_error(sgl_node *n, int line, int col, bool reading, int err)
         snprintf(what, sizeof what, "cannot keep the output in a temporary file in '%.300s': %s",
                  spill_dir(), strerror(err));
     char msg[1400];
-    const char *file = sgl_prog ? sgl_prog->file : "sgl";
-    if (line > 0)
-        snprintf(msg, sizeof msg, "%s:%d:%d: runtime error: %s (node %s)", file, line, col, what, n->path);
-    else
-        snprintf(msg, sizeof msg, "%s: runtime error: %s (node %s)", file, what, n->path);
+    error_line(msg, sizeof msg, line, col, what, n->path);
     return sgl_strdup(msg);
 }
 
