@@ -1,4 +1,4 @@
-"""The `moves` pass: last uses of vectors, and owned/borrowed parameters.
+"""The `moves` pass: last uses of vectors, owned/borrowed parameters, drops.
 
 A liveness analysis over the structured IR, per function, of every vector
 variable *at each level* (the master's copy of `x` and its children's
@@ -45,8 +45,26 @@ that vector in `For.unique`; the emitter makes it unique once before the
 loop, and the writes in the loop skip the copy-on-write check (nothing in
 the body can share or replace its buffer).
 
+Drops (Perceus's `drop`): where a vector variable dies, the pass puts an
+`ir.Drop` that frees it and leaves it empty: after a statement that reads
+or writes it last (the unit's keys minus the live-out set), at the start
+of a branch that does not read a variable the other branch reads, at the
+start of a loop body for what the body does not read before overwriting
+it, and after a loop for what the loop reads but nothing after it does (a
+`break` path drops before its `break`).  So a variable read in a later
+iteration is live at the back edge and never dropped inside the loop.  A
+drop frees the copies of its own level only (code at one level cannot free
+another level's): a child's variable is dropped in the pardo body where it
+dies, and one that dies in the master's control flow between supersteps
+lives until the activation ends.  Not dropped: a variable the unit before
+moved (empty already, unless the move is in the right operand of && or
+||), a borrowed parameter at level 0 (its caller owns it), and a level-0
+variable just before the function returns (the return frees it).  The
+fast copies that the pass `bounds` makes of loop bodies copy their drops.
+
 The pass copies the program (it leaves its argument unchanged), sets
-every mark afresh, and is idempotent.  It runs after every pass that
+every mark afresh (the drops of an earlier run are removed first), and is
+idempotent.  It runs after every pass that
 moves code (a fused superstep is one unit): a pass after it that
 reorders or joins statements must run it again.
 """
