@@ -55,8 +55,9 @@ it, and after a loop for what the loop reads but nothing after it does (a
 iteration is live at the back edge and never dropped inside the loop.  A
 drop frees the copies of its own level only (code at one level cannot free
 another level's): a child's variable is dropped in the pardo body where it
-dies, and one that dies in the master's control flow between supersteps
-lives until the activation ends.  Not dropped: a variable the unit before
+dies, and one that dies in the master's control flow between supersteps,
+or in a gather's expression that does not move it, lives until the
+activation ends (or its next assignment).  Not dropped: a variable the unit before
 moved (empty already, unless the move is in the right operand of && or
 ||), a borrowed parameter at level 0 (its caller owns it), and a level-0
 variable just before the function returns (the return frees it).  The
