@@ -657,6 +657,12 @@ class _Statements(_Builtins):
         fn = "sgl_span_in_range" if g.kind == "span" else "sgl_span_in_range_sub"
         return c.call(fn, a, b, off, length)
 
+    def st_Drop(self, s: ir.Drop) -> None:
+        """Vectors dead here (the moves pass): freed and left empty, so that
+        the free at the return or the frame's end does nothing."""
+        for v in s.vars:
+            self.out(c.stmt(c.call("sgl_vec_free", self.T.ref(v.ty), c.addr(self.var(v)))))
+
     def st_Break(self, s: ir.Break) -> None:
         self.out("break;")
 

@@ -212,6 +212,15 @@ class FastLoop:
 
 
 @dataclass(eq=False)
+class Drop(Stmt):
+    """Set by the `moves` pass: free the values of `vars` (vectors at the
+    statement's level, dead here) and leave them empty, so that a later
+    free (a return, the end of a child's frame) does nothing."""
+
+    vars: list[Var] = field(default_factory=list)
+
+
+@dataclass(eq=False)
 class Break(Stmt):
     pass
 

@@ -23,7 +23,9 @@ check `v[i, in place]`, and a hoisted row its name.
 
 After the `moves` pass, a read that is a variable's last use, whose value
 is moved out instead of shared, shows as `move v`, and each parameter says
-whether it is `owned` or `borrowed` (`func f(v: [int] owned)`).
+whether it is `owned` or `borrowed` (`func f(v: [int] owned)`); a vector
+freed where it dies shows as `drop v` (its own line, at the level of the
+copy it frees).
 
 An expression at another level than its statement is marked `@L<n>`; a
 variable whose name is declared twice in one function shows its C name
@@ -136,6 +138,8 @@ class _Writer:
             self.line(lv, pos, depth, "return" + value)
         elif isinstance(s, (ir.Break, ir.Continue)):
             self.line(lv, pos, depth, type(s).__name__.lower())
+        elif isinstance(s, ir.Drop):
+            self.line(lv, pos, depth, "drop " + ", ".join(self.var(v) for v in s.vars))
         else:
             self.line(lv, pos, depth, f"<{type(s).__name__}>")
 

@@ -14,6 +14,7 @@ from conftest import REPO
 from sglc import ir, irtext, pipeline
 from sglc.passes import IR_STAGES, PIPELINE, verify
 from sglc.passes.moves import MOVES, moves
+from sglc.passes.verify import IRError as verify_error
 
 
 def fused(src: str) -> ir.Program:
@@ -247,3 +248,155 @@ def test_a_loop_that_writes_a_vector_and_only_indexes_it_makes_it_unique_once() 
     assert c is not None
     assert "sgl_vec_make_unique(&T_v_int, &v_v, 3, 5);" in c, c
     assert "sgl_at_mut" not in c, c
+
+
+# ---------------------------------------------------------------- drops
+
+
+def lines_of(prog: ir.Program, func: str, stage: str = "moves") -> list[str]:
+    """The IR text of function `func`, one statement a line, as `L0 text`
+    (its nesting kept as indentation, the source positions left out)."""
+    text = irtext.format_program(prog, stage).splitlines()
+    start = next(i for i, ln in enumerate(text) if ln.startswith(f"func {func}("))
+    out: list[str] = []
+    for ln in text[start + 2:]:
+        if not ln.startswith("  "):
+            break
+        out.append(f"{ln[2:5].strip()} {ln[13:]}".strip())
+    return out
+
+
+def test_a_vector_is_dropped_after_its_last_borrowed_read() -> None:
+    prog = run_moves(
+        "func main() {\n"
+        "    var v = [1, 2];\n"
+        "    print(len(v));\n"           # v's last use only looks: dropped after it
+        "    var w = [3];\n"
+        "    print(w, sum(w));\n"
+        "    var x = w;\n"               # dead: w is moved, x dropped at once
+        "    print(1);\n"
+        "    var y = [4];\n"
+        "    print(y);\n"                # the end of the function frees y: no drop
+        "}\n")
+    assert lines_of(prog, "main") == [
+        "L0 v = [1, 2]", "L0 print(len(v))", "L0 drop v", "L0 w = [3]", "L0 print(w, sum(w))",
+        "L0 x = move w", "L0 drop x", "L0 print(1)", "L0 y = [4]", "L0 print(y)"]
+    c = pipeline.run("func main() {\n    var v = [1, 2];\n    print(len(v));\n    print(1);\n}\n",
+                     "t.sgl", "emit").c
+    assert c is not None
+    # freed (and left empty) right after the print, and again, a no-op, on return
+    assert c.count("sgl_vec_free(&T_v_int, &v_v);") == 2, c
+    assert c.index("sgl_vec_free(&T_v_int, &v_v);") < c.index('#line 4 "t.sgl"'), c
+
+
+def test_a_vector_read_in_one_branch_is_dropped_at_the_start_of_the_other() -> None:
+    prog = run_moves(
+        "func main() {\n"
+        "    var a = [1];\n"
+        "    var b = [2];\n"
+        "    if arg_int(0, 1) > 0 {\n"
+        "        print(a);\n"
+        "    }\n"
+        "    if len(b) > 5 {\n"          # b dies in the condition: dropped in both
+        "        print(0);\n"
+        "    } else {\n"
+        "        print(1);\n"
+        "    }\n"
+        "    print(2);\n"
+        "}\n")
+    assert lines_of(prog, "main") == [
+        "L0 a = [1]", "L0 b = [2]", "L0 if arg_int(0, 1) > 0", "L0   print(a)", "L0   drop a",
+        "else", "L0   drop a", "L0 if len(b) > 5", "L0   drop b", "L0   print(0)", "else",
+        "L0   drop b", "L0   print(1)", "L0 print(2)"]
+
+
+def test_a_vector_read_in_a_loop_is_dropped_after_it_never_in_it() -> None:
+    prog = run_moves(
+        "func main() {\n"
+        "    var v = [1, 2];\n"
+        "    var s = 0;\n"
+        "    for i in 0 .. 2 {\n"
+        "        var t = [s];\n"         # t lives one iteration: dropped in it
+        "        s += v[i] + len(t);\n"
+        "    }\n"
+        "    var u = [5];\n"
+        "    while len(u) > s {\n"       # u dies when the loop ends
+        "        s += 1;\n"
+        "        if s > 10 { break; }\n" # and when it is left by break
+        "    }\n"
+        "    print(s);\n"
+        "}\n")
+    assert lines_of(prog, "main") == [
+        "L0 v = [1, 2]", "L0 s = 0", "L0 for i in 0 .. 2", "L0   t = [s]", "L0   s += v[i] + len(t)",
+        "L0   drop t", "L0 drop v", "L0 u = [5]", "L0 while len(u) > s", "L0   s += 1",
+        "L0   if s > 10", "L0     drop u", "L0     break", "L0 drop u", "L0 print(s)"]
+
+
+def test_a_childs_vector_is_dropped_in_the_last_superstep_that_reads_it() -> None:
+    prog = run_moves(
+        "func f(v: [int]) -> int {\n"
+        "    if worker { return 0; }\n"
+        "    var part: [int]; var a: int; var b: int; var got: [int];\n"
+        "    scatter split(v, nchildren) -> part;\n"
+        "    pardo { a = len(part); }\n"             # part read by the next superstep
+        "    pardo { b = sum(part) + a; a = 0; }\n"  # its last use
+        "    gather b -> got;\n"
+        "    var n = sum(got);\n"
+        "    print(n);\n"
+        "    return n;\n"
+        "}\n"
+        "func main() { print(f([1, 2, 3])); }\n")
+    got = [" ".join(ln.split()) for ln in lines_of(prog, "f")]
+    first, second = got.index("L1 a = len(part)"), got.index("L1 b = sum(part) + a")
+    assert "L1 drop part" not in got[:second], got
+    assert got[second + 1] == "L1 drop part", got
+    assert got[got.index("L0 n = sum(got)") + 1] == "L0 drop got", got
+    assert first < second
+
+
+def test_borrowed_parameters_are_never_dropped_owned_ones_are() -> None:
+    prog = run_moves(
+        "func f(c: bool, a: [int]) -> [int] {\n"
+        "    var out: [int] = [];\n"
+        "    if c { out = a; } else { push(out, 1); }\n"
+        "    push(out, 2);\n"
+        "    return out;\n"
+        "}\n"
+        "func g(a: [int]) -> int { var n = len(a); print(n); print(n); return n; }\n"
+        "func main() { var v = [1]; print(f(true, v), g(v)); }\n")
+    assert modes(prog, "f") == ("borrowed", "owned") and modes(prog, "g") == ("borrowed",)
+    assert lines_of(prog, "f")[2:7] == ["L0   drop out", "L0   out = move a", "else",
+                                       "L0   drop a", "L0   push(out, 1)"]
+    assert not any("drop" in ln for ln in lines_of(prog, "g"))
+    # verify rejects a drop of a borrowed parameter
+    g = next(fn for fn in prog.functions if fn.name == "g")
+    g.body.insert(1, ir.Drop(1, 1, 0, vars=[g.params[0]]))
+    try:
+        verify(prog, after="test")
+    except verify_error as e:
+        assert "borrowed parameter a" in str(e)
+    else:
+        raise AssertionError("verify accepted a drop of a borrowed parameter")
+
+
+def test_drops_in_a_loop_body_are_in_both_versions_of_bounds() -> None:
+    res = pipeline.run(
+        "func main() {\n"
+        "    var a = [1, 2, 3];\n"
+        "    var s = 0;\n"
+        "    for i in 0 .. len(a) {\n"
+        "        var t = [a[i]];\n"
+        "        s += len(t) + a[i];\n"
+        "    }\n"
+        "    print(s, a);\n"
+        "    print(0);\n"
+        "}\n", "t.sgl", "bounds", check_ir=True)
+    assert res.ir is not None
+    got = lines_of(res.ir, "main", "bounds")
+    assert "L0   fast:" in got and "L0   checked:" in got, got
+    fast, checked = got.index("L0   fast:"), got.index("L0   checked:")
+    assert got[fast + 1:checked] == ["L0     t = [row1[i, unchecked]]",
+                                     "L0     s += len(t) + row1[i, unchecked]", "L0     drop t"], got
+    assert got[checked + 1:checked + 4] == ["L0     t = [a[i]]", "L0     s += len(t) + a[i]",
+                                            "L0     drop t"], got
+    assert got[checked + 4:] == ["L0 print(s, a)", "L0 drop a", "L0 print(0)"], got

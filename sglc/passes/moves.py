@@ -1,4 +1,4 @@
-"""The `moves` pass: last uses of vectors, and owned/borrowed parameters.
+"""The `moves` pass: last uses of vectors, owned/borrowed parameters, drops.
 
 A liveness analysis over the structured IR, per function, of every vector
 variable *at each level* (the master's copy of `x` and its children's
@@ -45,8 +45,27 @@ that vector in `For.unique`; the emitter makes it unique once before the
 loop, and the writes in the loop skip the copy-on-write check (nothing in
 the body can share or replace its buffer).
 
+Drops (Perceus's `drop`): where a vector variable dies, the pass puts an
+`ir.Drop` that frees it and leaves it empty: after a statement that reads
+or writes it last (the unit's keys minus the live-out set), at the start
+of a branch that does not read a variable the other branch reads, at the
+start of a loop body for what the body does not read before overwriting
+it, and after a loop for what the loop reads but nothing after it does (a
+`break` path drops before its `break`).  So a variable read in a later
+iteration is live at the back edge and never dropped inside the loop.  A
+drop frees the copies of its own level only (code at one level cannot free
+another level's): a child's variable is dropped in the pardo body where it
+dies, and one that dies in the master's control flow between supersteps,
+or in a gather's expression that does not move it, lives until the
+activation ends (or its next assignment).  Not dropped: a variable the unit before
+moved (empty already, unless the move is in the right operand of && or
+||), a borrowed parameter at level 0 (its caller owns it), and a level-0
+variable just before the function returns (the return frees it).  The
+fast copies that the pass `bounds` makes of loop bodies copy their drops.
+
 The pass copies the program (it leaves its argument unchanged), sets
-every mark afresh, and is idempotent.  It runs after every pass that
+every mark afresh (the drops of an earlier run are removed first), and is
+idempotent.  It runs after every pass that
 moves code (a fused superstep is one unit): a pass after it that
 reorders or joins statements must run it again.
 """
@@ -75,6 +94,7 @@ class _Read:
 
     ref: ir.VarRef
     ctx: tuple[str, ...]  # ("owner",) ("call", cname, i) ("other",)
+    cond: bool = False  # in the right operand of && or ||: it may not run
 
 
 @dataclass
@@ -108,6 +128,7 @@ class _Collector:
 
     def __init__(self) -> None:
         self.unit = _Unit()
+        self.cond = 0  # inside the right operand of && or ||
 
     def expr(self, e: ir.Expr | None, ctx: tuple[str, ...] = ("other",)) -> None:
         if e is None:
@@ -115,7 +136,7 @@ class _Collector:
         if isinstance(e, ir.VarRef):
             if isinstance(e.ty, Vec):
                 self.unit.mention(_key(e))
-                self.unit.reads.append(_Read(e, ctx))
+                self.unit.reads.append(_Read(e, ctx, self.cond > 0))
         elif isinstance(e, ir.Index):
             self.expr(e.base, ("index",))
             self.expr(e.index)
@@ -133,7 +154,10 @@ class _Collector:
             self.expr(e.operand)
         elif isinstance(e, ir.Binary):
             self.expr(e.left)
+            lazy = e.op in ("&&", "||")
+            self.cond += lazy
             self.expr(e.right)
+            self.cond -= lazy
         elif isinstance(e, ir.VecLit):
             for x in e.elems:
                 self.expr(x, ("owner",))
@@ -167,13 +191,40 @@ def _defined(t: ir.LValue | None) -> Key | None:
     return None
 
 
+@dataclass
+class _DropAt:
+    """Where variables die: after `stmts[pos]`, or at the start of `stmts`
+    (pos -1), for the keys at the list's `level`; `reads` are the reads of
+    the unit just before (a variable it moved is empty already)."""
+
+    stmts: list[ir.Stmt]
+    pos: int
+    level: int
+    keys: set[Key]
+    reads: list[_Read]
+    at: ir.Stmt
+
+
 class _Liveness:
-    """Backward liveness of one function; with `mark`, records the moves."""
+    """Backward liveness of one function; with `mark`, records the moves
+    and where each vector variable dies (the drops)."""
 
     def __init__(self) -> None:
         self.mark = False
         self.loops: list[tuple[Live, Live]] = []  # (after the loop, its head)
         self.moves: list[_Read] = []
+        self.drops: list[_DropAt] = []
+        self.sources: list[_Read] = []  # the reads of the last superstep's sources
+
+    def drop(self, stmts: list[ir.Stmt], pos: int, at: ir.Stmt, keys: Live | set[Key],
+             reads: list[_Read] | None = None) -> None:
+        """Record that `keys` die there (only those at the list's level:
+        code at one level cannot free another level's copies)."""
+        if not self.mark:
+            return
+        mine = {k for k in keys if k[1] == at.level}
+        if mine:
+            self.drops.append(_DropAt(stmts, pos, at.level, mine, reads or [], at))
 
     def unit(self, unit: _Unit, after: Live) -> None:
         if not self.mark:
@@ -185,11 +236,11 @@ class _Liveness:
 
     def block(self, stmts: list[ir.Stmt], out: Live) -> Live:
         live = out
-        for s in reversed(stmts):
-            live = self.stmt(s, live)
+        for i in range(len(stmts) - 1, -1, -1):
+            live = self.stmt(stmts[i], live, stmts, i)
         return live
 
-    def stmt(self, s: ir.Stmt, out: Live) -> Live:
+    def stmt(self, s: ir.Stmt, out: Live, stmts: list[ir.Stmt], pos: int) -> Live:
         if isinstance(s, ir.Assign):
             c = _Collector()
             c.expr(s.value, ("owner",))
@@ -197,11 +248,13 @@ class _Liveness:
             d = _defined(s.target) if s.op == "=" else None
             after = out - {d} if d is not None else out
             self.unit(c.unit, after)
+            self.drop(stmts, pos, s, (_uses(c.unit) | ({d} if d else set())) - out, c.unit.reads)
             return after | _uses(c.unit)
         if isinstance(s, ir.ExprStmt):
             c = _Collector()
             c.expr(s.expr)
             self.unit(c.unit, out)
+            self.drop(stmts, pos, s, _uses(c.unit) - out, c.unit.reads)
             return out | _uses(c.unit)
         if isinstance(s, ir.Return):
             c = _Collector()
@@ -215,11 +268,17 @@ class _Liveness:
         if isinstance(s, ir.Block):
             return self.block(s.body, out)
         if isinstance(s, ir.If):
-            after = self.block(s.then, out) | self.block(s.orelse, out)
+            then_in = self.block(s.then, out)
+            else_in = self.block(s.orelse, out)
+            after = then_in | else_in
             c = _Collector()
             c.expr(s.cond)
             self.unit(c.unit, after)
-            return after | _uses(c.unit)
+            live = after | _uses(c.unit)
+            # what one branch does not read dies at its start
+            self.drop(s.then, -1, s, live - then_in, c.unit.reads)
+            self.drop(s.orelse, -1, s, live - else_in, c.unit.reads)
+            return live
         if isinstance(s, ir.While):
             c = _Collector()
             c.expr(s.cond)
@@ -232,7 +291,12 @@ class _Liveness:
                 return cond | out | body
 
             head = self.fixed_point(head_of, cond | out)
-            self.unit(c.unit, out | self.loop_body(s.body, out, head))
+            body_in = self.loop_body(s.body, out, head)
+            self.unit(c.unit, out | body_in)
+            # dead in the body (read by no later iteration): at its start;
+            # dead after the loop: on the way out (never in an iteration)
+            self.drop(s.body, -1, s, head - body_in, c.unit.reads)
+            self.drop(stmts, pos, s, head - out, c.unit.reads)
             return head
         if isinstance(s, ir.For):
             def head_of(head: Live) -> Live:
@@ -242,14 +306,21 @@ class _Liveness:
                 return out | body
 
             head = self.fixed_point(head_of, out)
-            self.loop_body(s.body, out, head)
+            body_in = self.loop_body(s.body, out, head)
             c = _Collector()
             c.expr(s.start)
             c.expr(s.stop)
             self.unit(c.unit, head)
-            return head | _uses(c.unit)
+            live = head | _uses(c.unit)
+            self.drop(s.body, -1, s, live - body_in, c.unit.reads)
+            self.drop(stmts, pos, s, live - out, c.unit.reads)
+            return live
         if isinstance(s, ir.Superstep):
-            return self.superstep(s, out)
+            live = self.superstep(s, out)
+            # the master's variables it reads or gathers into, dead after it
+            # (the children's die in their actions)
+            self.drop(stmts, pos, s, (live | _mentioned(s, s.level)) - out, self.sources)
+            return live
         raise AssertionError(f"moves: unexpected statement {type(s).__name__}")
 
     def fixed_point(self, step, start: Live) -> Live:  # type: ignore[no-untyped-def]
@@ -309,7 +380,26 @@ class _Liveness:
             elif op.kind == ir.BCAST:
                 c.expr(op.src)
         self.unit(c.unit, live)
+        self.sources = c.unit.reads
         return live | _uses(c.unit)
+
+
+def _mentioned(x: object, level: int) -> set[Key]:
+    """The vector variables at `level` that x mentions anywhere."""
+    found: set[Key] = set()
+    todo = [x]
+    while todo:
+        y = todo.pop()
+        if isinstance(y, ir.VarRef):
+            if isinstance(y.ty, Vec) and y.level == level:
+                found.add(_key(y))
+        elif isinstance(y, list):
+            todo.extend(y)
+        elif isinstance(y, ir.Site):
+            todo.extend(y.ops)
+        elif isinstance(y, (ir.Expr, ir.Stmt, ir.Op, ir.Action)):
+            todo.extend(getattr(y, n) for n in y.__dataclass_fields__)
+    return found
 
 
 def _loop_unique(s: ir.For) -> list[ir.Var]:
@@ -361,11 +451,60 @@ def _mark_loops(x: object) -> None:
             todo.extend(getattr(y, n) for n in y.__dataclass_fields__)
 
 
-def _function_moves(f: ir.Function) -> list[_Read]:
+def _function_moves(f: ir.Function) -> tuple[list[_Read], list[_DropAt]]:
     lv = _Liveness()
     lv.mark = True
     lv.block(f.body, _EMPTY)
-    return lv.moves
+    return lv.moves, lv.drops
+
+
+def _strip(x: object) -> None:
+    """Remove every Drop below x (a copied program): they are set afresh."""
+    todo = [x]
+    while todo:
+        y = todo.pop()
+        if isinstance(y, list):
+            y[:] = [z for z in y if not isinstance(z, ir.Drop)]
+            todo.extend(y)
+        elif isinstance(y, ir.Site):
+            todo.extend(y.ops)
+        elif isinstance(y, (ir.Stmt, ir.Op, ir.Action, ir.FastLoop)):
+            todo.extend(getattr(y, n) for n in y.__dataclass_fields__)
+
+
+def _returns_next(f: ir.Function, stmts: list[ir.Stmt], pos: int) -> bool:
+    """Does the function's own code return right after stmts[pos] (its
+    body's end, or a return statement next)?"""
+    if pos + 1 < len(stmts):
+        return isinstance(stmts[pos + 1], ir.Return)
+    return stmts is f.body
+
+
+def _insert_drops(f: ir.Function, drops: list[_DropAt]) -> None:
+    """Put a Drop where each variable dies, but not of a variable the unit
+    just before moved out (empty already), nor of a borrowed parameter (its
+    caller owns it), nor just before the function's own code returns (it
+    frees its variables then)."""
+    order = {id(v): i for i, v in enumerate(f.frame)}
+    by_id = {id(v): v for v in f.frame}
+    borrowed = {id(p) for i, p in enumerate(f.params) if not f.owns(i)}
+    lists: dict[int, tuple[list[ir.Stmt], dict[int, list[ir.Stmt]]]] = {}
+    for d in drops:
+        if d.level == 0 and _returns_next(f, d.stmts, d.pos):
+            continue  # the function frees its variables when it returns
+        moved = {_key(r.ref) for r in d.reads if r.ref.move and not r.cond}
+        keys = [k for k in d.keys if k not in moved and not (k[1] == 0 and k[0] in borrowed)]
+        if not keys:
+            continue
+        names = sorted((by_id[k[0]] for k in keys), key=lambda v: order[id(v)])
+        drop = ir.Drop(d.at.line, d.at.col, d.level, vars=names)
+        lists.setdefault(id(d.stmts), (d.stmts, {}))[1].setdefault(d.pos, []).append(drop)
+    for stmts, at in lists.values():
+        new: list[ir.Stmt] = list(at.get(-1, []))
+        for i, s in enumerate(stmts):
+            new.append(s)
+            new.extend(at.get(i, []))
+        stmts[:] = new
 
 
 def _clear(x: object) -> None:
@@ -388,9 +527,11 @@ def moves(prog: ir.Program) -> ir.Program:
     (the module docstring)."""
     new = copy.deepcopy(prog)
     found: dict[str, list[_Read]] = {}
+    dies: dict[str, list[_DropAt]] = {}
     for f in new.functions:
         _clear(f.body)
-        found[f.cname] = _function_moves(f)
+        _strip(f.body)
+        found[f.cname], dies[f.cname] = _function_moves(f)
         _mark_loops(f.body)
     params = {f.cname: [id(p) for p in f.params] for f in new.functions}
     owned: dict[str, set[int]] = {f.cname: set() for f in new.functions}
@@ -423,6 +564,7 @@ def moves(prog: ir.Program) -> ir.Program:
             r.ref.move = not borrowed and (consuming(r) or r.ctx[0] == "index")
         f.param_modes = tuple("owned" if id(p) in owned[f.cname] else "borrowed"
                               for p in f.params)
+        _insert_drops(f, dies[f.cname])
     return new
 
 

@@ -7,7 +7,9 @@ exactly one superstep; every op has a child action of the right kind, one
 level below its superstep, listed once in its function's actions, in the
 order the C defines them (a pardo's action after those of its body); action names are unique; a superstep has 1 to
 MAX_OPS ops; every statement of a list is at the list's level; every
-variable referenced belongs to the function's frame; the fast version of a
+variable referenced belongs to the function's frame; a drop (the pass
+`moves`) frees vectors, each once, never a borrowed parameter at level 0;
+the fast version of a
 loop (the pass `bounds`) has no superstep and uses its hoisted rows only
 inside it.
 """
@@ -15,6 +17,7 @@ inside it.
 from __future__ import annotations
 
 from .. import ir
+from ..types import Vec
 from .fuse import MAX_OPS
 
 _KIND_OF_ACTION = {ir.SCATTER: "recv", ir.BCAST: "recv", ir.PARDO: "body", ir.GATHER: "eval"}
@@ -84,8 +87,26 @@ class _Verifier:
         elif isinstance(s, ir.Return):
             if s.value is not None:
                 self.expr(s.value)
+        elif isinstance(s, ir.Drop):
+            self.drop(s)
         elif not isinstance(s, (ir.Break, ir.Continue)):
             self.fail(f"unknown statement {type(s).__name__}", s)
+
+    def drop(self, s: ir.Drop) -> None:
+        """A drop frees vectors of its own level's frame, never a borrowed
+        parameter of the function's own node (its caller owns it)."""
+        if not s.vars:
+            self.fail("a drop of nothing", s)
+        for i, v in enumerate(s.vars):
+            self.var(v, s)
+            if not isinstance(v.ty, Vec):
+                self.fail(f"a drop of {v.name}, not a vector", s)
+            if v in s.vars[:i]:
+                self.fail(f"{v.name} dropped twice", s)
+            if s.level == 0 and v.is_param:
+                k = next(j for j, p in enumerate(self.func.params) if p is v)
+                if not self.func.owns(k):
+                    self.fail(f"a drop of the borrowed parameter {v.name}", s)
 
     def fast_loop(self, s: ir.For, fast: ir.FastLoop) -> None:
         """The version of a loop made by the pass `bounds`: no superstep in
