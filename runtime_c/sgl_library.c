@@ -167,15 +167,28 @@ void sgl_lib_set_output(sgl_lib_output_fn fn, void *user)
  * ends (OpenMP makes new threads for nested teams), a list goes to
  * `spare_regs` for the next new thread, with whatever is on it. */
 typedef struct lib_reg {
-    pthread_mutex_t lock;
+    atomic_flag lock; /* a spin lock: held for a few instructions, rarely contended
+                         (only by a thread freeing another's buffer) */
     sgl_lib_link head;
     struct lib_reg *next, *next_spare;
 } lib_reg;
 
 static atomic_bool lib_tracking; /* a call runs: register what it allocates */
 static _Thread_local lib_reg *my_reg;
-static pthread_mutex_t regs_lock = PTHREAD_MUTEX_INITIALIZER;
-static lib_reg *regs, *spare_regs;
+static pthread_mutex_t regs_lock = PTHREAD_MUTEX_INITIALIZER; /* for regs and spare_regs */
+static _Atomic(lib_reg *) regs;                                /* only ever prepended to */
+static lib_reg *spare_regs;
+
+static void reg_lock(lib_reg *r)
+{
+    while (atomic_flag_test_and_set_explicit(&r->lock, memory_order_acquire)) {
+    }
+}
+
+static void reg_unlock(lib_reg *r)
+{
+    atomic_flag_clear_explicit(&r->lock, memory_order_release);
+}
 static pthread_once_t reg_key_once = PTHREAD_ONCE_INIT;
 static pthread_key_t reg_key;
 static bool reg_key_ok;
@@ -205,14 +218,11 @@ static lib_reg *new_reg(void)
     if (!r) {
         r = calloc(1, sizeof *r);
         if (!r) return NULL;
-        if (pthread_mutex_init(&r->lock, NULL) != 0) {
-            free(r);
-            return NULL;
-        }
+        atomic_flag_clear(&r->lock);
         r->head.prev = r->head.next = &r->head;
         pthread_mutex_lock(&regs_lock);
-        r->next = regs;
-        regs = r;
+        r->next = atomic_load(&regs);
+        atomic_store(&regs, r);
         pthread_mutex_unlock(&regs_lock);
     }
     if (pthread_setspecific(reg_key, r) != 0) {
@@ -231,13 +241,13 @@ void sgl_lib_track(sgl_vbuf *b, const sgl_type *et)
     if (!atomic_load_explicit(&lib_tracking, memory_order_relaxed)) return;
     lib_reg *r = my_reg ? my_reg : new_reg();
     if (!r) return;
-    pthread_mutex_lock(&r->lock);
+    reg_lock(r);
     l->prev = &r->head;
     l->next = r->head.next;
     r->head.next->prev = l;
     r->head.next = l;
     l->reg = r;
-    pthread_mutex_unlock(&r->lock);
+    reg_unlock(r);
 }
 
 void sgl_lib_untrack(sgl_vbuf *b)
@@ -245,10 +255,10 @@ void sgl_lib_untrack(sgl_vbuf *b)
     sgl_lib_link *l = vbuf_link(b);
     lib_reg *r = l->reg;
     if (!r) return;
-    pthread_mutex_lock(&r->lock);
+    reg_lock(r);
     l->prev->next = l->next;
     l->next->prev = l->prev;
-    pthread_mutex_unlock(&r->lock);
+    reg_unlock(r);
     l->reg = NULL;
 }
 
@@ -257,14 +267,11 @@ static bool registered(sgl_vbuf *b)
     return vbuf_link(b)->reg != NULL;
 }
 
-/* Every list (the tree's threads are idle: no lock needed but the list
- * of lists'). */
+/* Every list (the tree's threads are idle between calls: the lists need
+ * no lock). */
 static lib_reg *all_regs(void)
 {
-    pthread_mutex_lock(&regs_lock);
-    lib_reg *r = regs;
-    pthread_mutex_unlock(&regs_lock);
-    return r;
+    return atomic_load_explicit(&regs, memory_order_acquire);
 }
 
 /* After a successful call: forget what is registered (it lives on). */
