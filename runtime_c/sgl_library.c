@@ -45,6 +45,7 @@
 #include <errno.h>
 #include <limits.h>
 #include <pthread.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -181,8 +182,8 @@ static lib_reg *spare_regs;
 
 static void reg_lock(lib_reg *r)
 {
-    while (atomic_flag_test_and_set_explicit(&r->lock, memory_order_acquire)) {
-    }
+    while (atomic_flag_test_and_set_explicit(&r->lock, memory_order_acquire))
+        sched_yield(); /* its holder may have been preempted (more threads than cores) */
 }
 
 static void reg_unlock(lib_reg *r)
