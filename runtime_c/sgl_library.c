@@ -17,15 +17,37 @@
  * (copy-on-write) and never frees it.  After the call the library drops
  * its reference and frees the header (never the caller's elements) once
  * nothing refers to it; results are made independent of borrowed buffers
- * first (sgl_lib_export).
+ * first (sgl_lib_export).  A vector the library returned and the caller
+ * hands back (owner set) is not shared directly: each of its flat buffers
+ * gets a range handle of the library's (with an extra reference too, so
+ * it is never written in place), inside fresh outer vectors.
+ *
+ * The temporaries of a failed call (sgl_vbuf.h).  A run-time error
+ * longjmps out of generated code, past the C temporaries that hold
+ * vectors (no frame holds them).  In a library build (SGL_LIBRARY) every
+ * buffer and handle allocated during a call is on a registry list of its
+ * thread (lib_reg below; cross-thread frees, as after a gather, lock the
+ * list the buffer is on), and leaves it when freed.  When the call fails,
+ * the boundary first releases the frames of every node and the imported
+ * parameters, by their references; whatever is still registered then is
+ * unreachable from anything that lives on: the caller holds only
+ * buffers of earlier calls, which a call never writes (shared, or behind
+ * the library's handles), and no earlier buffer refers to one of this
+ * call.  The sweep drops the references those buffers hold to unregistered
+ * ones (a handle's parent, the elements of a vector of vectors), then
+ * frees their memory, without looking at their reference counts.  When a
+ * call succeeds, the lists are emptied without freeing: the results and
+ * the children's frames live on, unregistered.
  */
 #define _POSIX_C_SOURCE 200809L
 #include "sgl_library.h"
 #include "sgl_internal.h"
+#include "sgl_vbuf.h"
 
 #include <errno.h>
 #include <limits.h>
 #include <pthread.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -63,9 +85,16 @@ static _Thread_local int lib_err_line, lib_err_col;
 static const void *lib_noted[LIB_NOTED];
 static int lib_nnoted;
 
-/* buffers borrowed from the caller, and the imported parameters, of the
- * call running now */
-static sgl_vbuf **lib_borrowed;
+/* the headers the call running now holds a reference to (dropped when it
+ * ends): of buffers borrowed from the caller (copied before they are
+ * returned), and the handles of the library's earlier results handed back
+ * (returned as they are); and the imported parameters */
+typedef struct lib_held {
+    sgl_vbuf *b;
+    const sgl_type *et;
+    bool borrowed;
+} lib_held;
+static lib_held *lib_borrowed;
 static int64_t lib_nborrowed, lib_borrowed_cap;
 typedef struct lib_param {
     const sgl_type *vt;
@@ -131,6 +160,170 @@ void sgl_lib_set_output(sgl_lib_output_fn fn, void *user)
     lib_out_fn = fn;
     lib_out_user = user;
 }
+
+/* ------------------------------------------------------------------ */
+/* The registry of a call's buffers (sgl_vbuf.h, the top of this file)  */
+
+#ifdef SGL_LIBRARY
+/* One thread's list (a circular list around head), kept for the
+ * process's life once made; all of them are on `regs`.  When its thread
+ * ends (OpenMP makes new threads for nested teams), a list goes to
+ * `spare_regs` for the next new thread, with whatever is on it. */
+typedef struct lib_reg {
+    atomic_flag lock; /* a spin lock: held for a few instructions, rarely contended
+                         (only by a thread freeing another's buffer) */
+    sgl_lib_link head;
+    struct lib_reg *next, *next_spare;
+} lib_reg;
+
+static atomic_bool lib_tracking; /* a call runs: register what it allocates */
+static _Thread_local lib_reg *my_reg;
+static pthread_mutex_t regs_lock = PTHREAD_MUTEX_INITIALIZER; /* for regs and spare_regs */
+static _Atomic(lib_reg *) regs;                                /* only ever prepended to */
+static lib_reg *spare_regs;
+
+static void reg_lock(lib_reg *r)
+{
+    while (atomic_flag_test_and_set_explicit(&r->lock, memory_order_acquire))
+        sched_yield(); /* its holder may have been preempted (more threads than cores) */
+}
+
+static void reg_unlock(lib_reg *r)
+{
+    atomic_flag_clear_explicit(&r->lock, memory_order_release);
+}
+static pthread_once_t reg_key_once = PTHREAD_ONCE_INIT;
+static pthread_key_t reg_key;
+static bool reg_key_ok;
+
+static void reg_thread_ends(void *p)
+{
+    lib_reg *r = p;
+    pthread_mutex_lock(&regs_lock);
+    r->next_spare = spare_regs;
+    spare_regs = r;
+    pthread_mutex_unlock(&regs_lock);
+}
+
+static void make_reg_key(void)
+{
+    reg_key_ok = pthread_key_create(&reg_key, reg_thread_ends) == 0;
+}
+
+static lib_reg *new_reg(void)
+{
+    pthread_once(&reg_key_once, make_reg_key);
+    if (!reg_key_ok) return NULL; /* then this thread's buffers are not registered */
+    pthread_mutex_lock(&regs_lock);
+    lib_reg *r = spare_regs;
+    if (r) spare_regs = r->next_spare;
+    pthread_mutex_unlock(&regs_lock);
+    if (!r) {
+        r = calloc(1, sizeof *r);
+        if (!r) return NULL;
+        atomic_flag_clear(&r->lock);
+        r->head.prev = r->head.next = &r->head;
+        pthread_mutex_lock(&regs_lock);
+        r->next = atomic_load(&regs);
+        atomic_store(&regs, r);
+        pthread_mutex_unlock(&regs_lock);
+    }
+    if (pthread_setspecific(reg_key, r) != 0) {
+        reg_thread_ends(r);
+        return NULL;
+    }
+    my_reg = r;
+    return r;
+}
+
+void sgl_lib_track(sgl_vbuf *b, const sgl_type *et)
+{
+    sgl_lib_link *l = vbuf_link(b);
+    l->et = et;
+    l->reg = NULL;
+    if (!atomic_load_explicit(&lib_tracking, memory_order_relaxed)) return;
+    lib_reg *r = my_reg ? my_reg : new_reg();
+    if (!r) return;
+    reg_lock(r);
+    l->prev = &r->head;
+    l->next = r->head.next;
+    r->head.next->prev = l;
+    r->head.next = l;
+    l->reg = r;
+    reg_unlock(r);
+}
+
+void sgl_lib_untrack(sgl_vbuf *b)
+{
+    sgl_lib_link *l = vbuf_link(b);
+    lib_reg *r = l->reg;
+    if (!r) return;
+    reg_lock(r);
+    l->prev->next = l->next;
+    l->next->prev = l->prev;
+    reg_unlock(r);
+    l->reg = NULL;
+}
+
+static bool registered(sgl_vbuf *b)
+{
+    return vbuf_link(b)->reg != NULL;
+}
+
+/* Every list (the tree's threads are idle between calls: the lists need
+ * no lock). */
+static lib_reg *all_regs(void)
+{
+    return atomic_load_explicit(&regs, memory_order_acquire);
+}
+
+/* After a successful call: forget what is registered (it lives on). */
+static void registry_forget(void)
+{
+    for (lib_reg *r = all_regs(); r; r = r->next) {
+        for (sgl_lib_link *l = r->head.next; l != &r->head; l = l->next) l->reg = NULL;
+        r->head.prev = r->head.next = &r->head;
+    }
+}
+
+/* After a failed call whose frames and parameters are released: free
+ * what is still registered (see the top of the file); returns how many
+ * buffers it freed. */
+static int64_t registry_sweep(void)
+{
+    int64_t n = 0;
+    lib_reg *first = all_regs();
+    /* the references held to buffers that live on */
+    for (lib_reg *r = first; r; r = r->next) {
+        for (sgl_lib_link *l = r->head.next; l != &r->head; l = l->next) {
+            sgl_vbuf *b = link_vbuf(l);
+            if (b->parent) {
+                if (!registered(b->parent)) sgl_vbuf_release(l->et, b->parent);
+            } else if (l->et->kind == SGL_T_VEC) {
+                sgl_vec *e = (sgl_vec *)vbuf_data(b);
+                for (int64_t i = 0; i < b->used; i++)
+                    if (e[i].buf && !registered(e[i].buf)) sgl_vbuf_release(l->et->elem, e[i].buf);
+            }
+        }
+    }
+    /* then the memory */
+    for (lib_reg *r = first; r; r = r->next) {
+        sgl_lib_link *l = r->head.next;
+        while (l != &r->head) {
+            sgl_lib_link *next = l->next;
+            l->reg = NULL;
+            sgl_vbuf_discard(link_vbuf(l));
+            n++;
+            l = next;
+        }
+        r->head.prev = r->head.next = &r->head;
+    }
+    return n;
+}
+#else
+static void registry_forget(void) {}
+static int64_t registry_sweep(void) { return 0; }
+#endif
 
 /* ------------------------------------------------------------------ */
 /* The tree                                                             */
@@ -249,13 +442,6 @@ int sgl_lib_init(const sgl_program *prog, const char *shape_text, int threads)
 /* ------------------------------------------------------------------ */
 /* Vectors across the boundary                                          */
 
-static bool is_borrowed(const sgl_vbuf *b)
-{
-    for (int64_t i = 0; i < lib_nborrowed; i++)
-        if (lib_borrowed[i] == b) return true;
-    return false;
-}
-
 static void *grow(void *p, int64_t *cap, int64_t need, size_t esz)
 {
     if (need <= *cap) return p;
@@ -267,32 +453,45 @@ static void *grow(void *p, int64_t *cap, int64_t need, size_t esz)
     return q;
 }
 
+static bool is_borrowed(const sgl_vbuf *b)
+{
+    for (int64_t i = 0; i < lib_nborrowed; i++)
+        if (lib_borrowed[i].borrowed && lib_borrowed[i].b == b) return true;
+    return false;
+}
+
+static void hold(sgl_vbuf *b, const sgl_type *et, bool borrowed)
+{
+    lib_borrowed = grow(lib_borrowed, &lib_borrowed_cap, lib_nborrowed + 1, sizeof *lib_borrowed);
+    lib_borrowed[lib_nborrowed++] = (lib_held){b, et, borrowed};
+}
+
 static void import_into(const sgl_type *vt, const sgl_lib_vec *in, sgl_vec *out)
 {
     *out = (sgl_vec){NULL, 0, NULL};
     if (!in || in->len <= 0) return;
     const sgl_type *et = vt->elem;
-    if (in->owner) { /* a vector the library returned: share it */
-        sgl_vbuf *b = in->owner;
-        atomic_fetch_add_explicit(&b->refs, 1, memory_order_relaxed);
-        *out = (sgl_vec){in->data, in->len, b};
-        return;
-    }
     if (et->kind == SGL_T_VEC) {
+        /* the caller's sgl_lib_vec elements, or the library's own sgl_vec
+         * ones (the same layout): a fresh vector of imported elements */
         *out = sgl_vec_new(vt, in->len, 0, 0);
         const sgl_lib_vec *e = in->data;
         sgl_vec *o = out->data;
         for (int64_t i = 0; i < in->len; i++) import_into(et, &e[i], &o[i]);
         return;
     }
-    lib_borrowed = grow(lib_borrowed, &lib_borrowed_cap, lib_nborrowed + 1, sizeof *lib_borrowed);
-    sgl_vbuf *b = malloc(sizeof *b);
-    if (!b) sgl_fail(0, 0, "out of memory (library call)");
-    atomic_init(&b->refs, 2); /* the vector's and the library's */
-    b->used = b->cap = in->len;
-    b->mapped = 0;
-    b->parent = NULL;
-    lib_borrowed[lib_nborrowed++] = b;
+    if (in->owner) {
+        /* a vector the library returned: a handle of its buffer, which the
+         * sweep of a failed call can release exactly once (sgl_vbuf.h) */
+        sgl_vbuf *b = in->owner;
+        sgl_vbuf *h = sgl_vbuf_handle(vbuf_owner(b), 0, 0);
+        atomic_fetch_add_explicit(&h->refs, 1, memory_order_relaxed); /* the library's */
+        hold(h, et, false);
+        *out = (sgl_vec){in->data, in->len, h};
+        return;
+    }
+    sgl_vbuf *b = sgl_vbuf_header(et, in->len, 2); /* the vector's and the library's */
+    hold(b, et, true);
     if (lib_nnoted < LIB_NOTED) lib_noted[lib_nnoted++] = in->data;
     *out = (sgl_vec){in->data, in->len, b};
 }
@@ -341,17 +540,22 @@ void sgl_lib_vec_free(sgl_lib_vec *v, int depth)
 }
 
 /* After a call: free the imported parameters, then drop the library's
- * reference to each borrowed buffer (freeing the header, never the
+ * reference to each header it holds (freeing a borrowed header, never the
  * caller's elements, when nothing else refers to it). */
 static void release_call(void)
 {
     for (int64_t i = 0; i < lib_nparams; i++) sgl_vec_free(lib_params[i].vt, &lib_params[i].v);
     lib_nparams = 0;
-    for (int64_t i = 0; i < lib_nborrowed; i++) {
-        sgl_vbuf *b = lib_borrowed[i];
-        if (atomic_fetch_sub_explicit(&b->refs, 1, memory_order_acq_rel) == 1) free(b);
-    }
+    for (int64_t i = 0; i < lib_nborrowed; i++)
+        sgl_vbuf_release(lib_borrowed[i].et, lib_borrowed[i].b);
     lib_nborrowed = 0;
+}
+
+static int64_t lib_swept_total;
+
+int64_t sgl_lib_swept(void)
+{
+    return lib_swept_total;
 }
 
 /* ------------------------------------------------------------------ */
@@ -398,6 +602,9 @@ int sgl_lib_call(sgl_lib_body_fn body, void *ctx)
     }
     lib_in_call = true;
     atomic_store(&lib_running, true);
+#ifdef SGL_LIBRARY
+    atomic_store_explicit(&lib_tracking, true, memory_order_relaxed);
+#endif
     lib_nnoted = 0;
     jmp_buf jb;
     int status;
@@ -423,6 +630,13 @@ int sgl_lib_call(sgl_lib_body_fn body, void *ctx)
     root->boundary = NULL;
     sgl_cur = saved_cur;
     release_call();
+#ifdef SGL_LIBRARY
+    atomic_store_explicit(&lib_tracking, false, memory_order_relaxed);
+#endif
+    if (status == SGL_LIB_OK)
+        registry_forget();
+    else
+        lib_swept_total += registry_sweep();
     int oerr = deliver_output(root);
     if (oerr && status == SGL_LIB_OK) {
         char msg[600];

@@ -81,6 +81,9 @@ void sgl_lib_export(const sgl_type *vt, sgl_vec *v);
 /* The data pointer of the i-th caller's buffer the last call borrowed
  * without a copy (the first 8), or NULL: for tests of zero-copy calls. */
 const void *sgl_lib_borrowed(int i);
+/* How many buffers the error boundary has freed since the process began:
+ * the temporaries of failed calls (library builds; 0 otherwise). */
+int64_t sgl_lib_swept(void);
 /* Free a vector the library returned; depth: 1 for [T], 2 for [[T]]... */
 void sgl_lib_vec_free(sgl_lib_vec *v, int depth);
 

@@ -153,6 +153,29 @@ void sgl_value_assign_move(const sgl_type *t, void *dst, void *src)
  * 4 KiB when the vector is first written, which costs several times more. */
 #define MAP_MIN ((size_t)16 << 20)
 
+/* A header's memory block starts SGL_VBUF_PREFIX bytes before it (the
+ * registry's link in a library build, sgl_vbuf.h; nothing otherwise). */
+static sgl_vbuf *block_vbuf(void *p)
+{
+    return p ? (sgl_vbuf *)((char *)p + SGL_VBUF_PREFIX) : NULL;
+}
+
+static void *vbuf_block(sgl_vbuf *b)
+{
+    return (char *)b - SGL_VBUF_PREFIX;
+}
+
+/* Registers b (library builds; et: its elements' type). */
+static void vbuf_track(sgl_vbuf *b, const sgl_type *et)
+{
+#ifdef SGL_LIBRARY
+    sgl_lib_track(b, et);
+#else
+    (void)b;
+    (void)et;
+#endif
+}
+
 /* Unmapping a big buffer costs a fifth to a quarter of mapping it (the
  * kernel frees every page; 400 MB on the 2-core VM under load: 0.26-0.37 s
  * against 1.2-1.4 s), and the last reference often drops at the end of a
@@ -167,7 +190,7 @@ static int64_t unmap_pending; /* unmaps in flight, under unmap_mu */
 static void *unmap_thread(void *arg)
 {
     sgl_vbuf *b = arg;
-    munmap(b, (size_t)b->mapped);
+    munmap(vbuf_block(b), (size_t)b->mapped);
     pthread_mutex_lock(&unmap_mu);
     unmap_pending--;
     pthread_cond_broadcast(&unmap_cv);
@@ -200,7 +223,7 @@ static void vbuf_unmap(sgl_vbuf *b)
         pthread_cond_broadcast(&unmap_cv);
         pthread_mutex_unlock(&unmap_mu);
     }
-    munmap(b, (size_t)b->mapped);
+    munmap(vbuf_block(b), (size_t)b->mapped);
 }
 
 static void unmap_wait(void)
@@ -215,11 +238,12 @@ static sgl_vbuf *vbuf_map(size_t total)
 {
     unmap_wait();
 #ifdef MAP_POPULATE
+    total += SGL_VBUF_PREFIX;
     void *p = mmap(NULL, total, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE,
                    -1, 0);
     if (p == MAP_FAILED)
         return NULL;
-    sgl_vbuf *b = p;
+    sgl_vbuf *b = block_vbuf(p);
     b->mapped = (int64_t)total;
     return b;
 #else
@@ -228,25 +252,35 @@ static sgl_vbuf *vbuf_map(size_t total)
 #endif
 }
 
-static void vbuf_dealloc(sgl_vbuf *b)
+void sgl_vbuf_discard(sgl_vbuf *b)
 {
     if (b->mapped)
         vbuf_unmap(b);
     else
-        free(b);
+        free(vbuf_block(b));
 }
 
-/* A fresh buffer with room for cap elements of size esz, one reference. */
-static sgl_vbuf *vbuf_alloc(size_t esz, int64_t cap, bool zero, int line, int col)
+static void vbuf_dealloc(sgl_vbuf *b)
 {
+#ifdef SGL_LIBRARY
+    sgl_lib_untrack(b);
+#endif
+    sgl_vbuf_discard(b);
+}
+
+/* A fresh buffer with room for cap elements of type et, one reference. */
+static sgl_vbuf *vbuf_alloc(const sgl_type *et, int64_t cap, bool zero, int line, int col)
+{
+    size_t esz = sgl_sizeof(et);
     size_t bytes = elems_bytes(cap, esz, line, col);
-    if (bytes > SIZE_MAX - sizeof(sgl_vbuf))
+    if (bytes > SIZE_MAX - sizeof(sgl_vbuf) - SGL_VBUF_PREFIX)
         sgl_fail(line, col, "out of memory allocating %lld elements of %zu bytes", (long long)cap,
                  esz);
     size_t total = sizeof(sgl_vbuf) + bytes;
     sgl_vbuf *b = total >= MAP_MIN ? vbuf_map(total) : NULL; /* mapped memory is zeroed */
     if (!b) {
-        b = zero ? calloc(1, total) : malloc(total);
+        size_t all = SGL_VBUF_PREFIX + total;
+        b = block_vbuf(zero ? calloc(1, all) : malloc(all));
         if (b)
             b->mapped = 0;
     }
@@ -257,6 +291,7 @@ static sgl_vbuf *vbuf_alloc(size_t esz, int64_t cap, bool zero, int line, int co
     b->used = 0;
     b->cap = cap;
     b->parent = NULL;
+    vbuf_track(b, et);
     return b;
 }
 
@@ -273,7 +308,7 @@ static void vbuf_release(const sgl_type *et, sgl_vbuf *b)
         return;
     if (b->parent) {
         sgl_vbuf *p = b->parent;
-        free(b);
+        vbuf_dealloc(b);
         vbuf_release(et, p);
         return;
     }
@@ -288,14 +323,30 @@ static void vbuf_release(const sgl_type *et, sgl_vbuf *b)
 /* A new range handle of buffer p (one reference; it holds one of p's). */
 static sgl_vbuf *vbuf_handle(sgl_vbuf *p, int line, int col)
 {
-    sgl_vbuf *h = malloc(sizeof *h);
+    sgl_vbuf *h = block_vbuf(malloc(SGL_VBUF_PREFIX + sizeof *h));
     if (!h)
         sgl_fail(line, col, "out of memory allocating %zu bytes", sizeof *h);
     atomic_init(&h->refs, 1);
     h->used = h->cap = h->mapped = 0;
     h->parent = p;
     vbuf_retain(p);
+#ifdef SGL_LIBRARY
+    vbuf_track(h, vbuf_link(p)->et);
+#endif
     return h;
+}
+
+sgl_vbuf *sgl_vbuf_header(const sgl_type *et, int64_t len, int64_t refs)
+{
+    sgl_vbuf *b = block_vbuf(malloc(SGL_VBUF_PREFIX + sizeof *b));
+    if (!b)
+        sgl_fail(0, 0, "out of memory allocating %zu bytes", sizeof *b);
+    atomic_init(&b->refs, refs);
+    b->used = b->cap = len;
+    b->mapped = 0;
+    b->parent = NULL;
+    vbuf_track(b, et);
+    return b;
 }
 
 /* A vector of len elements of type et in a buffer of its own (elements
@@ -305,7 +356,7 @@ static sgl_vec vec_alloc(const sgl_type *et, int64_t len, bool zero, int line, i
     sgl_vec v = {NULL, 0, NULL};
     if (len <= 0)
         return v;
-    v.buf = vbuf_alloc(sgl_sizeof(et), len, zero, line, col);
+    v.buf = vbuf_alloc(et, len, zero, line, col);
     v.buf->used = len;
     v.data = vbuf_data(v.buf);
     v.len = len;
@@ -349,6 +400,11 @@ static sgl_vec copy_elems(const sgl_type *et, const void *src, int64_t n, int li
 void sgl_vbuf_retain(sgl_vbuf *b)
 {
     vbuf_retain(b);
+}
+
+void sgl_vbuf_release(const sgl_type *et, sgl_vbuf *b)
+{
+    vbuf_release(et, b);
 }
 
 sgl_vbuf *sgl_vbuf_handle(sgl_vbuf *p, int line, int col)
@@ -406,22 +462,38 @@ void sgl_vec_reserve(const sgl_type *vt, sgl_vec *v, int64_t cap, int line, int 
         cap = v->len;
     if (in_place && !b->mapped) {
         size_t bytes = elems_bytes(cap, esz, line, col);
-        if (bytes > SIZE_MAX - sizeof(sgl_vbuf))
+        if (bytes > SIZE_MAX - sizeof(sgl_vbuf) - SGL_VBUF_PREFIX)
             sgl_fail(line, col, "out of memory allocating %lld elements of %zu bytes",
                      (long long)cap, esz);
+#ifdef SGL_LIBRARY
+        /* the registry's neighbours point at the link: off the list while
+         * the block moves, then on again (this thread's) if it was on one */
+        bool tracked = vbuf_link(b)->reg != NULL;
+        sgl_lib_untrack(b);
+        sgl_vbuf *nb = block_vbuf(realloc(vbuf_block(b), SGL_VBUF_PREFIX + sizeof(sgl_vbuf) + bytes));
+        if (!nb) {
+            if (tracked)
+                sgl_lib_track(b, et);
+            sgl_fail(line, col, "out of memory allocating %zu bytes", sizeof(sgl_vbuf) + bytes);
+        }
+        b = nb;
+        if (tracked)
+            sgl_lib_track(b, et);
+#else
         b = sgl_realloc(b, sizeof(sgl_vbuf) + bytes, line, col);
+#endif
         b->cap = cap;
         v->buf = b;
         v->data = vbuf_data(b);
         return;
     }
-    sgl_vbuf *nb = vbuf_alloc(esz, cap < 1 ? 1 : cap, false, line, col);
+    sgl_vbuf *nb = vbuf_alloc(et, cap < 1 ? 1 : cap, false, line, col);
     int64_t len = v->len;
     if (in_place) {
         /* a mapped buffer grows by moving its elements (no copies) */
         memcpy(vbuf_data(nb), v->data, (size_t)len * esz);
         nb->used = len;
-        vbuf_dealloc(b);
+        vbuf_dealloc(b); /* the elements moved: the old block alone */
         v->buf = nb;
         v->data = vbuf_data(nb);
         return;

@@ -27,6 +27,8 @@ static inline sgl_vbuf *vbuf_owner(sgl_vbuf *b)
 }
 
 void sgl_vbuf_retain(sgl_vbuf *b);
+/* Drops a reference to b, whose elements have type et (sgl_value.c). */
+void sgl_vbuf_release(const sgl_type *et, sgl_vbuf *b);
 /* A new range handle of buffer p (one reference; it holds one of p's). */
 sgl_vbuf *sgl_vbuf_handle(sgl_vbuf *p, int line, int col);
 /* A vector of len elements of type et in a buffer of its own (elements
@@ -34,5 +36,48 @@ sgl_vbuf *sgl_vbuf_handle(sgl_vbuf *p, int line, int col);
 sgl_vec sgl_vec_alloc(const sgl_type *et, int64_t len, bool zero, int line, int col);
 /* Copies n elements from src to dst: bytes, or shared vectors. */
 void sgl_copy_elems_into(const sgl_type *et, void *dst, const void *src, int64_t n);
+
+/* Library builds (-DSGL_LIBRARY, sglc --library): the allocation registry.
+ *
+ * Every buffer and range handle of a library build has a link in front of
+ * its header (its memory block starts SGL_VBUF_PREFIX bytes before it).
+ * One allocated during a library call is registered (sgl_lib_track): put
+ * on its thread's list of the buffers of the call, and taken off when it
+ * is freed (sgl_lib_untrack, by whichever thread frees it).  When a call
+ * fails, what is still registered once the frames and parameters are
+ * released is garbage (the temporaries of generated code and of the
+ * runtime, which no frame holds): the error boundary frees it
+ * (sgl_library.c).  When a call succeeds, what is left (its results, the
+ * children's frames) is forgotten by the registry and lives on.
+ * Executables have no link and no registry. */
+#ifdef SGL_LIBRARY
+typedef struct sgl_lib_link {
+    struct sgl_lib_link *prev, *next;
+    void *reg;          /* the list it is on; NULL: not registered */
+    const sgl_type *et; /* the element type (of the parent, for a handle) */
+} sgl_lib_link;
+#define SGL_VBUF_PREFIX sizeof(sgl_lib_link)
+static inline sgl_lib_link *vbuf_link(sgl_vbuf *b)
+{
+    return (sgl_lib_link *)b - 1;
+}
+static inline sgl_vbuf *link_vbuf(sgl_lib_link *l)
+{
+    return (sgl_vbuf *)(l + 1);
+}
+/* Register b (elements of type et) if a library call runs (sgl_library.c). */
+void sgl_lib_track(sgl_vbuf *b, const sgl_type *et);
+/* Take b off its list, if it is on one. */
+void sgl_lib_untrack(sgl_vbuf *b);
+#else
+#define SGL_VBUF_PREFIX ((size_t)0)
+#endif
+
+/* A header for len elements of the caller's memory (sgl_library.c), with
+ * refs references and nothing else; registered like any buffer. */
+sgl_vbuf *sgl_vbuf_header(const sgl_type *et, int64_t len, int64_t refs);
+/* Frees b's memory block alone: no reference it holds is dropped, nothing
+ * is unregistered (the registry's sweep, sgl_library.c). */
+void sgl_vbuf_discard(sgl_vbuf *b);
 
 #endif /* SGL_VBUF_H */

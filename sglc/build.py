@@ -150,7 +150,9 @@ def toolchain(target: str, opt: int = 2, *, debug_info: bool = False,
                              "executables)")
         cflags += ["-fPIC", "-fvisibility=hidden"]
     cflags += shlex.split(os.environ.get("CFLAGS", ""))
-    defines: list[str] = []
+    # a library's runtime registers the buffers of each call, for its error
+    # boundary (runtime_c/sgl_vbuf.h)
+    defines: list[str] = ["-DSGL_LIBRARY"] if shared else []
     ldflags = shlex.split(os.environ.get("LDFLAGS", ""))
     ldflags.append("-pthread")  # the runtime unmaps big buffers on a thread (sgl_value.c)
     if target in ("mpi", "omp"):
