@@ -23,9 +23,10 @@ import re
 import signal
 import sys
 import tempfile
+import threading
 import time
 import traceback
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from types import FrameType
 
@@ -106,14 +107,38 @@ def _alarm(_sig: int, _frame: FrameType | None) -> None:
     raise _Timeout
 
 
+def _deep(fn: Callable[[], str | None]) -> str | None:
+    """fn() in a thread with a 512 MiB stack, as `sglc` runs its stages
+    (sglc.cli.main, with the recursion limit main() sets): a deeply nested
+    input (3,000 unary minuses) fails here only if it fails for a user."""
+    out: list[tuple[bool, object]] = []
+
+    def run() -> None:
+        try:
+            out.append((True, fn()))
+        except BaseException as e:  # noqa: BLE001 - handed to the caller's thread
+            out.append((False, e))
+
+    old = threading.stack_size(512 * 1024 * 1024)
+    try:
+        t = threading.Thread(target=run, name="fuzz-check", daemon=True)
+        t.start()
+    finally:
+        threading.stack_size(old)
+    while t.is_alive():
+        t.join(0.05)  # the main thread stays free for the SIGALRM timeout
+    ok, value = out[0]
+    if not ok:
+        raise value  # type: ignore[misc]
+    return value  # type: ignore[return-value]
+
+
 def check_one(text: str, backend: bool) -> str | None:
     """None if the front end behaved, else a description of the failure."""
     from sglc import frontend
     from sglc.diagnostics import CompileError
 
-    signal.signal(signal.SIGALRM, _alarm)
-    signal.alarm(10)
-    try:
+    def stages() -> str | None:
         try:
             prog = frontend.load_source(text, "fuzz.sgl")
         except CompileError as err:
@@ -126,6 +151,11 @@ def check_one(text: str, backend: bool) -> str | None:
 
             pipeline.emit(pipeline.to_ir(prog, "fuzz.sgl", check_ir=True), checked=True)
         return None
+
+    signal.signal(signal.SIGALRM, _alarm)
+    signal.alarm(10)
+    try:
+        return _deep(stages)
     except _Timeout:
         return "timeout: the front end ran for more than 10 s"
     except Exception:  # noqa: BLE001 - any other exception is the bug we look for
@@ -158,7 +188,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                     help="also run `sglc check` (CliRunner) on every K-th input")
     args = ap.parse_args(argv)
     sys.path.insert(0, str(REPO))
-    sys.setrecursionlimit(max(sys.getrecursionlimit(), 10000))
+    sys.setrecursionlimit(max(sys.getrecursionlimit(), 200_000))  # as sglc.cli.main
     base = corpus()
     if not base:
         print("no example programs found", file=sys.stderr)
