@@ -180,6 +180,18 @@ def check_cli(text: str) -> str | None:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    """The fuzzer, with sglc.cli.main's recursion limit while it runs (the
+    stages run in _deep's big-stack thread); the caller's limit is restored
+    (a pytest process keeps its own)."""
+    old = sys.getrecursionlimit()
+    sys.setrecursionlimit(max(old, 200_000))
+    try:
+        return _main(argv)
+    finally:
+        sys.setrecursionlimit(old)
+
+
+def _main(argv: Sequence[str] | None) -> int:
     ap = argparse.ArgumentParser(description="fuzz the sglc front end")
     ap.add_argument("--count", type=int, default=10000)
     ap.add_argument("--seed", type=int, default=0)
@@ -188,7 +200,6 @@ def main(argv: Sequence[str] | None = None) -> int:
                     help="also run `sglc check` (CliRunner) on every K-th input")
     args = ap.parse_args(argv)
     sys.path.insert(0, str(REPO))
-    sys.setrecursionlimit(max(sys.getrecursionlimit(), 200_000))  # as sglc.cli.main
     base = corpus()
     if not base:
         print("no example programs found", file=sys.stderr)
