@@ -194,6 +194,16 @@ def run_checked(cmd: Sequence[str], *, cwd: Path | str | None = None,
     return proc.returncode, out, err
 
 
+def target_params(runs: Sequence[tuple[str, int, str]]) -> list[object]:
+    """pytest params (target, nprocs, shape) with ids like `mpi-np4-2x2`;
+    the mpi ones skip, with the reason, where mpicc or mpirun is missing."""
+    out = []
+    for target, np_, shape in runs:
+        marks = [pytest.mark.skipif(not HAVE_MPI, reason=MPI_MISSING_REASON)] if target == "mpi" else []
+        out.append(pytest.param(target, np_, shape, marks=marks, id=f"{target}-np{np_}-{shape}"))
+    return out
+
+
 def mpirun_prefix(nprocs: int) -> list[str]:
     cmd = ["mpirun", "-np", str(nprocs), "--oversubscribe", "--bind-to", "none"]
     if hasattr(os, "geteuid") and os.geteuid() == 0:

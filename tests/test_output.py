@@ -12,7 +12,7 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from conftest import HAVE_MPI, MPI_MISSING_REASON, CompileCache, mpirun_prefix, run_env
+from conftest import CompileCache, mpirun_prefix, run_env, target_params
 
 HERE = Path(__file__).resolve().parent / "output"
 
@@ -22,14 +22,6 @@ HERE = Path(__file__).resolve().parent / "output"
 # (docs/execution.md).  Files are written by the ranks themselves.
 STDOUT_RUNS = [("seq", 1, "0"), ("seq", 1, "2x3"), ("omp", 1, "2x2"), ("mpi", 1, "2x2")]
 FILE_RUNS = [("seq", 1, "0"), ("seq", 1, "2x3"), ("omp", 1, "2x2"), ("mpi", 2, "2x2")]
-
-
-def _params(runs: list[tuple[str, int, str]]) -> list[object]:
-    out = []
-    for target, np_, shape in runs:
-        marks = [pytest.mark.skipif(not HAVE_MPI, reason=MPI_MISSING_REASON)] if target == "mpi" else []
-        out.append(pytest.param(target, np_, shape, marks=marks, id=f"{target}-np{np_}-{shape}"))
-    return out
 
 
 def _cmd(exe: Path, nprocs: int, shape: str) -> list[str]:
@@ -44,7 +36,7 @@ def _run_to(cmd: list[str], path: str, cwd: Path) -> tuple[int, str]:
     return proc.returncode, proc.stderr
 
 
-@pytest.mark.parametrize("target,nprocs,shape", _params(STDOUT_RUNS))
+@pytest.mark.parametrize("target,nprocs,shape", target_params(STDOUT_RUNS))
 def test_stdout_full_at_the_end(sglc_compile: CompileCache, tmp_path: Path, target: str,
                                 nprocs: int, shape: str) -> None:
     exe = sglc_compile(HERE / "small.sgl", target).require()
@@ -55,7 +47,7 @@ def test_stdout_full_at_the_end(sglc_compile: CompileCache, tmp_path: Path, targ
     assert "No space left on device (node 0)" in err
 
 
-@pytest.mark.parametrize("target,nprocs,shape", _params(STDOUT_RUNS))
+@pytest.mark.parametrize("target,nprocs,shape", target_params(STDOUT_RUNS))
 def test_stdout_full_at_a_print(sglc_compile: CompileCache, tmp_path: Path, target: str,
                                 nprocs: int, shape: str) -> None:
     exe = sglc_compile(HERE / "big.sgl", target).require()
@@ -90,7 +82,7 @@ def test_closed_pipe_is_a_write_failure(sglc_compile: CompileCache, tmp_path: Pa
     assert "cannot write to standard output: the reader of the pipe has gone" in err
 
 
-@pytest.mark.parametrize("target,nprocs,shape", _params(FILE_RUNS))
+@pytest.mark.parametrize("target,nprocs,shape", target_params(FILE_RUNS))
 def test_file_full(sglc_compile: CompileCache, tmp_path: Path, target: str, nprocs: int,
                    shape: str) -> None:
     exe = sglc_compile(HERE / "write_full.sgl", target).require()

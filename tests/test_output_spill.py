@@ -21,7 +21,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from conftest import HAVE_MPI, MPI_MISSING_REASON, CompileCache, mpirun_prefix, run_env
+from conftest import CompileCache, mpirun_prefix, run_env, target_params
 
 import sglc
 
@@ -34,14 +34,6 @@ NO_TIME = "/usr/bin/time (GNU time) is needed to measure each process's peak mem
 RUNS = [("seq", 1, "2x2"), ("omp", 1, "2x2"), ("mpi", 4, "2x2")]
 
 MiB = 1 << 20
-
-
-def _params(runs: list[tuple[str, int, str]]) -> list[object]:
-    out = []
-    for target, np_, shape in runs:
-        marks = [pytest.mark.skipif(not HAVE_MPI, reason=MPI_MISSING_REASON)] if target == "mpi" else []
-        out.append(pytest.param(target, np_, shape, marks=marks, id=f"{target}-np{np_}-{shape}"))
-    return out
 
 
 class Failed(Exception):
@@ -140,7 +132,7 @@ def big_digest() -> tuple[int, str]:
 
 
 @pytest.mark.skipif(not os.access(TIME, os.X_OK), reason=NO_TIME)
-@pytest.mark.parametrize("target,nprocs,shape", _params(RUNS))
+@pytest.mark.parametrize("target,nprocs,shape", target_params(RUNS))
 def test_200_mb_from_children_in_bounded_memory(sglc_compile: CompileCache, tmp_path: Path,
                                                  target: str, nprocs: int, shape: str) -> None:
     size, sha = big_digest()
@@ -163,7 +155,7 @@ def test_200_mb_from_children_in_bounded_memory(sglc_compile: CompileCache, tmp_
 
 
 @pytest.mark.parametrize("threshold", ["0", "100", "5k"])
-@pytest.mark.parametrize("target,nprocs,shape", _params(RUNS + [("mpi", 2, "2x2")]))
+@pytest.mark.parametrize("target,nprocs,shape", target_params(RUNS + [("mpi", 2, "2x2")]))
 def test_small_threshold_same_output(sglc_compile: CompileCache, tmp_path: Path, target: str,
                                      nprocs: int, shape: str, threshold: str) -> None:
     """Every line spilled (0), pieces cut inside lines (100 bytes: several
@@ -179,7 +171,7 @@ def test_small_threshold_same_output(sglc_compile: CompileCache, tmp_path: Path,
 
 
 @pytest.mark.parametrize("threshold", ["1", "1M"])
-@pytest.mark.parametrize("target,nprocs,shape", _params(RUNS))
+@pytest.mark.parametrize("target,nprocs,shape", target_params(RUNS))
 def test_failure_keeps_the_output_before_it(sglc_compile: CompileCache, tmp_path: Path,
                                             target: str, nprocs: int, shape: str,
                                             threshold: str) -> None:
@@ -198,7 +190,7 @@ def test_failure_keeps_the_output_before_it(sglc_compile: CompileCache, tmp_path
     assert out.read_text() == "".join(expected(2000, 100, fail=21))
 
 
-@pytest.mark.parametrize("target,nprocs,shape", _params(RUNS))
+@pytest.mark.parametrize("target,nprocs,shape", target_params(RUNS))
 def test_no_temporary_file_is_a_runtime_error(sglc_compile: CompileCache, tmp_path: Path,
                                              target: str, nprocs: int, shape: str) -> None:
     """A temporary file that cannot be made (here: TMPDIR does not exist) is
@@ -219,7 +211,7 @@ def test_no_temporary_file_is_a_runtime_error(sglc_compile: CompileCache, tmp_pa
     assert "".join(expected(200, 20)).startswith(got)
 
 
-@pytest.mark.parametrize("target,nprocs,shape", _params([("seq", 1, "2x2"), ("omp", 1, "2x2"),
+@pytest.mark.parametrize("target,nprocs,shape", target_params([("seq", 1, "2x2"), ("omp", 1, "2x2"),
                                                          ("mpi", 1, "2x2")]))
 def test_spilled_output_to_a_full_stdout(sglc_compile: CompileCache, tmp_path: Path, target: str,
                                          nprocs: int, shape: str) -> None:
