@@ -20,7 +20,6 @@ import os
 import shlex
 import subprocess
 import sys
-import threading
 import traceback
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -667,25 +666,19 @@ def cli_doc() -> str:
 
 
 def main() -> None:
-    """The console script.  The stages recurse over the program's tree, so
-    sglc runs in a thread with a large stack and recursion limit: deeply
+    """The console script, run on a large stack (sglc.deepstack): deeply
     nested programs compile instead of failing with a RecursionError."""
-    threading.stack_size(512 * 1024 * 1024)
-    sys.setrecursionlimit(200_000)
-    status: list[object] = [0]
+    from .deepstack import call_deep
 
-    def run() -> None:
+    def run() -> object:
         try:
             cli(prog_name="sglc")
         except SystemExit as e:
-            status[0] = e.code
+            return e.code
+        return 0
 
-    t = threading.Thread(target=run, name="sglc")
-    t.start()
-    t.join()
-    code = status[0]
+    code = call_deep(run)
     sys.exit(code if isinstance(code, int) or code is None else str(code))
-
 
 if __name__ == "__main__":
     main()

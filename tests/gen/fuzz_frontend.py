@@ -23,10 +23,9 @@ import re
 import signal
 import sys
 import tempfile
-import threading
 import time
 import traceback
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 from types import FrameType
 
@@ -107,32 +106,6 @@ def _alarm(_sig: int, _frame: FrameType | None) -> None:
     raise _Timeout
 
 
-def _deep(fn: Callable[[], str | None]) -> str | None:
-    """fn() in a thread with a 512 MiB stack, as `sglc` runs its stages
-    (sglc.cli.main, with the recursion limit main() sets): a deeply nested
-    input (3,000 unary minuses) fails here only if it fails for a user."""
-    out: list[tuple[bool, object]] = []
-
-    def run() -> None:
-        try:
-            out.append((True, fn()))
-        except BaseException as e:  # noqa: BLE001 - handed to the caller's thread
-            out.append((False, e))
-
-    old = threading.stack_size(512 * 1024 * 1024)
-    try:
-        t = threading.Thread(target=run, name="fuzz-check", daemon=True)
-        t.start()
-    finally:
-        threading.stack_size(old)
-    while t.is_alive():
-        t.join(0.05)  # the main thread stays free for the SIGALRM timeout
-    ok, value = out[0]
-    if not ok:
-        raise value  # type: ignore[misc]
-    return value  # type: ignore[return-value]
-
-
 def check_one(text: str, backend: bool) -> str | None:
     """None if the front end behaved, else a description of the failure."""
     from sglc import frontend
@@ -155,7 +128,9 @@ def check_one(text: str, backend: bool) -> str | None:
     signal.signal(signal.SIGALRM, _alarm)
     signal.alarm(10)
     try:
-        return _deep(stages)
+        from sglc.deepstack import call_deep
+
+        return call_deep(stages)
     except _Timeout:
         return "timeout: the front end ran for more than 10 s"
     except Exception:  # noqa: BLE001 - any other exception is the bug we look for
@@ -180,18 +155,6 @@ def check_cli(text: str) -> str | None:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """The fuzzer, with sglc.cli.main's recursion limit while it runs (the
-    stages run in _deep's big-stack thread); the caller's limit is restored
-    (a pytest process keeps its own)."""
-    old = sys.getrecursionlimit()
-    sys.setrecursionlimit(max(old, 200_000))
-    try:
-        return _main(argv)
-    finally:
-        sys.setrecursionlimit(old)
-
-
-def _main(argv: Sequence[str] | None) -> int:
     ap = argparse.ArgumentParser(description="fuzz the sglc front end")
     ap.add_argument("--count", type=int, default=10000)
     ap.add_argument("--seed", type=int, default=0)
