@@ -28,7 +28,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
 
-from .paths import runtime_dir
+from .paths import cache_dir, runtime_dir
 
 TARGETS = ("mpi", "omp", "seq")
 
@@ -169,14 +169,6 @@ def toolchain(target: str, opt: int = 2, *, debug_info: bool = False,
         # unmapping libgomp under them crashes the host later.
         ldflags.append("-Wl,-z,nodelete")
     return Toolchain(target, cc, cflags, ldflags, defines, sanitizer=sanitizer)
-
-
-def cache_dir() -> Path:
-    env = os.environ.get("SGLC_CACHE")
-    if env:
-        return Path(env)
-    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
-    return Path(base) / "sglc"
 
 
 def _run(cmd: list[str], verbose: bool, cwd: Path | None = None) -> None:

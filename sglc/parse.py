@@ -20,6 +20,7 @@ interactive parser's `accepts()`, UnexpectedCharacters).
 from __future__ import annotations
 
 import gc
+import hashlib
 import re
 from dataclasses import dataclass
 from typing import Any, Optional
@@ -29,7 +30,7 @@ from lark.exceptions import UnexpectedCharacters, UnexpectedEOF, UnexpectedInput
 
 from . import ast
 from .diagnostics import CompileError, Diagnostic
-from .paths import grammar_path
+from .paths import cache_dir, grammar_path
 from .types import BOOL, FLOAT, INT, Vec
 
 __all__ = ["parse_program", "KEYWORDS", "SourceToken", "tokens", "comments"]
@@ -42,7 +43,8 @@ KEYWORDS = frozenset(
 _parser: Optional[Lark] = None
 
 
-def _build(strict: bool, transformer: Optional[Transformer] = None) -> Lark:
+def _build(strict: bool, transformer: Optional[Transformer] = None,
+           cache: str | bool = False) -> Lark:
     """The grammar as a Lark LALR parser with Lark's basic lexer (its
     contextual lexer would lex a keyword as a NAME where the keyword cannot
     follow, and so accept `var pardo = 1;`).
@@ -52,7 +54,7 @@ def _build(strict: bool, transformer: Optional[Transformer] = None) -> Lark:
     so the tests build the grammar strictly (build_strict_basic) and the
     compiler, whose parse tables are the same, does not repeat the check.
     Positions come from the tokens (see _sp), so Lark need not propagate
-    them.
+    them.  `cache` is Lark's own option: a file for the parse tables.
     """
     return Lark(
         grammar_path().read_text(encoding="utf-8"),
@@ -63,13 +65,36 @@ def _build(strict: bool, transformer: Optional[Transformer] = None) -> Lark:
         maybe_placeholders=True,
         keep_all_tokens=True,
         transformer=transformer,
+        cache=cache,
     )
+
+
+def _cache_file() -> str | bool:
+    """Where the compiler keeps its parse tables between runs: a file in
+    sglc's cache folder named after the grammar text and Lark's version.
+    Building the tables takes about 0.5 s per process (more than the rest
+    of a small compile; interegular's terminal-collision check, when it is
+    installed, is most of it), loading them about 10 ms.  Lark checks the
+    file's hash of the grammar and options, rebuilds it when it does not
+    match or cannot be read, and carries on when it cannot write it, so a
+    stale, damaged or unwritable cache costs time, never correctness.
+    False (no cache) when the folder cannot be made."""
+    import lark
+
+    text = grammar_path().read_bytes()
+    key = hashlib.sha256(text + lark.__version__.encode()).hexdigest()[:16]
+    folder = cache_dir()
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+    except OSError:
+        return False
+    return str(folder / f"parser-{key}.lark")
 
 
 def _get_parser() -> Lark:
     global _parser
     if _parser is None:
-        _parser = _build(strict=False, transformer=_Builder())
+        _parser = _build(strict=False, transformer=_Builder(), cache=_cache_file())
     return _parser
 
 

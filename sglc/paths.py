@@ -1,4 +1,5 @@
-"""Where the installed package keeps its data: the grammar and the C runtime.
+"""Where the installed package keeps its data (the grammar and the C
+runtime), and where sglc caches what it builds (cache_dir).
 
 In a source checkout (and an editable install) they are the top-level
 folders grammar/ and runtime_c/; in a wheel they are installed as the
@@ -7,6 +8,7 @@ packages sglc.grammar and sglc.runtime_c (see pyproject.toml).
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 
@@ -24,3 +26,14 @@ def grammar_path() -> Path:
 
 def runtime_dir() -> Path:
     return _pkg_dir("runtime_c")
+
+
+def cache_dir() -> Path:
+    """sglc's cache: $SGLC_CACHE, else $XDG_CACHE_HOME/sglc, else
+    ~/.cache/sglc (the runtime libraries, `sglc run`'s executables,
+    sglc.load's libraries, the parse tables)."""
+    env = os.environ.get("SGLC_CACHE")
+    if env:
+        return Path(env)
+    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+    return Path(base) / "sglc"
