@@ -43,14 +43,16 @@ test: venv-test
 	$(PY) -m pytest -q --durations=25
 	$(RUFF) check sglc tests $(wildcard bench)
 
-# The inner loop (about 3 minutes): the front end, every golden, the snapshots,
-# the runtime's unit tests, and every program on seq 2x3 and on 2 MPI processes.
-CHECK_K = not test_program or seq-2x3 or 2x2-np2
+# The inner loop (under 3 minutes on 2 cores): the front end, every golden,
+# the snapshots, the runtime's unit tests, every program on seq 2x3, and the
+# examples (ours and the shared ones) on 2 MPI processes; in two concurrent
+# pytest processes (tests/par.py), none of whose tests measures time.
+CHECK_FILES = tests/test_frontend.py tests/test_errors.py tests/test_conformance.py \
+  tests/test_snapshots.py tests/test_runtime_c.py tests/test_caches.py \
+  $(wildcard tests/test_passes.py tests/test_emit.py tests/test_highlight.py tests/test_rtconst.py)
+CHECK_K = not test_program or seq-2x3 or (2x2-np2 and (examples or shared))
 check: venv-test
-	$(PY) -m pytest -q -x tests/test_frontend.py tests/test_errors.py tests/test_conformance.py \
-	  tests/test_snapshots.py tests/test_runtime_c.py \
-	  $(wildcard tests/test_passes.py tests/test_emit.py tests/test_highlight.py tests/test_rtconst.py) \
-	  tests/test_programs.py -k "$(CHECK_K)"
+	$(PY) tests/par.py -q -x tests/test_programs.py -k "$(CHECK_K)" :: -q -x $(CHECK_FILES)
 	$(RUFF) check sglc tests $(wildcard bench)
 
 golden-update: venv-test

@@ -171,12 +171,25 @@ def _diff(expected: str, actual: str, golden: Path) -> str:
     return text
 
 
+@pytest.fixture(scope="session")
+def selected_targets(request: pytest.FixtureRequest) -> dict[Path, list[str]]:
+    """For each program, the targets of the cases this session runs (after
+    -k and the like): what is worth compiling ahead, concurrently."""
+    wanted: dict[Path, list[str]] = {}
+    for item in request.session.items:
+        case = getattr(item, "callspec", None) and item.callspec.params.get("case")
+        if isinstance(case, Case) and case.target not in wanted.setdefault(case.src, []):
+            if case.target != "mpi" or HAVE_MPI:
+                wanted[case.src].append(case.target)
+    return wanted
+
+
 @pytest.mark.parametrize("case", _collect())
 def test_program(case: Case, sglc_compile: CompileCache, tmp_path: Path,
-                 update_golden: bool) -> None:
+                 update_golden: bool, selected_targets: dict[Path, list[str]]) -> None:
     if case.problem:
         pytest.fail(case.problem, pytrace=False)
-    sglc_compile.prefetch(case.src, ["seq", "omp"] + (["mpi"] if HAVE_MPI else []))
+    sglc_compile.prefetch(case.src, selected_targets.get(case.src, [case.target]))
     exe = sglc_compile(case.src, case.target).require()
     rc, out, err = run_program(exe, case.nprocs, case.shape, case.args, cwd=tmp_path)
     where = (f"{case.src.name} args={list(case.args)} target={case.target} "
