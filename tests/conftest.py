@@ -72,6 +72,9 @@ def require_shared() -> Path:
 def pytest_addoption(parser: pytest.Parser) -> None:
     parser.addoption("--update-golden", action="store_true", default=False,
                      help="rewrite golden files (expected outputs) instead of comparing")
+    parser.addoption("--program-shard", default=None, metavar="K/N",
+                     help="run only shard K (0 <= K < N) of N of the program matrix "
+                          "(test_programs.py), split by program; other tests are kept")
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -116,7 +119,44 @@ def pytest_pyfunc_call(pyfuncitem: pytest.Function) -> bool | None:
     return True
 
 
+def _program_shard(config: pytest.Config) -> tuple[int, int] | None:
+    spec = config.getoption("--program-shard")
+    if spec is None:
+        return None
+    try:
+        k, n = (int(x) for x in spec.split("/"))
+    except ValueError:
+        raise pytest.UsageError(f"--program-shard {spec!r}: expected K/N, e.g. 0/2") from None
+    if not 0 <= k < n:
+        raise pytest.UsageError(f"--program-shard {spec!r}: K must be in 0..N-1")
+    return k, n
+
+
+def _shard_items(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """--program-shard K/N: of test_programs.py's cases, those of every N-th
+    program (sorted by path), from the K-th; the shards of `make test` then
+    compile disjoint sets of programs."""
+    shard = _program_shard(config)
+    if shard is None:
+        return
+    k, n = shard
+
+    def src(item: pytest.Item) -> object:
+        callspec = getattr(item, "callspec", None)
+        if item.path.name != "test_programs.py":
+            return None
+        case = callspec.params.get("case") if callspec is not None else None
+        return getattr(case, "src", None)
+
+    programs = sorted({str(s) for s in map(src, items) if s is not None})
+    mine = {p for i, p in enumerate(programs) if i % n == k}
+    keep = [it for it in items if src(it) is None or str(src(it)) in mine]
+    config.hook.pytest_deselected(items=[it for it in items if it not in keep])
+    items[:] = keep
+
+
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    _shard_items(config, items)
     if HAVE_MPI:
         return
     skip = pytest.mark.skip(reason=MPI_MISSING_REASON)
