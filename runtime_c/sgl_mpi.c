@@ -510,6 +510,22 @@ static void drop_reports(struct sgl_mpi_state *st, int i0, int upto)
 }
 /* ---- end of polling */
 
+/* The remote children's elements of an owned scatter source are theirs
+ * once their commands have gone (mpi_send_commands waits for the sends):
+ * free them now, not after the superstep, so that they do not stay
+ * alive while child 0 runs (a PSRS's routed buckets, views of the
+ * blocks they came from).  Left empty for release_sources. */
+static void free_sent_elements(const sgl_site *s, sgl_arg *args, int nk)
+{
+    for (int j = 0; j < s->nops; j++) {
+        const sgl_op *op = &s->ops[j];
+        if (op->kind != SGL_OP_SCATTER || !args[j].owned) continue;
+        sgl_vec *v = args[j].src;
+        size_t esz = sgl_sizeof(op->type);
+        for (int i = 1; i < nk; i++) sgl_value_free(op->type, (char *)v->data + (size_t)i * esz);
+    }
+}
+
 static void mpi_superstep(sgl_node *n, sgl_key k, const sgl_site *s, sgl_arg *args,
                           sgl_child_result *res, sgl_step_rec *rec)
 {
@@ -521,6 +537,7 @@ static void mpi_superstep(sgl_node *n, sgl_key k, const sgl_site *s, sgl_arg *ar
         st->nreport = nk;
     }
     mpi_send_commands(n, st, s, k, args);
+    free_sent_elements(s, args, nk);
     if (rec) sgl_trace_span(n->track, "send", s, rec->t0, sgl_wtime());
     void *in[SGL_MAX_OPS], *out[SGL_MAX_OPS];
     sgl_vec tmp[SGL_MAX_OPS];

@@ -41,12 +41,81 @@ void sgl_req_wait(req_list *l)
     l->n = 0;
 }
 
+/* A message of several blocks (rows that do not lie next to each other)
+ * is sent as several MPI messages, in order: each block of DIRECT_MIN
+ * bytes or more straight from where it lies, the smaller ones between
+ * them packed into a staging buffer of at most STAGE_MAX bytes (MPI moves
+ * a non-contiguous datatype fragment by fragment, far slower than
+ * contiguous blocks).  The receiver takes a message's bytes with as many
+ * receives as it takes (each for all that is left, MPI_Get_count saying
+ * how much came), so it needs no knowledge of the sender's layout, and no
+ * copy of the whole message is ever made on the sending side. */
+#define DIRECT_MIN ((size_t)64 << 10)
+#define STAGE_MAX ((size_t)4 << 20)
+
+static void stage_flush(char *stage, size_t *staged, int peer, MPI_Comm comm)
+{
+    if (*staged == 0) return;
+    /* blocking: the staging buffer is reused; the receiver takes its
+     * messages in order */
+    MPI_CHECK(MPI_Send(stage, (int)*staged, MPI_BYTE, peer, TAG_DATA, comm));
+    *staged = 0;
+}
+
+/* Send the `size` bytes of blocks k0 (from offset off0) on, as above. */
+static void send_blocks(const sgl_pieces *l, int64_t k0, size_t off0, size_t size, int peer,
+                        MPI_Comm comm, req_list *reqs)
+{
+    if (size == 0) {
+        /* the receiver takes at least one message */
+        MPI_CHECK(MPI_Send(NULL, 0, MPI_BYTE, peer, TAG_DATA, comm));
+        return;
+    }
+    char *stage = NULL;
+    size_t staged = 0, at = 0;
+    for (int64_t q = k0, o = (int64_t)off0; at < size; q++, o = 0) {
+        size_t take = l->len[q] - (size_t)o < size - at ? l->len[q] - (size_t)o : size - at;
+        char *src = l->ptr[q] + o;
+        at += take;
+        if (take == 0) continue;
+        if (take >= DIRECT_MIN) {
+            stage_flush(stage, &staged, peer, comm);
+            MPI_CHECK(MPI_Isend(src, (int)take, MPI_BYTE, peer, TAG_DATA, comm, sgl_req_new(reqs)));
+            continue;
+        }
+        if (!stage) {
+            size_t cap = size < STAGE_MAX ? size : STAGE_MAX;
+            stage = malloc(cap);
+            if (!stage) sgl_internal_error("out of memory (message)");
+        }
+        if (staged + take > STAGE_MAX) stage_flush(stage, &staged, peer, comm);
+        memcpy(stage + staged, src, take);
+        staged += take;
+    }
+    stage_flush(stage, &staged, peer, comm);
+    free(stage);
+}
+
+/* Receive `size` bytes into p, from one message or several (send_blocks). */
+static void recv_bytes(char *p, size_t size, int peer, MPI_Comm comm)
+{
+    size_t at = 0;
+    do {
+        MPI_Status st;
+        MPI_CHECK(MPI_Recv(p + at, (int)(size - at), MPI_BYTE, peer, TAG_DATA, comm, &st));
+        int got = 0;
+        MPI_CHECK(MPI_Get_count(&st, MPI_BYTE, &got));
+        if (got < 0 || (size_t)got > size - at) sgl_internal_error("bad message");
+        at += (size_t)got;
+        if (got == 0 && at < size) sgl_internal_error("bad message");
+    } while (at < size);
+}
+
 /* Send (reqs non-NULL: post the sends) or receive the pieces of l: one
  * message per value (pieces of one message id) and OOB_CHUNK bytes.  A
  * message of one block travels from or into that block; one of several
- * blocks (rows that do not lie next to each other) is packed into or
- * unpacked from a staging buffer, since MPI moves a non-contiguous
- * datatype fragment by fragment, far slower than one contiguous block. */
+ * blocks is sent block by block (send_blocks) and received into a
+ * staging buffer that is then unpacked. */
 void sgl_pieces_transfer(const sgl_pieces *l, int peer, MPI_Comm comm, req_list *reqs)
 {
     int64_t k = 0;   /* current piece */
@@ -66,33 +135,26 @@ void sgl_pieces_transfer(const sgl_pieces *l, int peer, MPI_Comm comm, req_list 
                 off = 0;
             }
         }
-        if (nb == 1) {
-            char *p = l->ptr[k0] + off0;
-            if (reqs)
-                MPI_CHECK(MPI_Isend(p, (int)size, MPI_BYTE, peer, TAG_DATA, comm, sgl_req_new(reqs)));
+        if (reqs) {
+            if (nb == 1)
+                MPI_CHECK(MPI_Isend(l->ptr[k0] + off0, (int)size, MPI_BYTE, peer, TAG_DATA, comm,
+                                    sgl_req_new(reqs)));
             else
-                MPI_CHECK(MPI_Recv(p, (int)size, MPI_BYTE, peer, TAG_DATA, comm, MPI_STATUS_IGNORE));
+                send_blocks(l, k0, off0, size, peer, comm, reqs);
             continue;
         }
-        char *stage = malloc(size);
+        if (nb == 1) {
+            recv_bytes(l->ptr[k0] + off0, size, peer, comm);
+            continue;
+        }
+        char *stage = malloc(size ? size : 1);
         if (!stage) sgl_internal_error("out of memory (message)");
+        recv_bytes(stage, size, peer, comm);
         size_t at = 0;
         for (int64_t q = k0, o = (int64_t)off0; at < size; q++, o = 0) {
             size_t take = l->len[q] - (size_t)o < size - at ? l->len[q] - (size_t)o : size - at;
-            if (reqs) memcpy(stage + at, l->ptr[q] + o, take);
+            memcpy(l->ptr[q] + o, stage + at, take);
             at += take;
-        }
-        if (reqs) {
-            /* blocking: the receiver takes its messages in order */
-            MPI_CHECK(MPI_Send(stage, (int)size, MPI_BYTE, peer, TAG_DATA, comm));
-        } else {
-            MPI_CHECK(MPI_Recv(stage, (int)size, MPI_BYTE, peer, TAG_DATA, comm, MPI_STATUS_IGNORE));
-            at = 0;
-            for (int64_t q = k0, o = (int64_t)off0; at < size; q++, o = 0) {
-                size_t take = l->len[q] - (size_t)o < size - at ? l->len[q] - (size_t)o : size - at;
-                memcpy(l->ptr[q] + o, stage + at, take);
-                at += take;
-            }
         }
         free(stage);
     }

@@ -23,7 +23,10 @@
  * that MPI's copy is the only one; a nested vector costs one message, not
  * one per row.  Both sides know the pieces' lengths (the receiver reads
  * them in the string) and cut the values at the same places, so they cut
- * the same messages. */
+ * the same messages.  A sender whose message is several blocks apart in
+ * memory sends it as several MPI messages (the long blocks from where they
+ * lie, the short ones packed, at most 4 MiB at a time); the receiver takes
+ * a message's bytes with as many receives as they arrive in. */
 enum { TAG_CMD = 11, TAG_REPORT = 12, TAG_DATA = 13, TAG_OUT = 14 };
 #define FIRST ((size_t)4096)
 #define OOB_MIN ((size_t)8 << 10)
