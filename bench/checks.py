@@ -1,6 +1,6 @@
 """bench/checks.py: what the cancellation checks cost (docs/execution.md).
 
-    python bench/checks.py                       # instructions + wall clock, ~4 min idle
+    python bench/checks.py                       # instructions + wall clock, ~5 min idle
     python bench/checks.py --quick               # smoke test: tiny sizes (bench/build/checks-quick.md)
     python bench/checks.py --no-time             # instruction counts only
     python bench/checks.py --no-instr --runs 21  # wall clock only
@@ -10,16 +10,16 @@ Builds every bench kernel (bench/sgl) twice with sglc's default options:
 as is, and with `CFLAGS=-DSGL_NO_CANCEL_CHECKS`, which compiles
 `sgl_loop_check` and `sgl_call_check` out (runtime_c/sgl.h).  The kernel
 functions are the bench's own; only `main` gets a loop that makes the
-timed call `reps` times (the program's second argument; 1 runs the bench
-program as it is), each on a fresh copy of the input made outside the
+timed call `reps` times (the program's second argument; 1: the bench's
+single call), each on a fresh copy of the input made outside the
 timed part, so that a run's timed region is long enough to measure.  Then:
 
 1. Instructions (valgrind --tool=callgrind, which counts them exactly and
-   whatever the load): every kernel, both builds, on --sgl-shape 1 at the
-   sizes of --instr-sizes.  `--dump-before=sgl_wtime` cuts the count at
-   the two `wtime()` calls around the kernel, so input generation,
-   start-up and the checksum are left out; the figure is every
-   instruction of every thread between the two calls.
+   whatever the load): every kernel, both builds, on --sgl-shape 1 and 2
+   (--instr-shapes) at the sizes of INSTR_SIZES.  `--dump-before=sgl_wtime`
+   cuts the count at the two `wtime()` calls around the kernel, so input
+   generation, start-up and the checksum are left out; the figure is
+   every instruction of every thread between the two calls.
 2. Wall clock: both builds on --sgl-shape 1 and 2 at the bench sizes,
    interleaved (A B A B ...), --runs rounds; the time per call is the
    program's `time` line divided by reps.  The cost is the ratio of the
@@ -320,8 +320,8 @@ def main() -> int:
     ap.add_argument("--kernels", default=",".join(KERNELS))
     ap.add_argument("--no-instr", action="store_true", help="skip the instruction counts")
     ap.add_argument("--no-time", action="store_true", help="skip the wall-clock runs")
-    ap.add_argument("--instr-shapes", default="1",
-                    help="shapes for the instruction counts (default 1; e.g. 1,2)")
+    ap.add_argument("--instr-shapes", default="1,2",
+                    help="shapes for the instruction counts (default 1,2)")
     ap.add_argument("--no-build", action="store_true", help="reuse the executables built before")
     ap.add_argument("--build-dir", default=None, help="default bench/build/checks")
     ap.add_argument("--out", default=None)
@@ -375,8 +375,9 @@ def main() -> int:
             "## Instructions",
             "",
             "valgrind --tool=callgrind, every instruction of every thread between the "
-            "two `wtime()` calls around the kernel (one call), on --sgl-shape 1 unless "
-            "the shape says otherwise: exact, and the same on a loaded machine. "
+            "two `wtime()` calls around the kernel (one call), whatever the load: "
+            "repeatable to a few hundred instructions (the allocator, the threads), "
+            "exactly in generated code. "
             "`in generated code` counts the functions sglc wrote (the checks are "
             "there); the rest is the runtime (scatter, gather, `sum`, `sort`, "
             "copies) and libc.",
