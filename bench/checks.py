@@ -411,7 +411,7 @@ def main() -> int:
         if at >= 0:
             findings = old[at:].rstrip("\n")
     out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text("\n".join(lines) + findings + "\n")
+    out.write_text("\n".join(lines) + ("\n" + findings if findings else "") + "\n")
     print("\n".join(lines))
     return 0
 
