@@ -185,11 +185,13 @@ static void vbuf_track(sgl_vbuf *b, const sgl_type *et)
  * background thread unmaps such buffers instead: started with the first
  * big mapping (so that no computation pays for creating a thread where it
  * frees), it runs at the lowest priority (nice 19), so that it takes a
- * core only when the program's own threads leave one free: a thread
- * created at nice 0 where the last reference drops woke up next to the
- * threads that finish the computation, and on a machine with as many
- * cores as threads one of them waited for it (bench/results.md, reduce
- * 1x2).  It unmaps in chunks of UNMAP_CHUNK bytes; the next big mapping
+ * core only when the program's own threads leave one free.  (A thread
+ * created at nice 0 where the last reference dropped started next to the
+ * threads finishing the computation; with as many threads as cores, as
+ * reduce at 1x2 on 2 cores, it could take the core of one of them: in
+ * sched traces on the loaded 2-core machine it ran 3 ms, median of 9
+ * runs, inside the timed call; at nice 19 from start-up, 0.5 ms.)
+ * It unmaps in chunks of UNMAP_CHUNK bytes; the next big mapping
  * (unmap_wait) unmaps the chunks still queued itself, at its own
  * priority, and waits only for the chunk in progress, so that the peak
  * memory stays what it was and a starved background thread delays it by
