@@ -182,22 +182,26 @@ static void vbuf_track(sgl_vbuf *b, const sgl_type *et)
  * kernel frees every page; 400 MB on the 2-core VM under load: 0.26-0.37 s
  * against 1.2-1.4 s), and the last reference often drops at the end of a
  * computation (reduce's hsum frees its input as it returns).  One
- * background thread unmaps such buffers instead: started with the first
- * big mapping (so that no computation pays for creating a thread where it
- * frees), it runs at the lowest priority (nice 19), so that it takes a
- * core only when the program's own threads leave one free.  (A thread
- * created at nice 0 where the last reference dropped started next to the
- * threads finishing the computation; with as many threads as cores, as
- * reduce at 1x2 on 2 cores, it could take the core of one of them: in
- * sched traces on the loaded 2-core machine it ran 3 ms, median of 9
- * runs, inside the timed call; at nice 19 from start-up, 0.5 ms.)
- * It unmaps in chunks of UNMAP_CHUNK bytes; the next big mapping
- * (unmap_wait) unmaps the chunks still queued itself, at its own
- * priority, and waits only for the chunk in progress, so that the peak
- * memory stays what it was and a starved background thread delays it by
- * one chunk at most.  At most UNMAP_QUEUE_MAX buffers wait; more are
- * unmapped by the caller. */
-#define UNMAP_CHUNK ((size_t)32 << 20)
+ * background thread unmaps such buffers instead, in chunks of UNMAP_CHUNK
+ * bytes:
+ * - It is started with the first big mapping, not where a buffer is
+ *   freed, so that no computation pays for creating a thread.
+ * - It runs at nice 10, so that it takes a core only when the program's
+ *   threads leave one free: woken at nice 10, its deadline is some ten
+ *   slices away and it preempts none of them.  A thread created at nice 0
+ *   where the last reference dropped started next to the threads that
+ *   finish the computation and, with as many threads as cores (reduce at
+ *   1x2 on 2 cores), could take the core of one of them: in sched traces
+ *   on the loaded 2-core VM it ran 3 ms (median of 9) inside the timed
+ *   call.  Not nice 19: the process exits only once the chunk in progress
+ *   is unmapped, and on a loaded machine a thread at nice 19 gets little
+ *   of a core (reduce's process exited 0.14 s later, median of 8, with
+ *   32 MiB chunks).
+ * - The next big mapping (unmap_wait) unmaps the chunks still queued
+ *   itself, at its own priority, and waits only for the chunk in
+ *   progress, so that the peak memory stays what it was.
+ * At most UNMAP_QUEUE_MAX buffers wait; more are unmapped by the caller. */
+#define UNMAP_CHUNK ((size_t)8 << 20)
 #define UNMAP_QUEUE_MAX 4
 
 static pthread_mutex_t unmap_mu = PTHREAD_MUTEX_INITIALIZER;
@@ -245,7 +249,7 @@ static void *unmap_thread(void *arg)
     (void)arg;
     /* Linux: PRIO_PROCESS with 0 is the calling thread (its nice value is
      * per thread); best effort, nice 0 where refused */
-    (void)setpriority(PRIO_PROCESS, 0, 19);
+    (void)setpriority(PRIO_PROCESS, 0, 10);
     pthread_mutex_lock(&unmap_mu);
     for (;;) {
         char *p;
