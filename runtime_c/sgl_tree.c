@@ -101,8 +101,17 @@ sgl_vec sgl_child_speeds(sgl_node *n)
     return r;
 }
 
+static sgl_frame_slot *slot_at(sgl_node *n, int64_t d);
+
 void sgl_tree_start(sgl_node *n)
 {
+    /* on the thread that runs n (local_start starts each child on its own
+     * thread), what the first superstep would pay for otherwise: n's frame
+     * stack (a thread's first allocation maps its malloc arena: glibc's
+     * mmap, munmap, mprotect, sched_getaffinity, fresh pages) and the
+     * thread's stack limit (pthread_getattr_np: sched_getaffinity again) */
+    (void)slot_at(n, 0);
+    sgl_stack_init();
     if (n->via) n->via->start(n);
 }
 

@@ -17,9 +17,11 @@
 
 #include <math.h>
 #include <pthread.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
 
 const sgl_type sgl_t_int = {SGL_T_INT, NULL};
 const sgl_type sgl_t_float = {SGL_T_FLOAT, NULL};
@@ -179,58 +181,138 @@ static void vbuf_track(sgl_vbuf *b, const sgl_type *et)
 /* Unmapping a big buffer costs a fifth to a quarter of mapping it (the
  * kernel frees every page; 400 MB on the 2-core VM under load: 0.26-0.37 s
  * against 1.2-1.4 s), and the last reference often drops at the end of a
- * computation (reduce's hsum frees its input as it returns).  A detached
- * thread unmaps it instead (at most UNMAP_THREADS_MAX at a time), and the
- * next big mapping waits for the unmaps in flight, so that the peak memory
- * stays what it was. */
+ * computation (reduce's hsum frees its input as it returns).  One
+ * background thread unmaps such buffers instead, in chunks of UNMAP_CHUNK
+ * bytes:
+ * - It is started with the first big mapping, not where a buffer is
+ *   freed, so that no computation pays for creating a thread.
+ * - It runs at nice 10, so that it takes a core only when the program's
+ *   threads leave one free: woken at nice 10, its deadline is some ten
+ *   slices away and it preempts none of them.  A thread created at nice 0
+ *   where the last reference dropped started next to the threads that
+ *   finish the computation and, with as many threads as cores (reduce at
+ *   1x2 on 2 cores), could take the core of one of them: in sched traces
+ *   on the loaded 2-core VM it ran 3 ms (median of 9) inside the timed
+ *   call.  Not nice 19: the process exits only once the chunk in progress
+ *   is unmapped, and on a loaded machine a thread at nice 19 gets little
+ *   of a core (reduce's process exited 0.14 s later, median of 8, with
+ *   32 MiB chunks).
+ * - The next big mapping (unmap_wait) unmaps the chunks still queued
+ *   itself, at its own priority, and waits only for the chunk in
+ *   progress, so that the peak memory stays what it was.
+ * At most UNMAP_QUEUE_MAX buffers wait; more are unmapped by the caller. */
+#define UNMAP_CHUNK ((size_t)8 << 20)
+#define UNMAP_QUEUE_MAX 4
+
 static pthread_mutex_t unmap_mu = PTHREAD_MUTEX_INITIALIZER;
+/* broadcast when a buffer is queued and when a chunk is done */
 static pthread_cond_t unmap_cv = PTHREAD_COND_INITIALIZER;
-static int64_t unmap_pending; /* unmaps in flight, under unmap_mu */
+/* under unmap_mu: the queue (a ring of the parts not yet taken), the
+ * chunks being unmapped now, and whether the thread runs */
+static struct {
+    char *p;
+    size_t len;
+} unmap_q[UNMAP_QUEUE_MAX];
+static int unmap_head, unmap_count, unmap_busy;
+static bool unmap_started, unmap_tried;
+
+/* Takes the next chunk of the oldest queued buffer (under unmap_mu). */
+static bool unmap_take(char **p, size_t *len)
+{
+    if (unmap_count == 0)
+        return false;
+    size_t n = unmap_q[unmap_head].len < UNMAP_CHUNK ? unmap_q[unmap_head].len : UNMAP_CHUNK;
+    *p = unmap_q[unmap_head].p;
+    *len = n;
+    unmap_q[unmap_head].p += n;
+    unmap_q[unmap_head].len -= n;
+    if (unmap_q[unmap_head].len == 0) {
+        unmap_head = (unmap_head + 1) % UNMAP_QUEUE_MAX;
+        unmap_count--;
+    }
+    unmap_busy++;
+    return true;
+}
+
+/* Unmaps a chunk taken by unmap_take (called and returning under unmap_mu). */
+static void unmap_chunk(char *p, size_t len)
+{
+    pthread_mutex_unlock(&unmap_mu);
+    munmap(p, len);
+    pthread_mutex_lock(&unmap_mu);
+    unmap_busy--;
+    pthread_cond_broadcast(&unmap_cv);
+}
 
 static void *unmap_thread(void *arg)
 {
-    sgl_vbuf *b = arg;
-    munmap(vbuf_block(b), (size_t)b->mapped);
+    (void)arg;
+    /* Linux: PRIO_PROCESS with 0 is the calling thread (its nice value is
+     * per thread); best effort, nice 0 where refused */
+    (void)setpriority(PRIO_PROCESS, 0, 10);
     pthread_mutex_lock(&unmap_mu);
-    unmap_pending--;
-    pthread_cond_broadcast(&unmap_cv);
-    pthread_mutex_unlock(&unmap_mu);
+    for (;;) {
+        char *p;
+        size_t len;
+        while (!unmap_take(&p, &len))
+            pthread_cond_wait(&unmap_cv, &unmap_mu);
+        unmap_chunk(p, len);
+    }
     return NULL;
 }
 
-#define UNMAP_THREADS_MAX 4 /* more unmaps in flight are done by the caller */
+/* Starts the background thread once (under unmap_mu); without it, the
+ * callers unmap. */
+static void unmap_start(void)
+{
+    if (unmap_tried)
+        return;
+    unmap_tried = true;
+    pthread_attr_t attr;
+    pthread_t t;
+    if (pthread_attr_init(&attr) != 0)
+        return;
+    unmap_started = pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED) == 0 &&
+                    pthread_attr_setstacksize(&attr, (size_t)1 << 18) == 0 &&
+                    pthread_create(&t, &attr, unmap_thread, NULL) == 0;
+    pthread_attr_destroy(&attr);
+}
 
 static void vbuf_unmap(sgl_vbuf *b)
 {
-    pthread_attr_t attr;
-    pthread_t t;
+    char *p = vbuf_block(b);
+    size_t len = (size_t)b->mapped;
     pthread_mutex_lock(&unmap_mu);
-    bool spare = unmap_pending < UNMAP_THREADS_MAX;
-    if (spare)
-        unmap_pending++;
-    pthread_mutex_unlock(&unmap_mu);
-    if (spare && pthread_attr_init(&attr) == 0) {
-        bool started = pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED) == 0 &&
-                       pthread_attr_setstacksize(&attr, (size_t)1 << 18) == 0 &&
-                       pthread_create(&t, &attr, unmap_thread, b) == 0;
-        pthread_attr_destroy(&attr);
-        if (started)
-            return;
-    }
-    if (spare) {
-        pthread_mutex_lock(&unmap_mu);
-        unmap_pending--;
+    bool queued = unmap_started && unmap_count < UNMAP_QUEUE_MAX;
+    if (queued) {
+        int tail = (unmap_head + unmap_count) % UNMAP_QUEUE_MAX;
+        unmap_q[tail].p = p;
+        unmap_q[tail].len = len;
+        unmap_count++;
         pthread_cond_broadcast(&unmap_cv);
-        pthread_mutex_unlock(&unmap_mu);
     }
-    munmap(vbuf_block(b), (size_t)b->mapped);
+    pthread_mutex_unlock(&unmap_mu);
+    if (!queued)
+        munmap(p, len);
 }
 
+/* Before a big mapping: the buffers freed before it are unmapped (the
+ * queued chunks by this thread, the one in progress by the background
+ * thread), and the background thread runs. */
 static void unmap_wait(void)
 {
     pthread_mutex_lock(&unmap_mu);
-    while (unmap_pending > 0)
-        pthread_cond_wait(&unmap_cv, &unmap_mu);
+    unmap_start();
+    for (;;) {
+        char *p;
+        size_t len;
+        if (unmap_take(&p, &len))
+            unmap_chunk(p, len);
+        else if (unmap_busy > 0)
+            pthread_cond_wait(&unmap_cv, &unmap_mu);
+        else
+            break;
+    }
     pthread_mutex_unlock(&unmap_mu);
 }
 

@@ -992,8 +992,9 @@ static long rss_pages(void)
     return res;
 }
 
-/* Big buffers (mapped) are unmapped on threads (at most a few at a time,
- * the rest by the caller); the next big mapping waits for those unmaps, so
+/* Big buffers (mapped) are unmapped on a background thread (at most a few
+ * queued, the rest by the caller); the next big mapping finishes those
+ * unmaps (itself, or waiting for the chunk in progress), so
  * memory freed before it is gone when it starts, and a mapping is zeroed. */
 static void test_big_buffers(void)
 {
