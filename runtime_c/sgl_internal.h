@@ -31,8 +31,8 @@
  *                        and is run locally, the others wait in
  *                        sgl_mpi_serve() for commands.
  *
- * A superstep (sgl_superstep, sgl_tree.c) checks its arguments, allocates
- * the gathered vectors and calls `via->superstep`, which gets every
+ * A superstep (sgl_superstep, sgl_tree.c) checks its arguments and calls
+ * `via->superstep`, which allocates the gathered vectors, gets every
  * child's inputs to it, runs the child's ops (sgl_child_run, on the node
  * that hosts the child) and fills one sgl_child_result per child, in
  * child order: its failure, its output, its compute time, and its
@@ -245,7 +245,12 @@ struct sgl_transport {
     /* The transport's part of superstep s of master n in activation k:
      * for every child i, hand it its inputs from args (SCATTER: element i,
      * BCAST: a copy), run its ops, and fill res[i] and element i of every
-     * GATHER destination.  rec is non-NULL with instrumentation, for the
+     * GATHER destination.  It allocates those destinations
+     * (sgl_alloc_gathers) before a child stores into them, and releases
+     * the owned scatter sources (sgl_release_sources) once every child has
+     * taken its element: when is the transport's choice (MPI: while the
+     * remote children run, not between their reports and the next
+     * command).  rec is non-NULL with instrumentation, for the
      * transport's timeline spans. */
     void (*superstep)(sgl_node *n, sgl_key k, const sgl_site *s, sgl_arg *args,
                       sgl_child_result *res, sgl_step_rec *rec);
@@ -322,6 +327,35 @@ void sgl_child_begin(sgl_node *c, sgl_child_result *r);
 void sgl_child_ops(sgl_node *c, const sgl_site *s, sgl_key mk, void **in, void **out,
                    sgl_child_result *r, int j0, int j1);
 void sgl_child_end(sgl_node *c, const sgl_site *s, sgl_child_result *r);
+/* The ops of a site by kind, as bit masks (op j: bit j; SGL_MAX_OPS is
+ * 64), and those whose value is a vector: what the loops of a superstep
+ * visit, instead of every op (sgl_site_masks: computed on a site's first
+ * superstep in a thread, then kept in a small cache of that thread). */
+typedef struct sgl_masks {
+    const sgl_site *site;
+    uint64_t scatter, bcast, gather, vec;
+} sgl_masks;
+#define SGL_MASK_CACHE 16
+extern _Thread_local sgl_masks sgl_mask_cache[SGL_MASK_CACHE];
+const sgl_masks *sgl_site_masks_fill(const sgl_site *s);
+static inline const sgl_masks *sgl_site_masks(const sgl_site *s)
+{
+    const sgl_masks *m = &sgl_mask_cache[(unsigned)s->id % SGL_MASK_CACHE];
+    return m->site == s ? m : sgl_site_masks_fill(s);
+}
+/* The lowest op of mask *m, taken off it (*m non-zero). */
+static inline int sgl_mask_next(uint64_t *m)
+{
+    int j = __builtin_ctzll(*m);
+    *m &= *m - 1;
+    return j;
+}
+/* The transport's duties in a superstep (sgl_transport.superstep): the
+ * vectors of the GATHER destinations of args, one element per child
+ * (numbers uninitialized), and the release of what is left of the owned
+ * SCATTER sources once the children have their elements. */
+void sgl_alloc_gathers(sgl_node *n, const sgl_site *s, sgl_arg *args);
+void sgl_release_sources(const sgl_site *s, sgl_arg *args);
 /* Child `child` of master n failed in op `op` of the current superstep:
  * stop every local child after that point in depth-first order (op by
  * op, child by child), with its whole subtree. */

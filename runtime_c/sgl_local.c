@@ -71,9 +71,11 @@ static void local_superstep(sgl_node *n, sgl_key k, const sgl_site *s, sgl_arg *
 {
     (void)rec; /* the local transport adds no timeline spans of its own */
     int nk = n->nchildren;
+    sgl_alloc_gathers(n, s, args);
 #ifndef SGL_USE_OMP
     if (s->nops > 1 && nk > 1) {
         seq_superstep(n, k, s, args, res);
+        sgl_release_sources(s, args);
         return;
     }
 #endif
@@ -86,6 +88,7 @@ static void local_superstep(sgl_node *n, sgl_key k, const sgl_site *s, sgl_arg *
         sgl_local_inputs(s, args, i, in, out, tmp);
         sgl_child_run(&n->kids[i], s, k, in, out, &res[i]);
     }
+    sgl_release_sources(s, args);
 }
 
 /* Start the OpenMP threads of n's thread levels now (nested teams

@@ -32,14 +32,72 @@
 
 enum { CMD_EXIT = -1 };
 
-static void put_i64(sgl_buf *b, int64_t x) { sgl_buf_put(b, &x, sizeof x); }
-static int64_t get_i64(const char **p)
+/* ---- writing and reading a command or a report ----
+ * Their fixed fields and the numbers in them are written with one inline
+ * store each (put: n is a constant at every call but the variable-length
+ * ones), not through sgl_buf_put and sgl_ser: a short superstep's messages
+ * are almost all such fields, and its cost is the code that writes and
+ * reads them. */
+static void buf_grow(sgl_buf *b, size_t n)
+{
+    size_t cap = b->cap < 256 ? 256 : b->cap;
+    while (cap - b->len < n) {
+        if (cap > SIZE_MAX / 2) sgl_internal_error("message too large");
+        cap *= 2;
+    }
+    b->data = sgl_mpi_realloc(b->data, cap);
+    b->cap = cap;
+}
+
+static inline void put(sgl_buf *b, const void *p, size_t n)
+{
+    if (n > b->cap - b->len) buf_grow(b, n);
+    memcpy(b->data + b->len, p, n);
+    b->len += n;
+}
+
+static inline void put_i64(sgl_buf *b, int64_t x) { put(b, &x, sizeof x); }
+
+static inline int64_t get_i64(const char **p)
 {
     int64_t x;
     memcpy(&x, *p, sizeof x);
     *p += sizeof x;
     return x;
 }
+
+/* A value of type t in sgl_ser_oob's format (sgl_ser.c: a number as its 8
+ * bytes, a bool as one byte 0 or 1); a number or a bool without a call. */
+static inline void put_value(sgl_buf *b, const sgl_type *t, const void *v, sgl_pieces *l)
+{
+    _Static_assert(SGL_SER_INT_SIZE == sizeof(sgl_int) && SGL_SER_FLOAT_SIZE == sizeof(sgl_float) &&
+                       SGL_SER_BOOL_SIZE == 1,
+                   "numbers travel as they lie in memory, a bool as one byte");
+    if (t->kind == SGL_T_INT || t->kind == SGL_T_FLOAT) {
+        put(b, v, 8);
+    } else if (t->kind == SGL_T_BOOL) {
+        unsigned char c = *(const sgl_bool *)v ? 1 : 0;
+        put(b, &c, 1);
+    } else {
+        sgl_ser_oob(b, t, v, OOB_MIN, l);
+    }
+}
+
+/* Read a value written by put_value into *out (a vector: allocated, its
+ * large parts added to l). */
+static inline const char *get_value(const char *p, const sgl_type *t, void *out, sgl_pieces *l)
+{
+    if (t->kind == SGL_T_INT || t->kind == SGL_T_FLOAT) {
+        memcpy(out, p, 8);
+        return p + 8;
+    }
+    if (t->kind == SGL_T_BOOL) {
+        *(sgl_bool *)out = *(const unsigned char *)p != 0;
+        return p + 1;
+    }
+    return sgl_deser_oob(p, t, out, l);
+}
+/* ---- end of writing and reading */
 
 /* A node's transport state: as a master, one peer per child (and the
  * requests of a superstep); as a served node, `up` for its master. */
@@ -82,19 +140,17 @@ static void mpi_send_commands(sgl_node *n, struct sgl_mpi_state *st, const sgl_s
                               sgl_key k, sgl_arg *args)
 {
     int nk = n->nchildren;
+    const sgl_masks *m = sgl_site_masks(s);
+    uint64_t inputs = m->scatter | m->bcast;
     sgl_buf bc[SGL_MAX_OPS];
-    bool separate[SGL_MAX_OPS];
-    bool any_separate = false;
-    for (int j = 0; j < s->nops; j++) {
-        separate[j] = false;
-        if (s->ops[j].kind == SGL_OP_BCAST && nk > 2) {
-            size_t size = sgl_ser_size(s->ops[j].type, args[j].src);
-            separate[j] = size * (size_t)(nk - 1) > BCAST_INLINE_LIMIT;
-            if (separate[j]) {
-                bc[j] = (sgl_buf){0};
-                sgl_ser(&bc[j], s->ops[j].type, args[j].src);
-                any_separate = true;
-            }
+    uint64_t separate = 0; /* the bcasts sent apart */
+    for (uint64_t bm = nk > 2 ? m->bcast : 0; bm;) {
+        int j = sgl_mask_next(&bm);
+        size_t size = sgl_ser_size(s->ops[j].type, args[j].src);
+        if (size * (size_t)(nk - 1) > BCAST_INLINE_LIMIT) {
+            separate |= (uint64_t)1 << j;
+            bc[j] = (sgl_buf){0};
+            sgl_ser(&bc[j], s->ops[j].type, args[j].src);
         }
     }
     for (int i = 1; i < nk; i++) {
@@ -103,28 +159,30 @@ static void mpi_send_commands(sgl_node *n, struct sgl_mpi_state *st, const sgl_s
         sgl_pieces_clear(&p->oob);
         int64_t head[4] = {0, s->id, k.depth, k.uid}; /* the length is filled in by sgl_msg_isend */
         b->len = 0;
-        sgl_buf_put(b, head, sizeof head);
-        for (int j = 0; j < s->nops; j++) {
+        put(b, head, sizeof head);
+        for (uint64_t in = inputs; in;) {
+            int j = sgl_mask_next(&in);
             const sgl_op *op = &s->ops[j];
             sgl_pieces_cut(&p->oob);
             if (op->kind == SGL_OP_SCATTER) {
                 const sgl_vec *v = args[j].src;
-                sgl_ser_oob(b, op->type, (const char *)v->data + (size_t)i * sgl_sizeof(op->type),
-                            OOB_MIN, &p->oob);
-            } else if (op->kind == SGL_OP_BCAST) {
-                put_i64(b, separate[j] ? (int64_t)bc[j].len : -1);
-                if (!separate[j]) sgl_ser_oob(b, op->type, args[j].src, OOB_MIN, &p->oob);
+                put_value(b, op->type, (const char *)v->data + (size_t)i * sgl_sizeof(op->type),
+                          &p->oob);
+            } else if (separate >> j & 1) {
+                put_i64(b, (int64_t)bc[j].len);
+            } else {
+                put_i64(b, -1);
+                put_value(b, op->type, args[j].src, &p->oob);
             }
         }
         sgl_msg_isend(p, i, TAG_CMD, n->comm_down, &st->reqs);
     }
-    if (any_separate)
-        for (int j = 0; j < s->nops; j++)
-            if (separate[j]) {
-                MPI_CHECK(MPI_Bcast(bc[j].data, sgl_mpi_count(bc[j].len), MPI_BYTE, 0, n->comm_down));
-                sgl_buf_free(&bc[j]);
-            }
-    sgl_req_wait(&st->reqs);
+    for (uint64_t sep = separate; sep;) {
+        int j = sgl_mask_next(&sep);
+        MPI_CHECK(MPI_Bcast(bc[j].data, sgl_mpi_count(bc[j].len), MPI_BYTE, 0, n->comm_down));
+        sgl_buf_free(&bc[j]);
+    }
+    if (st->reqs.n) sgl_req_wait(&st->reqs);
 }
 
 /* A child's side: decode the inputs of the ops from its command, then
@@ -134,27 +192,26 @@ static void mpi_decode_inputs(MPI_Comm comm, const sgl_site *s, mpi_peer *up, sg
 {
     const char *p = up->in + 4 * sizeof(int64_t); /* after length, site, depth, uid */
     int64_t bsize[SGL_MAX_OPS];
-    bool any_separate = false;
+    uint64_t separate = 0;
+    const sgl_masks *m = sgl_site_masks(s);
     sgl_pieces_clear(&up->oob);
-    for (int j = 0; j < s->nops; j++) {
+    for (uint64_t im = m->scatter | m->bcast; im;) {
+        int j = sgl_mask_next(&im);
         const sgl_op *op = &s->ops[j];
-        in[j] = NULL;
-        bsize[j] = -1;
         sgl_pieces_cut(&up->oob);
-        if (op->kind == SGL_OP_SCATTER) {
-            p = sgl_deser_oob(p, op->type, &tmp[j], &up->oob);
-            in[j] = &tmp[j];
-        } else if (op->kind == SGL_OP_BCAST) {
+        in[j] = &tmp[j];
+        if (op->kind == SGL_OP_BCAST) {
             bsize[j] = get_i64(&p);
-            if (bsize[j] < 0) p = sgl_deser_oob(p, op->type, &tmp[j], &up->oob);
-            else any_separate = true;
-            in[j] = &tmp[j];
+            if (bsize[j] >= 0) {
+                separate |= (uint64_t)1 << j;
+                continue;
+            }
         }
+        p = get_value(p, op->type, &tmp[j], &up->oob);
     }
-    sgl_pieces_transfer(&up->oob, 0, comm, NULL);
-    if (!any_separate) return;
-    for (int j = 0; j < s->nops; j++) {
-        if (bsize[j] < 0) continue;
+    if (up->oob.n) sgl_pieces_transfer(&up->oob, 0, comm, NULL);
+    for (uint64_t sep = separate; sep;) {
+        int j = sgl_mask_next(&sep);
         const sgl_op *op = &s->ops[j];
         char *buf = sgl_alloc(bsize[j] ? (size_t)bsize[j] : 1, op->line, op->col);
         MPI_CHECK(MPI_Bcast(buf, sgl_mpi_count((size_t)bsize[j]), MPI_BYTE, 0, comm));
@@ -175,19 +232,20 @@ static void mpi_pack_result(sgl_buf *b, const sgl_site *s, const sgl_child_resul
         int64_t mlen;
     } head = {0, r->failed_op, r->compute, (int64_t)mlen}; /* len: filled in by sgl_msg_isend */
     b->len = 0;
-    sgl_buf_put(b, &head, sizeof head);
-    if (mlen) sgl_buf_put(b, r->msg, mlen);
+    put(b, &head, sizeof head);
+    if (mlen) put(b, r->msg, mlen);
     _Static_assert(sizeof r->seg_end[0] == sizeof(int64_t), "output segments travel as int64");
-    sgl_buf_put(b, r->seg_end, (size_t)s->nops * sizeof r->seg_end[0]);
+    put(b, r->seg_end, (size_t)s->nops * sizeof r->seg_end[0]);
     /* io: the output, or 0 if it follows the report (mpi_send_output) */
     bool inl = sgl_mpi_out_inline(s, r);
+    size_t olen = inl ? sgl_mpi_out_total(s, r) : 0;
     put_i64(b, inl);
-    if (inl) sgl_buf_put(b, r->out, sgl_mpi_out_total(s, r));
-    for (int j = 0; j < s->nops; j++) {
-        if (s->ops[j].kind == SGL_OP_GATHER && (r->failed_op < 0 || r->failed_op > j)) {
-            sgl_pieces_cut(l);
-            sgl_ser_oob(b, s->ops[j].type, out[j], OOB_MIN, l);
-        }
+    if (olen) put(b, r->out, olen);
+    for (uint64_t g = sgl_site_masks(s)->gather; g;) {
+        int j = sgl_mask_next(&g);
+        if (r->failed_op >= 0 && r->failed_op <= j) break;
+        sgl_pieces_cut(l);
+        put_value(b, s->ops[j].type, out[j], l);
     }
     /* ---- io: the files the child's subtree used (count, then per path:
      * written flag, length, bytes) ---- */
@@ -196,7 +254,7 @@ static void mpi_pack_result(sgl_buf *b, const sgl_site *s, const sgl_child_resul
         size_t plen = strlen(r->files.path[k]);
         put_i64(b, r->files.wrote[k]);
         put_i64(b, (int64_t)plen);
-        sgl_buf_put(b, r->files.path[k], plen);
+        put(b, r->files.path[k], plen);
     }
     /* ---- end io ---- */
 }
@@ -234,7 +292,8 @@ static bool mpi_unpack_result(const char *p, const sgl_site *s, sgl_child_result
         r->msg[mlen] = '\0';
         p += mlen;
     }
-    for (int j = 0; j < s->nops; j++) r->seg_end[j] = (size_t)get_i64(&p);
+    memcpy(r->seg_end, p, (size_t)s->nops * sizeof r->seg_end[0]);
+    p += (size_t)s->nops * sizeof r->seg_end[0];
     /* io: the output, here or after the report */
     bool inl = get_i64(&p) != 0;
     r->out = inl ? p : NULL;
@@ -242,9 +301,9 @@ static bool mpi_unpack_result(const char *p, const sgl_site *s, sgl_child_result
     r->out_spilled = 0;
     r->out_err = 0;
     if (inl) p += sgl_mpi_out_total(s, r);
-    for (int j = 0; j < s->nops; j++) {
+    for (uint64_t g = sgl_site_masks(s)->gather; g;) {
+        int j = sgl_mask_next(&g);
         const sgl_op *op = &s->ops[j];
-        if (op->kind != SGL_OP_GATHER) continue;
         joined_part *part = jp ? &jp[j] : NULL;
         if (part) *part = (joined_part){0, NULL, -1};
         if (r->failed_op >= 0 && r->failed_op <= j) continue;
@@ -263,10 +322,10 @@ static bool mpi_unpack_result(const char *p, const sgl_site *s, sgl_child_result
             continue;
         }
         sgl_vec *d = args[j].dst;
-        p = sgl_deser_oob(p, op->type, (char *)d->data + (size_t)i * sgl_sizeof(op->type), l);
+        p = get_value(p, op->type, (char *)d->data + (size_t)i * sgl_sizeof(op->type), l);
     }
     /* ---- io: the files of the child's subtree ---- */
-    sgl_files_free(&r->files);
+    if (r->files.cap) sgl_files_free(&r->files);
     int64_t nfiles = get_i64(&p);
     for (int64_t k = 0; k < nfiles; k++) {
         int64_t wrote = get_i64(&p), plen = get_i64(&p);
@@ -539,9 +598,20 @@ static void mpi_superstep(sgl_node *n, sgl_key k, const sgl_site *s, sgl_arg *ar
     mpi_send_commands(n, st, s, k, args);
     free_sent_elements(s, args, nk);
     if (rec) sgl_trace_span(n->track, "send", s, rec->t0, sgl_wtime());
+    /* What the master does for itself, it does from here on, while the
+     * remote children run: the gathered vectors, child 0's inputs and run,
+     * the release of the scatter sources.  Only the reports' unpacking is
+     * left between the last report and the next command.  A failure
+     * before the watch (out of memory for the gathered vectors or for
+     * child 0's copy of a bcast) leaves the remote children running: they
+     * are abandoned (cancellation, above) until the watch begins. */
+    bool abandoned_before = abandoned_children;
+    abandoned_children = true;
+    sgl_alloc_gathers(n, s, args);
     void *in[SGL_MAX_OPS], *out[SGL_MAX_OPS];
     sgl_vec tmp[SGL_MAX_OPS];
-    sgl_local_inputs(s, args, 0, in, out, tmp); /* (may fail: before the watch) */
+    sgl_local_inputs(s, args, 0, in, out, tmp);
+    abandoned_children = abandoned_before;
     /* the reports' receives are posted before child 0 runs, and polled
      * while it runs (polling while child 0 runs, above); sgl_child_run
      * raises nothing */
@@ -554,8 +624,11 @@ static void mpi_superstep(sgl_node *n, sgl_key k, const sgl_site *s, sgl_arg *ar
     if (nwatch == 1) ticker_arm(n->kids);
     sgl_child_run(n->kids, s, k, in, out, &res[0]);
     if (--nwatch == 0) atomic_store_explicit(&poll_target, NULL, memory_order_relaxed);
+    sgl_release_sources(s, args); /* child 0 has taken its elements too */
     joined_part *jp = NULL;
-    for (int j = 0; j < s->nops; j++)
+    const sgl_masks *m = sgl_site_masks(s);
+    for (uint64_t g = m->gather & m->vec; g;) {
+        int j = sgl_mask_next(&g);
         if (joinable(&s->ops[j], &args[j])) {
             if (st->njp < (size_t)nk * SGL_MAX_OPS) {
                 st->njp = (size_t)nk * SGL_MAX_OPS;
@@ -564,6 +637,7 @@ static void mpi_superstep(sgl_node *n, sgl_key k, const sgl_site *s, sgl_arg *ar
             jp = st->jp;
             break;
         }
+    }
     /* the reports of children 1..nk-1, in child order; each result's
      * output points into its report (kept until the next superstep) */
     double t_wait = rec ? sgl_wtime() : 0;
@@ -578,7 +652,7 @@ static void mpi_superstep(sgl_node *n, sgl_key k, const sgl_site *s, sgl_arg *ar
             sgl_unwind(n);
         }
         sgl_msg_recv_rest(p, i, n->comm_down);
-        free(res[i].storage); /* left by a superstep that raised */
+        if (res[i].storage) free(res[i].storage); /* left by a superstep that raised */
         res[i].storage = NULL;
         sgl_pieces_clear(&p->oob);
         p->out_follows = mpi_unpack_result(p->in, s, &res[i], args, i, &p->oob,
@@ -591,7 +665,8 @@ static void mpi_superstep(sgl_node *n, sgl_key k, const sgl_site *s, sgl_arg *ar
         for (int j = 0; j < s->nops; j++)
             if (joinable(&s->ops[j], &args[j])) join_gather(st, &s->ops[j], &args[j], upto, jp, j);
     /* then the large vectors of every report, in place */
-    for (int i = 1; i < upto; i++) sgl_pieces_transfer(&st->kid[i].oob, i, n->comm_down, NULL);
+    for (int i = 1; i < upto; i++)
+        if (st->kid[i].oob.n) sgl_pieces_transfer(&st->kid[i].oob, i, n->comm_down, NULL);
     /* and the output that did not fit in a report (io) */
     for (int i = 1; i < upto; i++)
         if (st->kid[i].out_follows)
@@ -645,7 +720,9 @@ void sgl_mpi_serve(sgl_node *c)
         sgl_vec tmp[SGL_MAX_OPS];
         char outval[SGL_MAX_OPS][sizeof(sgl_vec)];
         mpi_decode_inputs(c->comm_up, s, up, tmp, in);
-        for (int j = 0; j < s->nops; j++) {
+        const sgl_masks *m = sgl_site_masks(s);
+        for (uint64_t g = m->gather; g;) {
+            int j = sgl_mask_next(&g);
             memset(outval[j], 0, sizeof outval[j]);
             out[j] = outval[j];
         }
@@ -656,11 +733,13 @@ void sgl_mpi_serve(sgl_node *c)
         sgl_msg_isend(up, 0, TAG_REPORT, c->comm_up, &st->reqs);
         sgl_mpi_send_output(c->comm_up, 0, TAG_OUT, s, &r, &st->out_chunk); /* io */
         sgl_req_wait(&st->reqs);
-        for (int j = 0; j < s->nops; j++)
-            if (s->ops[j].kind == SGL_OP_GATHER && (r.failed_op < 0 || r.failed_op > j))
-                sgl_value_free(s->ops[j].type, out[j]);
-        free(r.msg);
-        sgl_files_free(&r.files); /* io */
+        for (uint64_t g = m->gather & m->vec; g;) {
+            int j = sgl_mask_next(&g);
+            if (r.failed_op >= 0 && r.failed_op <= j) break;
+            sgl_value_free(s->ops[j].type, out[j]);
+        }
+        if (r.msg) free(r.msg);
+        if (r.files.cap) sgl_files_free(&r.files); /* io */
         sgl_out_reset(c);
     }
 }

@@ -129,19 +129,24 @@ void sgl_make_tracks(sgl_node *n)
 /* ------------------------------------------------------------------ */
 /* Frames                                                               */
 
-static sgl_frame_slot *slot_at(sgl_node *n, int64_t d)
+static void slots_grow(sgl_node *n, int64_t d);
+
+static inline sgl_frame_slot *slot_at(sgl_node *n, int64_t d)
 {
-    if (d >= n->nslots) {
-        int64_t cap = n->nslots ? n->nslots : 8;
-        while (cap <= d) cap *= 2;
-        sgl_frame_slot *s = realloc(n->slots, (size_t)cap * sizeof *s);
-        if (!s) sgl_internal_error("out of memory (frame stack)");
-        for (int64_t i = n->nslots; i < cap; i++)
-            s[i] = (sgl_frame_slot){-1, -1, NULL, NULL};
-        n->slots = s;
-        n->nslots = cap;
-    }
+    if (d >= n->nslots) slots_grow(n, d);
     return &n->slots[d];
+}
+
+static void slots_grow(sgl_node *n, int64_t d)
+{
+    int64_t cap = n->nslots ? n->nslots : 8;
+    while (cap <= d) cap *= 2;
+    sgl_frame_slot *s = realloc(n->slots, (size_t)cap * sizeof *s);
+    if (!s) sgl_internal_error("out of memory (frame stack)");
+    for (int64_t i = n->nslots; i < cap; i++)
+        s[i] = (sgl_frame_slot){-1, -1, NULL, NULL};
+    n->slots = s;
+    n->nslots = cap;
 }
 
 static void slot_clear(sgl_frame_slot *s)
@@ -290,7 +295,7 @@ void sgl_child_begin(sgl_node *c, sgl_child_result *r)
     r->failed_op = -1;
     r->msg = NULL;
     r->compute = 0;
-    sgl_files_clear(&c->files); /* io: the files of this superstep only */
+    if (c->files.n) sgl_files_clear(&c->files); /* io: the files of this superstep only */
 }
 
 void sgl_child_ops(sgl_node *c, const sgl_site *s, sgl_key mk, void **in, void **out,
@@ -303,10 +308,10 @@ void sgl_child_ops(sgl_node *c, const sgl_site *s, sgl_key mk, void **in, void *
     sgl_node *saved_cur = sgl_cur;
     jmp_buf *saved_boundary = c->boundary;
     jmp_buf jb;
-    volatile int j = j0;
+    volatile int j = j0; /* the op running, for the failure's side below */
     sgl_cur = c;
     c->boundary = &jb;
-    sgl_stack_init();
+    if (!stack_known) sgl_stack_init();
     double t0 = sgl_instr ? sgl_wtime() : 0;
     if (setjmp(jb) == 0) {
         sgl_key ck;
@@ -316,20 +321,23 @@ void sgl_child_ops(sgl_node *c, const sgl_site *s, sgl_key mk, void **in, void *
          * this store of cur_op are ordered, so that one of the two sees
          * the other); any other only by its own thread (sgl_mpi.c's poll) */
         bool shared = c->parent != NULL;
-        for (j = j0; j < j1; j++) {
-            const sgl_op *op = &s->ops[j];
-            if (shared) atomic_store(&c->cur_op, j);
-            else atomic_store_explicit(&c->cur_op, j, memory_order_relaxed);
-            if (j >= atomic_load_explicit(&c->cancel_at, shared ? memory_order_seq_cst
-                                                                 : memory_order_relaxed))
-                sgl_unwind(c);
+        for (int jj = j0; jj < j1; jj++) {
+            const sgl_op *op = &s->ops[jj];
+            j = jj;
+            if (shared) {
+                atomic_store(&c->cur_op, jj);
+                if (jj >= atomic_load(&c->cancel_at)) sgl_unwind(c);
+            } else {
+                atomic_store_explicit(&c->cur_op, jj, memory_order_relaxed);
+                if (jj >= atomic_load_explicit(&c->cancel_at, memory_order_relaxed)) sgl_unwind(c);
+            }
             switch (op->kind) {
             case SGL_OP_SCATTER:
-            case SGL_OP_BCAST: op->recv(c, ck, frame, in[j]); break;
+            case SGL_OP_BCAST: op->recv(c, ck, frame, in[jj]); break;
             case SGL_OP_PARDO: op->body(c, ck, frame); break;
-            case SGL_OP_GATHER: op->eval(c, ck, frame, out[j]); break;
+            case SGL_OP_GATHER: op->eval(c, ck, frame, out[jj]); break;
             }
-            r->seg_end[j] = sgl_out_pos(c);
+            r->seg_end[jj] = sgl_out_pos(c);
         }
     } else {
         r->failed_op = j;
@@ -369,6 +377,28 @@ void sgl_child_run(sgl_node *c, const sgl_site *s, sgl_key mk, void **in, void *
 /* ------------------------------------------------------------------ */
 /* The master's side of a superstep, for every transport                */
 
+/* sgl_site_masks's cache: direct-mapped by site id, one per thread (no
+ * lock; a loop's sites stay in it). */
+_Thread_local sgl_masks sgl_mask_cache[SGL_MASK_CACHE];
+
+const sgl_masks *sgl_site_masks_fill(const sgl_site *s)
+{
+    sgl_masks *m = &sgl_mask_cache[(unsigned)s->id % SGL_MASK_CACHE];
+    *m = (sgl_masks){s, 0, 0, 0, 0};
+    for (int j = 0; j < s->nops && j < SGL_MAX_OPS; j++) {
+        const sgl_op *op = &s->ops[j];
+        uint64_t bit = (uint64_t)1 << j;
+        switch (op->kind) {
+        case SGL_OP_SCATTER: m->scatter |= bit; break;
+        case SGL_OP_BCAST: m->bcast |= bit; break;
+        case SGL_OP_GATHER: m->gather |= bit; break;
+        case SGL_OP_PARDO: break;
+        }
+        if (op->type && op->type->kind == SGL_T_VEC) m->vec |= bit;
+    }
+    return m;
+}
+
 /* The node's results array for a superstep with nk children (reused). */
 static sgl_child_result *results_for(sgl_node *n, int nk)
 {
@@ -385,45 +415,47 @@ static sgl_child_result *results_for(sgl_node *n, int nk)
     return n->res;
 }
 
-static void check_args(sgl_node *n, const sgl_site *s, sgl_arg *args)
+/* Checks the site and the scatters' lengths; returns the site's masks. */
+static const sgl_masks *check_args(sgl_node *n, const sgl_site *s, sgl_arg *args)
 {
     if (s->nops > SGL_MAX_OPS)
         sgl_internal_error("a superstep site with a bad number of operations");
     if (n->nchildren == 0)
         sgl_fail(s->ops[0].line, s->ops[0].col, "%s on a worker (a node with no children)",
                  op_name(s->ops[0].kind));
-    for (int j = 0; j < s->nops; j++) {
+    const sgl_masks *m = sgl_site_masks(s);
+    for (uint64_t sc = m->scatter; sc;) {
+        int j = sgl_mask_next(&sc);
         const sgl_op *op = &s->ops[j];
-        if (op->kind == SGL_OP_SCATTER) {
-            const sgl_vec *v = args[j].src;
-            if (v->len != n->nchildren)
-                sgl_fail(op->line, op->col,
-                         "scatter of a vector of length %lld to %d %s (the lengths must be equal)",
-                         (long long)v->len, n->nchildren, n->nchildren == 1 ? "child" : "children");
-        }
+        const sgl_vec *v = args[j].src;
+        if (v->len != n->nchildren)
+            sgl_fail(op->line, op->col,
+                     "scatter of a vector of length %lld to %d %s (the lengths must be equal)",
+                     (long long)v->len, n->nchildren, n->nchildren == 1 ? "child" : "children");
     }
+    return m;
 }
 
-static void alloc_gathers(sgl_node *n, const sgl_site *s, sgl_arg *args)
+void sgl_alloc_gathers(sgl_node *n, const sgl_site *s, sgl_arg *args)
 {
-    for (int j = 0; j < s->nops; j++) {
+    for (uint64_t g = sgl_site_masks(s)->gather; g;) {
+        int j = sgl_mask_next(&g);
         const sgl_op *op = &s->ops[j];
-        if (op->kind == SGL_OP_GATHER) {
-            /* every element is stored by its child's gather before anyone
-             * reads the vector (after a failure nobody does): numbers are
-             * left uninitialized (malloc, not calloc), vectors zeroed */
-            sgl_type vt = {SGL_T_VEC, op->type};
-            *(sgl_vec *)args[j].dst = sgl_vec_new_uninit(&vt, n->nchildren, op->line, op->col);
-        }
+        /* every element is stored by its child's gather before anyone
+         * reads the vector (after a failure nobody does): numbers are
+         * left uninitialized (malloc, not calloc), vectors zeroed */
+        sgl_type vt = {SGL_T_VEC, op->type};
+        *(sgl_vec *)args[j].dst = sgl_vec_new_uninit(&vt, n->nchildren, op->line, op->col);
     }
 }
 
 /* Owned scatter sources gave (some of) their elements away, leaving
  * empty vectors behind: release what is left. */
-static void release_sources(const sgl_site *s, sgl_arg *args)
+void sgl_release_sources(const sgl_site *s, sgl_arg *args)
 {
-    for (int j = 0; j < s->nops; j++) {
-        if (s->ops[j].kind == SGL_OP_SCATTER && args[j].owned) {
+    for (uint64_t sc = sgl_site_masks(s)->scatter; sc;) {
+        int j = sgl_mask_next(&sc);
+        if (args[j].owned) {
             sgl_type vt = {SGL_T_VEC, s->ops[j].type};
             sgl_vec_free(&vt, args[j].src);
         }
@@ -503,30 +535,30 @@ static bool merge_needed(const sgl_node *n, const sgl_site *s, const sgl_child_r
 void sgl_superstep(sgl_node *n, sgl_key k, const sgl_site *s, sgl_arg *args)
 {
     if (sgl_cancelled(n)) sgl_unwind(n);
-    check_args(n, s, args);
+    const sgl_masks *m = check_args(n, s, args);
     /* a temporary's elements may be moved to the children only if nobody
      * else shares its buffer */
-    for (int j = 0; j < s->nops; j++)
-        if (s->ops[j].kind == SGL_OP_SCATTER && args[j].owned)
-            args[j].owned = sgl_vec_unique(args[j].src);
+    for (uint64_t sc = m->scatter; sc;) {
+        int j = sgl_mask_next(&sc);
+        if (args[j].owned) args[j].owned = sgl_vec_unique(args[j].src);
+    }
     sgl_step_rec rec_storage, *rec = NULL;
     if (sgl_instr) {
         rec = &rec_storage;
         step_begin(n, s, args, rec);
     }
-    alloc_gathers(n, s, args);
     int nk = n->nchildren;
     sgl_child_result *res = results_for(n, nk);
-    n->via->superstep(n, k, s, args, res, rec);
-    release_sources(s, args);
+    n->via->superstep(n, k, s, args, res, rec); /* sgl_alloc_gathers, sgl_release_sources */
     /* the merge reads the children's output through res[i] and may
      * raise: empty the local children's output first (the bytes stay
      * readable until they print again) */
-    for (int i = 0; i < n->nlocal; i++) sgl_out_reset(&n->kids[i]);
+    for (int i = 0; i < n->nlocal; i++)
+        if (sgl_out_pos(&n->kids[i]) > 0) sgl_out_reset(&n->kids[i]);
     if (rec) step_end(n, s, args, res, nk, rec);
     if (merge_needed(n, s, res, nk)) sgl_merge_results(n, s, res, nk);
     for (int i = 0; i < nk; i++) {
-        free(res[i].storage);
+        if (res[i].storage) free(res[i].storage);
         res[i].storage = NULL;
     }
 }
