@@ -576,9 +576,10 @@ static void drop_reports(struct sgl_mpi_state *st, int i0, int upto)
  * blocks they came from).  Left empty for release_sources. */
 static void free_sent_elements(const sgl_site *s, sgl_arg *args, int nk)
 {
-    for (int j = 0; j < s->nops; j++) {
+    for (uint64_t sc = sgl_site_masks(s)->scatter; sc;) {
+        int j = sgl_mask_next(&sc);
         const sgl_op *op = &s->ops[j];
-        if (op->kind != SGL_OP_SCATTER || !args[j].owned) continue;
+        if (!args[j].owned) continue;
         sgl_vec *v = args[j].src;
         size_t esz = sgl_sizeof(op->type);
         for (int i = 1; i < nk; i++) sgl_value_free(op->type, (char *)v->data + (size_t)i * esz);
