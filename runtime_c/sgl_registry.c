@@ -181,9 +181,19 @@ int64_t sgl_registry_sweep(void)
     }
     return n;
 }
+
+void sgl_registry_track(bool on)
+{
+#ifdef SGL_LIBRARY
+    atomic_store_explicit(&lib_tracking, on, memory_order_relaxed);
+#else
+    (void)on; /* an executable registers from its start to its end */
+#endif
+}
 #else
 void sgl_registry_forget(void) {}
 int64_t sgl_registry_sweep(void) { return 0; }
+void sgl_registry_track(bool on) { (void)on; }
 #endif
 
 void sgl_registry_free_all(void)
