@@ -682,9 +682,12 @@ static void mpi_start(sgl_node *n) { sgl_tree_start(n->kids); }
 /* Tell every process below n (through n and its local child 0) to stop. */
 static void mpi_shutdown(sgl_node *n, int status)
 {
-    if (abandoned_children) {
+    if (abandoned_children || status != 0) {
         /* some process below may still run: stop them all (the error is
-         * printed already) */
+         * printed already).  After a failure the job always ends so, and
+         * never by MPI_Finalize: a rank in MPI_Finalize while another
+         * calls MPI_Abort makes Open MPI 4.1's mpirun hang in its PMIx
+         * server's finalize, or crash (docs/execution.md) */
         fflush(stdout);
         fflush(stderr);
         MPI_Abort(MPI_COMM_WORLD, status ? status : 1);

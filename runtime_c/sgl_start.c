@@ -12,6 +12,7 @@
 #define _POSIX_C_SOURCE 200809L
 #include "sgl_internal.h"
 #include "sgl_speed.h"
+#include "sgl_vbuf.h"
 
 #include <limits.h>
 #include <stdio.h>
@@ -644,5 +645,6 @@ int sgl_run(int argc, char **argv, const sgl_program *prog)
     free(opt_argv);
     free(opt_keep);
     sgl_shape_free(&m.shape);
+    if (status != 0) sgl_registry_free_all(); /* what the error's longjmp left (sgl_vbuf.h) */
     return status;
 }

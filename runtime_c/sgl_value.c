@@ -167,10 +167,10 @@ static void *vbuf_block(sgl_vbuf *b)
     return (char *)b - SGL_VBUF_PREFIX;
 }
 
-/* Registers b (library builds; et: its elements' type). */
+/* Registers b (builds with the registry, sgl_vbuf.h; et: its elements' type). */
 static void vbuf_track(sgl_vbuf *b, const sgl_type *et)
 {
-#ifdef SGL_LIBRARY
+#ifdef SGL_REGISTRY
     sgl_lib_track(b, et);
 #else
     (void)b;
@@ -344,7 +344,7 @@ void sgl_vbuf_discard(sgl_vbuf *b)
 
 static void vbuf_dealloc(sgl_vbuf *b)
 {
-#ifdef SGL_LIBRARY
+#ifdef SGL_REGISTRY
     sgl_lib_untrack(b);
 #endif
     sgl_vbuf_discard(b);
@@ -412,7 +412,7 @@ static sgl_vbuf *vbuf_handle(sgl_vbuf *p, int line, int col)
     h->used = h->cap = h->mapped = 0;
     h->parent = p;
     vbuf_retain(p);
-#ifdef SGL_LIBRARY
+#ifdef SGL_REGISTRY
     vbuf_track(h, vbuf_link(p)->et);
 #endif
     return h;
@@ -547,7 +547,7 @@ void sgl_vec_reserve(const sgl_type *vt, sgl_vec *v, int64_t cap, int line, int 
         if (bytes > SIZE_MAX - sizeof(sgl_vbuf) - SGL_VBUF_PREFIX)
             sgl_fail(line, col, "out of memory allocating %lld elements of %zu bytes",
                      (long long)cap, esz);
-#ifdef SGL_LIBRARY
+#ifdef SGL_REGISTRY
         /* the registry's neighbours point at the link: off the list while
          * the block moves, then on again (this thread's) if it was on one */
         bool tracked = vbuf_link(b)->reg != NULL;

@@ -37,20 +37,26 @@ sgl_vec sgl_vec_alloc(const sgl_type *et, int64_t len, bool zero, int line, int 
 /* Copies n elements from src to dst: bytes, or shared vectors. */
 void sgl_copy_elems_into(const sgl_type *et, void *dst, const void *src, int64_t n);
 
-/* Library builds (-DSGL_LIBRARY, sglc --library): the allocation registry.
+/* The allocation registry: in library builds (-DSGL_LIBRARY, sglc
+ * --library) and in executables, unless built with -DSGL_NO_REGISTRY
+ * (which only measures its cost: docs/execution.md).
  *
- * Every buffer and range handle of a library build has a link in front of
- * its header (its memory block starts SGL_VBUF_PREFIX bytes before it).
- * One allocated during a library call is registered (sgl_lib_track): put
- * on its thread's list of the buffers of the call, and taken off when it
- * is freed (sgl_lib_untrack, by whichever thread frees it).  When a call
- * fails, what is still registered once the frames and parameters are
+ * Every buffer and range handle has a link in front of its header (its
+ * memory block starts SGL_VBUF_PREFIX bytes before it).  One allocated
+ * during a library call, or at any time in an executable, is registered
+ * (sgl_lib_track): put on its thread's list, and taken off when it is
+ * freed (sgl_lib_untrack, by whichever thread frees it).  When a library
+ * call fails, what is still registered once the frames and parameters are
  * released is garbage (the temporaries of generated code and of the
  * runtime, which no frame holds): the error boundary frees it
  * (sgl_library.c).  When a call succeeds, what is left (its results, the
- * children's frames) is forgotten by the registry and lives on.
- * Executables have no link and no registry. */
-#ifdef SGL_LIBRARY
+ * children's frames) is forgotten by the registry and lives on.  An
+ * executable that failed frees whatever is still registered once its tree
+ * is shut down, just before it exits (sgl_registry_free_all). */
+#if defined(SGL_LIBRARY) || !defined(SGL_NO_REGISTRY)
+#define SGL_REGISTRY 1
+#endif
+#ifdef SGL_REGISTRY
 typedef struct sgl_lib_link {
     struct sgl_lib_link *prev, *next;
     void *reg;          /* the list it is on; NULL: not registered */
@@ -79,5 +85,20 @@ sgl_vbuf *sgl_vbuf_header(const sgl_type *et, int64_t len, int64_t refs);
 /* Frees b's memory block alone: no reference it holds is dropped, nothing
  * is unregistered (the registry's sweep, sgl_library.c). */
 void sgl_vbuf_discard(sgl_vbuf *b);
+
+/* The end of an executable after a run-time error, its tree shut down
+ * (no thread runs SGL code): frees every buffer still registered, the
+ * ones a longjmp left behind in the C temporaries and frames it skipped
+ * (sgl_library.c).  Nothing in a library build or without the registry. */
+void sgl_registry_free_all(void);
+/* A library call: register from now on (on), or no longer (off); nothing
+ * in an executable, which registers throughout (sgl_registry.c). */
+void sgl_registry_track(bool on);
+/* After a successful library call: forget what is registered (it lives
+ * on). */
+void sgl_registry_forget(void);
+/* After a failed library call whose frames and parameters are released:
+ * frees what is still registered; returns how many buffers it freed. */
+int64_t sgl_registry_sweep(void);
 
 #endif /* SGL_VBUF_H */

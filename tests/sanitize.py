@@ -5,7 +5,13 @@ LeakSanitizer, and under ThreadSanitizer.
 - **asan**: every program of tests/programs, examples/ and the shared
   examples built with ``--sanitize`` (AddressSanitizer + UBSan;
   LeakSanitizer runs at every exit) for the seq and omp targets, run on the
-  shapes 1 and 2x3.
+  shapes 1 and 2x3; and every failing program of tests/runtime_errors the
+  same way (those shapes that its header allows, else its first one; the
+  targets it allows), which must stop as tests/test_runtime_errors.py
+  requires (its exit status, its one "runtime error:" line with the
+  expected pieces, its stdout before the error) and free what it holds
+  before it exits: LeakSanitizer must find nothing there either.  A
+  program that must keep running (`expect-running`) is left out.
 - **tsan**: the programs whose threads share buffers (views, split and
   split_by, concat, gather, moves, copy-on-write siblings, children's
   frames: TSAN_PREFIXES, matched against the names in tests/programs), the
@@ -22,7 +28,9 @@ LeakSanitizer, and under ThreadSanitizer.
   setting that keeps a false positive of the tool away.
 
 A run fails on any sanitizer report, any other stderr output, a non-zero
-exit status, or stdout that differs from the golden file for that shape.
+exit status (a failing program: another status than its header's), or
+stdout that differs from the golden file for that shape (a failing
+program: from its header's).
 Each part first checks that its sanitizers see what they must (a leak; a
 race, and none in OpenMP's own ordering), so that a clean run means
 something.
@@ -44,6 +52,9 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
+sys.path.insert(0, str(REPO / "tests"))
+
+from runtime_errors_spec import Spec, parse_spec  # noqa: E402
 
 from sglc import pipeline  # noqa: E402
 from sglc.build import BuildError, Sanitizer, compile_c, find_tsan_cc, toolchain  # noqa: E402
@@ -76,7 +87,14 @@ SHAPES_RE = re.compile(r"^//\s*shapes:(.*)$", re.M)
 ARGS_RE = re.compile(r"^//\s*args:(.*)$")
 REPORT_RE = re.compile(r"(AddressSanitizer|LeakSanitizer|UndefinedBehaviorSanitizer|"
                        r"ThreadSanitizer|runtime error:|SUMMARY: )")
-# A failing program's stderr holds its "runtime error:" message.
+# A failing program's stderr holds its "runtime error:" message (one: a
+# UBSan report has one too, and is counted).
+ERROR_REPORT_RE = re.compile(r"(AddressSanitizer|LeakSanitizer|UndefinedBehaviorSanitizer|"
+                             r"SUMMARY: )")
+# What ASan's allocator prints when it returns NULL (allocator_may_return_null,
+# asan_errors): a note of the allocator, no report of a defect.
+ASAN_NULL_RE = re.compile(r"^==\d+==WARNING: AddressSanitizer failed to allocate 0x[0-9a-f]+ bytes\n",
+                          re.M)
 TSAN_REPORT_RE = re.compile(r"(ThreadSanitizer|SUMMARY: )")
 # What Archer prints on stdout when it starts (ARCHER_OPTIONS=verbose=1).
 ARCHER_LINE = ("Archer detected OpenMP application with TSan, supplying OpenMP "
@@ -283,7 +301,75 @@ class Checker:
         print(f"{'FAIL' if problems else 'ok  '} {where}", flush=True)
 
 
-def asan(ck: Checker, srcs: list[Path], env: dict[str, str]) -> None:
+    def run_error(self, spec: Spec, exe: Path, shape: str, where: str,
+                  env: dict[str, str]) -> None:
+        """One run of a failing program of tests/runtime_errors: what its
+        header expects (runtime_errors_spec.py), and no sanitizer report."""
+        self.runs += 1
+        cwd = self.tmp / f"run-{self.runs}-{exe.name}"
+        cwd.mkdir()
+        try:
+            r = subprocess.run([str(exe), "--sgl-shape", shape, *spec.args], cwd=cwd,
+                               capture_output=True, text=True, env=env, timeout=self.timeout)
+        except subprocess.TimeoutExpired:
+            self.failures.append(f"{where}: timed out after {self.timeout} s")
+            print(f"FAIL {where}", flush=True)
+            return
+        problems = []
+        stderr = ASAN_NULL_RE.sub("", r.stderr)
+        if ERROR_REPORT_RE.search(stderr):
+            problems.append("sanitizer report")
+        if r.returncode != spec.status:
+            problems.append(f"exit status {r.returncode}, not {spec.status}")
+        errors = [line for line in stderr.splitlines() if "runtime error:" in line]
+        if len(errors) != 1:
+            problems.append(f"{len(errors)} lines with 'runtime error:', not one")
+        others = [line for line in stderr.splitlines() if line and line not in errors]
+        if others and "sanitizer report" not in problems:
+            problems.append("other stderr output")
+        missing = [p for p in spec.stderr_pieces(shape) if p not in stderr]
+        if missing:
+            problems.append(f"stderr lacks {missing!r}")
+        expected = spec.stdout_text(shape)
+        if expected is not None and r.stdout != expected:
+            problems.append("stdout differs from the header's expect-stdout")
+        if problems:
+            self.failures.append(f"{where}: {', '.join(problems)}\n{r.stderr[-6000:]}")
+        print(f"{'FAIL' if problems else 'ok  '} {where}", flush=True)
+
+
+def error_runs(spec: Spec) -> list[tuple[str, str]]:
+    """(target, shape) of a failing program's runs under AddressSanitizer:
+    the ASAN targets and shapes its header allows (else its first shape);
+    none for a program that must keep running."""
+    if spec.running is not None:
+        return []
+    targets = [t for t in ASAN_TARGETS if spec.targets is None or t in spec.targets]
+    shapes = [s for s in ASAN_SHAPES if spec.shapes is None or s in spec.shapes]
+    if not shapes and spec.shapes:
+        shapes = spec.shapes[:1]
+    return [(t, sh) for t in targets for sh in shapes]
+
+
+def asan_errors(ck: Checker, errors: list[Path], env: dict[str, str]) -> None:
+    # allocator_may_return_null=1: a malloc too large for ASan's allocator
+    # (out_of_memory_malloc.sgl: 8 TiB) returns NULL, as the C library's
+    # does, instead of stopping the program with ASan's own report: the
+    # program's out-of-memory error is what is checked.  Leaks stay on.
+    env = dict(env, ASAN_OPTIONS=env["ASAN_OPTIONS"] + ":allocator_may_return_null=1")
+    for n, src in enumerate(errors):
+        spec = parse_spec(src)
+        runs = error_runs(spec)
+        for target in dict.fromkeys(t for t, _ in runs):
+            exe = ck.tmp / f"e{n}-{src.stem}-{target}"
+            if not ck.build_cli(src, exe, target):
+                continue
+            for shape in (sh for t, sh in runs if t == target):
+                ck.run_error(spec, exe, shape, f"{src.name} [asan, {target}, --sgl-shape {shape}, "
+                             "fails]", env)
+
+
+def asan(ck: Checker, srcs: list[Path], errors: list[Path], env: dict[str, str]) -> None:
     env = dict(env, ASAN_OPTIONS="detect_leaks=1:abort_on_error=0:halt_on_error=1",
                UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1")
     ck.control("leak", LEAK_C, "address", env, "ERROR: LeakSanitizer: detected memory leaks")
@@ -294,6 +380,7 @@ def asan(ck: Checker, srcs: list[Path], env: dict[str, str]) -> None:
                 continue
             for shape in ASAN_SHAPES:
                 ck.run(src, exe, shape, f"{src.name} [asan, {target}, --sgl-shape {shape}]", env)
+    asan_errors(ck, errors, env)
 
 
 def tsan(ck: Checker, srcs: list[Path], errors: list[Path], env: dict[str, str],
@@ -341,20 +428,25 @@ def main() -> int:
     all_programs = sorted(PROGRAMS.glob("*.sgl"))
     asan_all = all_programs + sorted(EXAMPLES.glob("*.sgl")) + sorted(SHARED_EXAMPLES.glob("*.sgl"))
     all_errors = [RUNTIME_ERRORS / f"{n}.sgl" for n in TSAN_ERRORS]
+    all_asan_errors = sorted(RUNTIME_ERRORS.glob("*.sgl"))
     if ns.names:  # each part checks the named programs it can find, and .sgl paths
         examples = [SHARED_EXAMPLES / f"{n}.sgl" for n in TSAN_EXAMPLES]
         paths = [Path(n).resolve() for n in ns.names if n.endswith(".sgl") and Path(n).is_file()]
-        asan_srcs = [s for s in all_programs if s.stem in ns.names] + paths
+        asan_srcs = [s for s in all_programs if s.stem in ns.names] + [
+            p for p in paths if p.parent != RUNTIME_ERRORS]
+        asan_failing = [s for s in all_asan_errors if s.stem in ns.names] + [
+            p for p in paths if p.parent == RUNTIME_ERRORS and p not in all_asan_errors]
         tsan_srcs = [s for s in all_programs + examples
                      if s.stem in ns.names and s.exists()] + paths
         tsan_errors = [s for s in all_errors if s.stem in ns.names]
     else:
         asan_srcs, tsan_srcs, tsan_errors = asan_all, list(tsan_programs()), all_errors
+        asan_failing = all_asan_errors
     if ns.only == "tsan":
-        asan_srcs = []
+        asan_srcs, asan_failing = [], []
     if ns.only == "asan":
         tsan_srcs, tsan_errors = [], []
-    if not asan_srcs and not tsan_srcs and not tsan_errors:
+    if not asan_srcs and not asan_failing and not tsan_srcs and not tsan_errors:
         print("sanitize: no programs to check", file=sys.stderr)
         return 1
     archer: Path | None = None
@@ -371,12 +463,13 @@ def main() -> int:
         tmp = Path(tmp_s)
         env["SGLC_CACHE"] = os.environ["SGLC_CACHE"] = str(tmp / "cache")
         ck = Checker(tmp, ns.timeout, failures)
-        if asan_srcs:
-            asan(ck, asan_srcs, env)
+        if asan_srcs or asan_failing:
+            asan(ck, asan_srcs, asan_failing, env)
         if archer is not None:
             tsan(ck, tsan_srcs, tsan_errors, env, archer, option_runs=not ns.names)
-    nprog = len(set(asan_srcs + tsan_srcs + tsan_errors))
-    print(f"\nsanitize: asan+ubsan+lsan on {len(asan_srcs)} programs, tsan on "
+    nprog = len(set(asan_srcs + asan_failing + tsan_srcs + tsan_errors))
+    print(f"\nsanitize: asan+ubsan+lsan on {len(asan_srcs)} programs and "
+          f"{len(asan_failing)} failing ones, tsan on "
           f"{len(tsan_srcs)} programs and {len(tsan_errors)} failing ones")
     print(f"sanitize: {ck.runs} runs of {nprog} programs, {len(failures)} failures")
     for f in failures:

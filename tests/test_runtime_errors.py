@@ -31,7 +31,6 @@ requires mpirun to stop, with a non-zero status, within 10 s.
 from __future__ import annotations
 
 import os
-import re
 import shutil
 import signal
 import subprocess
@@ -39,11 +38,12 @@ import sys
 import threading
 import time
 from collections.abc import Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
 from conftest import OMP_SHAPES, SEQ_SHAPES, SHAPES
+from runtime_errors_spec import parse_spec
 
 HERE = Path(__file__).resolve().parent
 PROGRAMS = HERE / "runtime_errors"
@@ -66,63 +66,6 @@ MATRIX: list[tuple[str, int, str]] = [
 FULL_MATRIX: list[tuple[str, int, str]] = (
     [("mpi", n, sh) for n, sh in SHAPES] + [("omp", 1, sh) for sh in OMP_SHAPES]
     + [("seq", 1, sh) for sh in SEQ_SHAPES])
-
-_HEADER = re.compile(r"^//\s*([a-z-]+)(?:\[([0-9x\[\],]+)\])?:\s?(.*)$")
-
-
-@dataclass
-class Spec:
-    path: Path
-    status: int = 1
-    args: list[str] = field(default_factory=list)
-    shapes: list[str] | None = None
-    targets: list[str] | None = None
-    stderr: dict[str | None, list[str]] = field(default_factory=dict)
-    stdout: dict[str | None, list[str]] = field(default_factory=dict)
-    full: bool = False
-    gone_within: tuple[float, str] | None = None
-    running: float | None = None
-
-    def stderr_pieces(self, shape: str) -> list[str]:
-        return self.stderr.get(None, []) + self.stderr.get(shape, [])
-
-    def stdout_text(self, shape: str) -> str | None:
-        lines = self.stdout.get(shape, self.stdout.get(None))
-        return None if lines is None else "".join(line + "\n" for line in lines)
-
-
-def parse_spec(path: Path) -> Spec:
-    spec = Spec(path)
-    for line in path.read_text(encoding="utf-8").splitlines():
-        if not line.startswith("//"):
-            break
-        m = _HEADER.match(line)
-        if not m:
-            continue
-        key, shape, value = m.group(1), m.group(2), m.group(3).rstrip()
-        if key == "args":
-            spec.args = value.split()
-        elif key == "shapes":
-            spec.shapes = value.split()
-        elif key == "targets":
-            spec.targets = value.split()
-        elif key == "expect-status":
-            spec.status = int(value)
-        elif key == "expect-stderr":
-            spec.stderr.setdefault(shape, []).append(value)
-        elif key == "expect-stdout":
-            spec.stdout.setdefault(shape, []).append(value)
-        elif key == "matrix":
-            spec.full = value == "full"
-        elif key == "gone-within":
-            secs, name = value.split()
-            spec.gone_within = (float(secs), name)
-        elif key == "expect-running":
-            spec.running = float(value)
-    if spec.running is None and not any(spec.stderr.values()):
-        raise ValueError(f"{path.name}: no expect-stderr line")
-    return spec
-
 
 def _cases() -> Iterator[object]:
     for path in sorted(PROGRAMS.glob("*.sgl")):
