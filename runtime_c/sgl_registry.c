@@ -7,7 +7,8 @@
  * left once its tree is shut down (sgl_registry_free_all, called by
  * sgl_run), so that a failed executable exits holding nothing: the
  * temporaries and frames that the error's longjmp skipped included
- * (docs/execution.md).  Built without -DSGL_NO_REGISTRY only.
+ * (docs/execution.md).  Built with -DSGL_LIBRARY or -DSGL_WITH_REGISTRY
+ * (sanitizer builds) only.
  */
 #define _POSIX_C_SOURCE 200809L
 #include "sgl_vbuf.h"

@@ -38,8 +38,11 @@ sgl_vec sgl_vec_alloc(const sgl_type *et, int64_t len, bool zero, int line, int 
 void sgl_copy_elems_into(const sgl_type *et, void *dst, const void *src, int64_t n);
 
 /* The allocation registry: in library builds (-DSGL_LIBRARY, sglc
- * --library) and in executables, unless built with -DSGL_NO_REGISTRY
- * (which only measures its cost: docs/execution.md).
+ * --library) and in the executables of sanitizer builds
+ * (-DSGL_WITH_REGISTRY, added by sglc --sanitize and make sanitize), so
+ * that LeakSanitizer sees a failing program free everything; an ordinary
+ * executable that fails leaves its memory to the operating system at
+ * exit and pays nothing per buffer (docs/execution.md).
  *
  * Every buffer and range handle has a link in front of its header (its
  * memory block starts SGL_VBUF_PREFIX bytes before it).  One allocated
@@ -53,7 +56,7 @@ void sgl_copy_elems_into(const sgl_type *et, void *dst, const void *src, int64_t
  * children's frames) is forgotten by the registry and lives on.  An
  * executable that failed frees whatever is still registered once its tree
  * is shut down, just before it exits (sgl_registry_free_all). */
-#if defined(SGL_LIBRARY) || !defined(SGL_NO_REGISTRY)
+#if defined(SGL_LIBRARY) || defined(SGL_WITH_REGISTRY)
 #define SGL_REGISTRY 1
 #endif
 #ifdef SGL_REGISTRY
