@@ -38,7 +38,7 @@ sgl_vec sgl_vec_alloc(const sgl_type *et, int64_t len, bool zero, int line, int 
 void sgl_copy_elems_into(const sgl_type *et, void *dst, const void *src, int64_t n);
 
 /* The allocation registry: in library builds (-DSGL_LIBRARY, sglc
- * --library) and in the executables of sanitizer builds
+ * --library) and in the executables of AddressSanitizer builds
  * (-DSGL_WITH_REGISTRY, added by sglc --sanitize and make sanitize), so
  * that LeakSanitizer sees a failing program free everything; an ordinary
  * executable that fails leaves its memory to the operating system at

@@ -28,7 +28,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
 
-from .paths import cache_dir, runtime_dir
+from .paths import CacheError, cache_dir, make_cache_dir, runtime_dir
 
 TARGETS = ("mpi", "omp", "seq")
 
@@ -143,9 +143,12 @@ def toolchain(target: str, opt: int = 2, *, debug_info: bool = False,
         cflags.append("-g")
     if sanitizer is not None:
         cflags += _SANITIZE_CFLAGS[sanitizer]
-        # An executable that fails frees what the error's longjmp left
-        # (runtime_c/sgl_vbuf.h): so that LeakSanitizer finds nothing.
-        cflags.append("-DSGL_WITH_REGISTRY")
+        if sanitizer == "address":
+            # An executable that fails frees what the error's longjmp left
+            # (runtime_c/sgl_vbuf.h): so that LeakSanitizer finds nothing.
+            # Not under TSan: the registry's locks would order threads that
+            # ordinary executables do not, and could hide a race.
+            cflags.append("-DSGL_WITH_REGISTRY")
     if shared:
         if target == "mpi":
             raise BuildError("a library runs the machine tree on threads inside the caller's "
@@ -195,8 +198,13 @@ def runtime_library(tc: Toolchain, verbose: bool = False) -> Path:
     lib = lib_dir / "libsglrt.a"
     if lib.exists():
         return lib
-    lib_dir.parent.mkdir(parents=True, exist_ok=True)
-    with tempfile.TemporaryDirectory(dir=lib_dir.parent, prefix=".rt-") as tmp:
+    make_cache_dir()
+    try:
+        tmp_dir = tempfile.TemporaryDirectory(dir=lib_dir.parent, prefix=".rt-")
+    except OSError as e:
+        raise CacheError(f"cannot write in sglc's cache folder {lib_dir.parent}: "
+                         f"{e.strerror or e} (set SGLC_CACHE to a folder you can write)") from None
+    with tmp_dir as tmp:
         tmpd = Path(tmp)
         objs = []
         for src in runtime_sources():

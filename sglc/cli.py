@@ -32,6 +32,7 @@ from .build import TARGETS, BuildError, cache_dir, default_target
 from .check import warnings as W
 from .diagnostics import CompileError, Diagnostic
 from .passes import IR_STAGES
+from .paths import CacheError
 from .version import __version__
 
 if TYPE_CHECKING:
@@ -608,6 +609,9 @@ def _guard(fn, debug: bool) -> None:
             _reporter.finish()
     except _Failure as e:
         sys.exit(e.status)
+    except CacheError as e:
+        click.echo(f"sglc: error: {e}", err=True)
+        sys.exit(EXIT_USAGE)
     except BuildError as e:
         if debug:
             traceback.print_exc()

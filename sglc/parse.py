@@ -19,9 +19,12 @@ interactive parser's `accepts()`, UnexpectedCharacters).
 
 from __future__ import annotations
 
+import contextlib
 import gc
 import hashlib
+import os
 import re
+import sys
 from dataclasses import dataclass
 from typing import Any, Optional
 
@@ -30,7 +33,7 @@ from lark.exceptions import UnexpectedCharacters, UnexpectedEOF, UnexpectedInput
 
 from . import ast
 from .diagnostics import CompileError, Diagnostic
-from .paths import cache_dir, grammar_path
+from .paths import grammar_path, make_cache_dir
 from .types import BOOL, FLOAT, INT, Vec
 
 __all__ = ["parse_program", "KEYWORDS", "SourceToken", "tokens", "comments"]
@@ -69,32 +72,42 @@ def _build(strict: bool, transformer: Optional[Transformer] = None,
     )
 
 
-def _cache_file() -> str | bool:
-    """Where the compiler keeps its parse tables between runs: a file in
-    sglc's cache folder named after the grammar text and Lark's version.
-    Building the tables takes about 0.5 s per process (more than the rest
-    of a small compile; interegular's terminal-collision check, when it is
-    installed, is most of it), loading them about 10 ms.  Lark checks the
-    file's hash of the grammar and options, rebuilds it when it does not
-    match or cannot be read, and carries on when it cannot write it, so a
-    stale, damaged or unwritable cache costs time, never correctness.
-    False (no cache) when the folder cannot be made."""
+def _cached_parser(transformer: Transformer) -> Lark:
+    """The compiler's parser, its tables kept between runs in sglc's cache
+    folder (Lark's `cache=` file), named after the grammar text and the
+    versions of Lark and Python.  Building the tables takes about 0.5 s
+    per process (more than the rest of a small compile; interegular's
+    terminal-collision check, when it is installed, is most of it),
+    loading them about 10 ms.  A missing file is built under a name of
+    this process's and then renamed into place, so another sglc never
+    reads half of one; Lark checks the hash of the grammar and options
+    inside, and rebuilds a file that does not match or cannot be read.
+    A cache that cannot be used costs time, never correctness."""
     import lark
 
     text = grammar_path().read_bytes()
-    key = hashlib.sha256(text + lark.__version__.encode()).hexdigest()[:16]
-    folder = cache_dir()
+    tag = f"{lark.__version__} {sys.version_info[:2]}".encode()
+    key = hashlib.sha256(text + b"\0" + tag).hexdigest()[:16]
     try:
-        folder.mkdir(parents=True, exist_ok=True)
+        final = make_cache_dir() / f"parser-{key}.lark"
     except OSError:
-        return False
-    return str(folder / f"parser-{key}.lark")
+        return _build(strict=False, transformer=transformer)
+    if final.exists():
+        return _build(strict=False, transformer=transformer, cache=str(final))
+    tmp = final.with_name(f".{final.name}.{os.getpid()}.tmp")
+    parser = _build(strict=False, transformer=transformer, cache=str(tmp))
+    try:
+        os.replace(tmp, final)
+    except OSError:
+        with contextlib.suppress(OSError):
+            tmp.unlink()
+    return parser
 
 
 def _get_parser() -> Lark:
     global _parser
     if _parser is None:
-        _parser = _build(strict=False, transformer=_Builder(), cache=_cache_file())
+        _parser = _cached_parser(_Builder())
     return _parser
 
 

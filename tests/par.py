@@ -14,10 +14,12 @@ process, the in-process front-end tests in another (see the Makefile).
 
 from __future__ import annotations
 
+import signal
 import subprocess
 import sys
 import tempfile
 import time
+from types import FrameType
 
 
 def groups(argv: list[str]) -> list[list[str]]:
@@ -43,22 +45,42 @@ def main(argv: list[str]) -> int:
         proc = subprocess.Popen([sys.executable, "-m", "pytest", *g], stdout=log,
                                 stderr=subprocess.STDOUT, text=True)
         procs.append((g, proc, log))
-    status = 0
-    for g, proc, log in procs:
-        rc = proc.wait()
+    shown: set[int] = set()
+
+    def show(i: int, rc: int | str) -> None:
+        g, _, log = procs[i]
+        shown.add(i)
         log.seek(0)
         print(f"==== pytest {' '.join(g)}  (exit {rc}, {time.monotonic() - start:.0f} s)",
               flush=True)
         sys.stdout.write(log.read())
         sys.stdout.flush()
-        log.close()
+
+    def stop(signum: int, _frame: FrameType | None) -> None:
+        """Killed (a CI time limit, ^C): stop the groups and show what each
+        printed so far, so that a hung test can be found."""
+        for _, proc, _ in procs:
+            if proc.poll() is None:
+                proc.terminate()
+        for i, (_, proc, _) in enumerate(procs):
+            if i not in shown:
+                try:
+                    proc.wait(timeout=10)
+                except subprocess.TimeoutExpired:
+                    proc.kill()
+                show(i, f"stopped by signal {signum}")
+        sys.exit(128 + signum)
+
+    signal.signal(signal.SIGTERM, stop)
+    signal.signal(signal.SIGINT, stop)
+    status = 0
+    for i, (_, proc, _) in enumerate(procs):
+        rc = proc.wait()
+        show(i, rc)
         if rc != 0 and status == 0:
             status = rc
     return status
 
 
 if __name__ == "__main__":
-    try:
-        sys.exit(main(sys.argv[1:]))
-    except KeyboardInterrupt:
-        sys.exit(130)
+    sys.exit(main(sys.argv[1:]))

@@ -40,7 +40,7 @@ def parser_files(cache: Path) -> list[Path]:
 
 
 def template_files(cache: Path) -> list[Path]:
-    return sorted((cache / "templates").glob("*.cache"))
+    return sorted(cache.glob("templates-*/*.cache"))
 
 
 def test_first_and_second_compile_fill_and_use_the_caches(tmp_path: Path,
@@ -54,14 +54,24 @@ def test_first_and_second_compile_fill_and_use_the_caches(tmp_path: Path,
     assert [p.stat().st_mtime_ns for p in parsers + templates] == stamps  # read, not rebuilt
 
 
-@pytest.mark.parametrize("damage", ["garbage", "truncated", "empty"])
+def _damaged(data: bytes, damage: str) -> bytes:
+    if damage == "after-header":
+        # The file's own header (Lark's hash line, Jinja2's magic bytes),
+        # then garbage where the pickled tables or checksum start.
+        import jinja2.bccache
+        head = (data.split(b"\n", 1)[0] + b"\n" if not data.startswith(jinja2.bccache.bc_magic)
+                else jinja2.bccache.bc_magic)
+        return head + b"\x80\x04\x95garbage" * 20
+    return {"garbage": b"\x80\x04not a pickle\n" * 50,
+            "truncated": data[: len(data) // 2], "empty": b""}[damage]
+
+
+@pytest.mark.parametrize("damage", ["garbage", "truncated", "empty", "after-header"])
 def test_a_damaged_cache_is_rebuilt(tmp_path: Path, reference: str, damage: str) -> None:
     cache = tmp_path / "cache"
     emit_c(cache, tmp_path / "a.c")
     for f in parser_files(cache) + template_files(cache):
-        data = f.read_bytes()
-        f.write_bytes({"garbage": b"\x80\x04not a pickle\n" * 50,
-                       "truncated": data[: len(data) // 2], "empty": b""}[damage])
+        f.write_bytes(_damaged(f.read_bytes(), damage))
     assert emit_c(cache, tmp_path / "b.c") == (reference, "")
     # Rewritten whole: a third compile reads them back.
     assert all(f.stat().st_size > 1000 for f in parser_files(cache) + template_files(cache))
@@ -101,3 +111,47 @@ def test_a_read_only_cache_costs_time_only(tmp_path: Path, reference: str) -> No
         f.mkdir()
     assert emit_c(cache, tmp_path / "a.c") == (reference, "")
     assert all(f.is_dir() for f in names)
+
+
+def test_no_temporary_file_is_left(tmp_path: Path, reference: str) -> None:
+    """The parse tables are written under a name of the process and renamed
+    into place: nothing else is left in the folder."""
+    cache = tmp_path / "cache"
+    emit_c(cache, tmp_path / "a.c")
+    assert sorted(p.name for p in cache.iterdir() if p.is_file()) == [parser_files(cache)[0].name]
+
+
+def test_no_home_directory(monkeypatch: pytest.MonkeyPatch) -> None:
+    """No SGLC_CACHE, no XDG_CACHE_HOME and no home directory (a container
+    started with --user N): the front end works without its caches, and
+    the folder's users get a CacheError that says what to set."""
+    import sglc.paths as paths
+    from sglc import parse
+
+    def no_home() -> Path:
+        raise RuntimeError("Could not determine home directory.")
+
+    for var in ("SGLC_CACHE", "XDG_CACHE_HOME", "HOME"):
+        monkeypatch.delenv(var, raising=False)
+    monkeypatch.setattr(Path, "home", staticmethod(no_home))
+    with pytest.raises(paths.CacheError, match="SGLC_CACHE"):
+        paths.cache_dir()
+    monkeypatch.setattr(parse, "_parser", None)
+    prog = parse.parse_program("func main() {\n    print(1);\n}\n", "x.sgl")
+    assert prog.span.end_line == 4
+    from sglc import templates
+    assert templates._bytecode_cache() is None
+
+
+def test_an_unusable_cache_folder_is_a_clear_error(tmp_path: Path, reference: str) -> None:
+    """Building the runtime needs the cache folder: exit 2 and a message
+    naming the folder and SGLC_CACHE, no traceback; the C alone needs no
+    cache."""
+    (tmp_path / "file").write_text("not a folder")
+    bad = tmp_path / "file" / "cache"
+    rc, _, err = run_checked([*sglc_command(), str(SRC), "-o", str(tmp_path / "exe"),
+                              "--target", "seq"], env=run_env({"SGLC_CACHE": str(bad)}),
+                             timeout=120)
+    assert rc == 2, err
+    assert err.startswith("sglc: error: cannot make sglc's cache folder") and "SGLC_CACHE" in err
+    assert "Traceback" not in err and "internal error" not in err

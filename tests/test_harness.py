@@ -88,3 +88,26 @@ def test_program_shard_rejects_a_bad_spec() -> None:
                             "--program-shard", spec], cwd=REPO, text=True,
                            capture_output=True, timeout=120)
         assert r.returncode == 4 and "--program-shard" in r.stderr, (spec, r.stderr)
+
+
+def test_par_killed_shows_what_each_group_printed(tmp_path: Path) -> None:
+    """A CI time limit's SIGTERM: the groups stop, and the output of a hung
+    group (which test it was in) is printed, not lost."""
+    import signal
+    import time
+
+    (tmp_path / "test_hang.py").write_text(
+        "import pathlib, time\n\ndef test_hangs():\n"
+        "    print('IN-THE-HUNG-TEST', flush=True)\n"
+        "    pathlib.Path('inside').write_text('')\n"
+        "    time.sleep(120)\n")
+    proc = subprocess.Popen([sys.executable, str(PAR), "-q", "-s", "-p", "no:cacheprovider",
+                             "test_hang.py"], cwd=tmp_path, text=True,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline and not (tmp_path / "inside").exists():
+        time.sleep(0.1)
+    proc.send_signal(signal.SIGTERM)
+    out, _ = proc.communicate(timeout=60)
+    assert proc.returncode == 128 + signal.SIGTERM
+    assert "stopped by signal 15" in out and "IN-THE-HUNG-TEST" in out
