@@ -19,7 +19,7 @@ interactive parser's `accepts()`, UnexpectedCharacters).
 
 from __future__ import annotations
 
-import contextlib
+import fcntl
 import gc
 import hashlib
 import os
@@ -78,30 +78,31 @@ def _cached_parser(transformer: Transformer) -> Lark:
     versions of Lark and Python.  Building the tables takes about 0.5 s
     per process (more than the rest of a small compile; interegular's
     terminal-collision check, when it is installed, is most of it),
-    loading them about 10 ms.  A missing file is built under a name of
-    this process's and then renamed into place, so another sglc never
-    reads half of one; Lark checks the hash of the grammar and options
-    inside, and rebuilds a file that does not match or cannot be read.
-    A cache that cannot be used costs time, never correctness."""
+    loading them about 10 ms.  Lark writes the file in place, so the
+    load-or-build holds an exclusive lock (flock) on a lock file beside
+    it: another sglc never reads half of one.  Lark checks the hash of the
+    grammar and options inside, and rebuilds a file that does not match
+    or cannot be read.  A cache that cannot be used costs time, never
+    correctness."""
     import lark
 
     text = grammar_path().read_bytes()
     tag = f"{lark.__version__} {sys.version_info[:2]}".encode()
     key = hashlib.sha256(text + b"\0" + tag).hexdigest()[:16]
     try:
-        final = make_cache_dir() / f"parser-{key}.lark"
+        folder = make_cache_dir()
+        fd = os.open(folder / f"parser-{key}.lock", os.O_RDWR | os.O_CREAT, 0o644)
     except OSError:
         return _build(strict=False, transformer=transformer)
-    if final.exists():
-        return _build(strict=False, transformer=transformer, cache=str(final))
-    tmp = final.with_name(f".{final.name}.{os.getpid()}.tmp")
-    parser = _build(strict=False, transformer=transformer, cache=str(tmp))
     try:
-        os.replace(tmp, final)
-    except OSError:
-        with contextlib.suppress(OSError):
-            tmp.unlink()
-    return parser
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX)
+        except OSError:
+            return _build(strict=False, transformer=transformer)
+        return _build(strict=False, transformer=transformer,
+                      cache=str(folder / f"parser-{key}.lark"))
+    finally:
+        os.close(fd)
 
 
 def _get_parser() -> Lark:

@@ -113,12 +113,25 @@ def test_a_read_only_cache_costs_time_only(tmp_path: Path, reference: str) -> No
     assert all(f.is_dir() for f in names)
 
 
-def test_no_temporary_file_is_left(tmp_path: Path, reference: str) -> None:
-    """The parse tables are written under a name of the process and renamed
-    into place: nothing else is left in the folder."""
+def test_concurrent_compiles_on_an_empty_cache(tmp_path: Path, reference: str) -> None:
+    """Four sglc processes at once on an empty cache (what the two pytest
+    processes of `make test` do): the same C from each, one tables file
+    that a fifth compile reads without rebuilding it."""
+    import subprocess
+
     cache = tmp_path / "cache"
-    emit_c(cache, tmp_path / "a.c")
-    assert sorted(p.name for p in cache.iterdir() if p.is_file()) == [parser_files(cache)[0].name]
+    env = run_env({"SGLC_CACHE": str(cache)})
+    procs = [subprocess.Popen([*sglc_command(), str(SRC), "--emit", "c", "-o",
+                               str(tmp_path / f"{i}.c"), "--target", "seq"], env=env,
+                              stderr=subprocess.PIPE, text=True) for i in range(4)]
+    for p in procs:
+        _, err = p.communicate(timeout=120)
+        assert p.returncode == 0 and err == "", err
+    assert all((tmp_path / f"{i}.c").read_text() == reference for i in range(4))
+    (tables,) = parser_files(cache)
+    stamp = tables.stat().st_mtime_ns
+    assert emit_c(cache, tmp_path / "again.c") == (reference, "")
+    assert tables.stat().st_mtime_ns == stamp
 
 
 def test_no_home_directory(monkeypatch: pytest.MonkeyPatch) -> None:
