@@ -268,16 +268,8 @@ class Checker:
             archer: bool = False, failing: bool = False, options: tuple[str, ...] = ()) -> None:
         """One run; failing: the program must stop with a run-time error
         (status 1), and only sanitizer reports on stderr count."""
-        self.runs += 1
-        cwd = self.tmp / f"run-{self.runs}-{exe.name}"
-        cwd.mkdir()
-        try:
-            r = subprocess.run([str(exe), "--sgl-shape", shape, *options, *program_args(src)],
-                               cwd=cwd,
-                               capture_output=True, text=True, env=env, timeout=self.timeout)
-        except subprocess.TimeoutExpired:
-            self.failures.append(f"{where}: timed out after {self.timeout} s")
-            print(f"FAIL {where}", flush=True)
+        r = self._execute(exe, shape, [*options, *program_args(src)], where, env)
+        if r is None:
             return
         problems = []
         stdout = r.stdout
@@ -296,24 +288,34 @@ class Checker:
         g = None if failing else golden(src, shape)
         if g is not None and g.read_text() != stdout:
             problems.append(f"stdout differs from {g.name}")
-        if problems:
-            self.failures.append(f"{where}: {', '.join(problems)}\n{r.stderr[-6000:]}")
-        print(f"{'FAIL' if problems else 'ok  '} {where}", flush=True)
+        self._record(where, problems, r.stderr)
 
+
+    def _execute(self, exe: Path, shape: str, args: list[str], where: str,
+                 env: dict[str, str]) -> subprocess.CompletedProcess[str] | None:
+        """Runs exe on shape in a fresh folder; None (a failure recorded)
+        when it times out."""
+        self.runs += 1
+        cwd = self.tmp / f"run-{self.runs}-{exe.name}"
+        cwd.mkdir()
+        try:
+            return subprocess.run([str(exe), "--sgl-shape", shape, *args], cwd=cwd,
+                                  capture_output=True, text=True, env=env, timeout=self.timeout)
+        except subprocess.TimeoutExpired:
+            self._record(where, [f"timed out after {self.timeout} s"], "")
+            return None
+
+    def _record(self, where: str, problems: list[str], stderr: str) -> None:
+        if problems:
+            self.failures.append(f"{where}: {', '.join(problems)}\n{stderr[-6000:]}")
+        print(f"{'FAIL' if problems else 'ok  '} {where}", flush=True)
 
     def run_error(self, spec: Spec, exe: Path, shape: str, where: str,
                   env: dict[str, str]) -> None:
         """One run of a failing program of tests/runtime_errors: what its
         header expects (runtime_errors_spec.py), and no sanitizer report."""
-        self.runs += 1
-        cwd = self.tmp / f"run-{self.runs}-{exe.name}"
-        cwd.mkdir()
-        try:
-            r = subprocess.run([str(exe), "--sgl-shape", shape, *spec.args], cwd=cwd,
-                               capture_output=True, text=True, env=env, timeout=self.timeout)
-        except subprocess.TimeoutExpired:
-            self.failures.append(f"{where}: timed out after {self.timeout} s")
-            print(f"FAIL {where}", flush=True)
+        r = self._execute(exe, shape, spec.args, where, env)
+        if r is None:
             return
         problems = []
         stderr = ASAN_NULL_RE.sub("", r.stderr)
@@ -333,9 +335,7 @@ class Checker:
         expected = spec.stdout_text(shape)
         if expected is not None and r.stdout != expected:
             problems.append("stdout differs from the header's expect-stdout")
-        if problems:
-            self.failures.append(f"{where}: {', '.join(problems)}\n{r.stderr[-6000:]}")
-        print(f"{'FAIL' if problems else 'ok  '} {where}", flush=True)
+        self._record(where, problems, r.stderr)
 
 
 def error_runs(spec: Spec) -> list[tuple[str, str]]:
