@@ -91,7 +91,8 @@ typedef struct sgl_vbuf {
     _Atomic int64_t refs;
     int64_t used; /* elements constructed, from the start of the buffer */
     int64_t cap;  /* elements allocated */
-    int64_t mapped; /* bytes of a buffer mapped with mmap (0: malloc'd) */
+    int64_t mapped; /* bytes of a buffer mapped with mmap (0: malloc'd; < 0: a small
+                       block of sgl_blocks.c's cache) */
     struct sgl_vbuf *parent; /* a range handle: the buffer it is a range of
                                 (used = cap = 0); NULL for a buffer */
 } sgl_vbuf;
@@ -103,7 +104,16 @@ typedef struct sgl_vec {
 } sgl_vec;
 
 /* Size in bytes of one value of type t. */
-size_t sgl_sizeof(const sgl_type *t);
+static inline size_t sgl_sizeof(const sgl_type *t)
+{
+    switch (t->kind) {
+    case SGL_T_INT: return sizeof(sgl_int);
+    case SGL_T_FLOAT: return sizeof(sgl_float);
+    case SGL_T_BOOL: return sizeof(sgl_bool);
+    case SGL_T_VEC: return sizeof(sgl_vec);
+    }
+    return 0;
+}
 
 /* ------------------------------------------------------------------ */
 /* Errors (implemented in sgl_output.c)                                 */
@@ -193,6 +203,14 @@ static inline void *sgl_data_mut(const sgl_type *vt, sgl_vec *v)
 void sgl_value_assign(const sgl_type *t, void *dst, const void *src);
 /* Replace *dst with *src taking ownership of src (no copy). */
 void sgl_value_assign_move(const sgl_type *t, void *dst, void *src);
+/* The same for vectors, src a vector of its own (a gather's result). */
+static inline void sgl_vec_move_into(const sgl_type *vt, sgl_vec *dst, sgl_vec *src)
+{
+    sgl_vec tmp = *src;
+    *src = (sgl_vec){NULL, 0, NULL};
+    if (dst->buf) sgl_vec_free(vt, dst);
+    *dst = tmp;
+}
 
 /* ------------------------------------------------------------------ */
 /* Builtins on vectors (brief §8).  `vt` is the type of the vector       */
@@ -440,6 +458,12 @@ typedef struct sgl_site {
     size_t frame_size;
     void (*frame_free)(void *frame);
     int id; /* index in the program's site table */
+    /* The ops by kind, as bit masks (op j: bit j; at most SGL_MAX_OPS),
+     * and those whose value is a vector: what the loops of a superstep
+     * visit instead of every op.  sglc computes them. */
+    struct sgl_site_masks {
+        uint64_t scatter, bcast, gather, vec;
+    } masks;
 } sgl_site;
 
 /* Master-side arguments, one per op:

@@ -179,8 +179,6 @@ typedef struct sgl_child_result {
     size_t out_spilled;
     int out_err;
     size_t seg_end[SGL_MAX_OPS]; /* end of each op's output */
-    void *storage;  /* what out points into, when the transport allocated
-                       it (freed by sgl_superstep after the merge) */
     sgl_fileset files; /* the files the child's subtree used (owned; moved
                           out of the child by sgl_child_run, or unpacked
                           from its report; emptied by sgl_merge_results) */
@@ -327,22 +325,9 @@ void sgl_child_begin(sgl_node *c, sgl_child_result *r);
 void sgl_child_ops(sgl_node *c, const sgl_site *s, sgl_key mk, void **in, void **out,
                    sgl_child_result *r, int j0, int j1);
 void sgl_child_end(sgl_node *c, const sgl_site *s, sgl_child_result *r);
-/* The ops of a site by kind, as bit masks (op j: bit j; SGL_MAX_OPS is
- * 64), and those whose value is a vector: what the loops of a superstep
- * visit, instead of every op (sgl_site_masks: computed on a site's first
- * superstep in a thread, then kept in a small cache of that thread). */
-typedef struct sgl_masks {
-    const sgl_site *site;
-    uint64_t scatter, bcast, gather, vec;
-} sgl_masks;
-#define SGL_MASK_CACHE 16
-extern _Thread_local sgl_masks sgl_mask_cache[SGL_MASK_CACHE];
-const sgl_masks *sgl_site_masks_fill(const sgl_site *s);
-static inline const sgl_masks *sgl_site_masks(const sgl_site *s)
-{
-    const sgl_masks *m = &sgl_mask_cache[(unsigned)s->id % SGL_MASK_CACHE];
-    return m->site == s ? m : sgl_site_masks_fill(s);
-}
+/* A site's ops by kind (sgl_site.masks). */
+typedef struct sgl_site_masks sgl_masks;
+static inline const sgl_masks *sgl_site_masks(const sgl_site *s) { return &s->masks; }
 /* The lowest op of mask *m, taken off it (*m non-zero). */
 static inline int sgl_mask_next(uint64_t *m)
 {

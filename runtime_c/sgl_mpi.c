@@ -221,18 +221,39 @@ static void mpi_decode_inputs(MPI_Comm comm, const sgl_site *s, mpi_peer *up, sg
 }
 
 
-/* A remote child's report: failure, output segments, gathered values. */
+/* A remote child's report: failure, output segments, gathered values.
+ * A plain report (no failure, no output, no file used: most supersteps of
+ * a loop) says so with a message length of -1 and carries the gathered
+ * values alone. */
+#define PLAIN_REPORT (-1)
+
+static bool plain_result(const sgl_site *s, const sgl_child_result *r)
+{
+    return r->failed_op < 0 && !r->msg && r->out_spilled == 0 && sgl_mpi_out_total(s, r) == 0 &&
+           r->files.n == 0;
+}
+
 static void mpi_pack_result(sgl_buf *b, const sgl_site *s, const sgl_child_result *r,
                             void **out, sgl_pieces *l)
 {
+    bool plain = plain_result(s, r);
     size_t mlen = r->msg ? strlen(r->msg) : 0;
     struct {
         int64_t len, failed_op;
         double compute;
         int64_t mlen;
-    } head = {0, r->failed_op, r->compute, (int64_t)mlen}; /* len: filled in by sgl_msg_isend */
+    } head = {0, r->failed_op, r->compute,
+              plain ? PLAIN_REPORT : (int64_t)mlen}; /* len: filled in by sgl_msg_isend */
     b->len = 0;
     put(b, &head, sizeof head);
+    if (plain) {
+        for (uint64_t g = sgl_site_masks(s)->gather; g;) {
+            int j = sgl_mask_next(&g);
+            sgl_pieces_cut(l);
+            put_value(b, s->ops[j].type, out[j], l);
+        }
+        return;
+    }
     if (mlen) put(b, r->msg, mlen);
     _Static_assert(sizeof r->seg_end[0] == sizeof(int64_t), "output segments travel as int64");
     put(b, r->seg_end, (size_t)s->nops * sizeof r->seg_end[0]);
@@ -285,22 +306,33 @@ static bool mpi_unpack_result(const char *p, const sgl_site *s, sgl_child_result
     p += sizeof r->compute;
     int64_t mlen = get_i64(&p);
     r->msg = NULL;
-    if (mlen) {
+    bool plain = mlen == PLAIN_REPORT;
+    if (plain) {
+        for (int j = 0; j < s->nops; j++) r->seg_end[j] = 0;
+        r->out = p;
+        r->out_fd = -1;
+        r->out_spilled = 0;
+        r->out_err = 0;
+        if (r->files.cap) sgl_files_free(&r->files);
+    } else if (mlen) {
         r->msg = malloc((size_t)mlen + 1);
         if (!r->msg) sgl_internal_error("out of memory");
         memcpy(r->msg, p, (size_t)mlen);
         r->msg[mlen] = '\0';
         p += mlen;
     }
-    memcpy(r->seg_end, p, (size_t)s->nops * sizeof r->seg_end[0]);
-    p += (size_t)s->nops * sizeof r->seg_end[0];
-    /* io: the output, here or after the report */
-    bool inl = get_i64(&p) != 0;
-    r->out = inl ? p : NULL;
-    r->out_fd = -1;
-    r->out_spilled = 0;
-    r->out_err = 0;
-    if (inl) p += sgl_mpi_out_total(s, r);
+    bool inl = true;
+    if (!plain) {
+        memcpy(r->seg_end, p, (size_t)s->nops * sizeof r->seg_end[0]);
+        p += (size_t)s->nops * sizeof r->seg_end[0];
+        /* io: the output, here or after the report */
+        inl = get_i64(&p) != 0;
+        r->out = inl ? p : NULL;
+        r->out_fd = -1;
+        r->out_spilled = 0;
+        r->out_err = 0;
+        if (inl) p += sgl_mpi_out_total(s, r);
+    }
     for (uint64_t g = sgl_site_masks(s)->gather; g;) {
         int j = sgl_mask_next(&g);
         const sgl_op *op = &s->ops[j];
@@ -324,6 +356,7 @@ static bool mpi_unpack_result(const char *p, const sgl_site *s, sgl_child_result
         sgl_vec *d = args[j].dst;
         p = get_value(p, op->type, (char *)d->data + (size_t)i * sgl_sizeof(op->type), l);
     }
+    if (plain) return false;
     /* ---- io: the files of the child's subtree ---- */
     if (r->files.cap) sgl_files_free(&r->files);
     int64_t nfiles = get_i64(&p);
@@ -422,8 +455,6 @@ static bool surely_first(const sgl_site *s, const sgl_child_result *r)
 
 static void abandon(const sgl_site *s, sgl_child_result *r)
 {
-    free(r->storage);
-    r->storage = NULL;
     r->failed_op = -1;
     r->msg = NULL;
     r->compute = 0;
@@ -643,6 +674,7 @@ static void mpi_superstep(sgl_node *n, sgl_key k, const sgl_site *s, sgl_arg *ar
      * output points into its report (kept until the next superstep) */
     double t_wait = rec ? sgl_wtime() : 0;
     int upto = surely_first(s, &res[0]) ? 1 : nk;
+    bool any_oob = false, any_follows = false;
     for (int i = 1; i < upto; i++) {
         mpi_peer *p = &st->kid[i];
         if (!wait_report(n, st, i)) {
@@ -653,11 +685,11 @@ static void mpi_superstep(sgl_node *n, sgl_key k, const sgl_site *s, sgl_arg *ar
             sgl_unwind(n);
         }
         sgl_msg_recv_rest(p, i, n->comm_down);
-        if (res[i].storage) free(res[i].storage); /* left by a superstep that raised */
-        res[i].storage = NULL;
         sgl_pieces_clear(&p->oob);
         p->out_follows = mpi_unpack_result(p->in, s, &res[i], args, i, &p->oob,
                                            jp ? jp + (size_t)i * SGL_MAX_OPS : NULL);
+        any_follows |= p->out_follows;
+        any_oob |= p->oob.n > 0;
         if (surely_first(s, &res[i])) upto = i + 1;
     }
     drop_reports(st, upto, nk);
@@ -666,10 +698,10 @@ static void mpi_superstep(sgl_node *n, sgl_key k, const sgl_site *s, sgl_arg *ar
         for (int j = 0; j < s->nops; j++)
             if (joinable(&s->ops[j], &args[j])) join_gather(st, &s->ops[j], &args[j], upto, jp, j);
     /* then the large vectors of every report, in place */
-    for (int i = 1; i < upto; i++)
+    for (int i = 1; any_oob && i < upto; i++)
         if (st->kid[i].oob.n) sgl_pieces_transfer(&st->kid[i].oob, i, n->comm_down, NULL);
     /* and the output that did not fit in a report (io) */
-    for (int i = 1; i < upto; i++)
+    for (int i = 1; any_follows && i < upto; i++)
         if (st->kid[i].out_follows)
             sgl_mpi_recv_output(n->comm_down, i, TAG_OUT, s, &res[i], &st->kid[i].outbuf,
                                 &st->out_chunk);

@@ -377,38 +377,13 @@ void sgl_child_run(sgl_node *c, const sgl_site *s, sgl_key mk, void **in, void *
 /* ------------------------------------------------------------------ */
 /* The master's side of a superstep, for every transport                */
 
-/* sgl_site_masks's cache: direct-mapped by site id, one per thread (no
- * lock; a loop's sites stay in it). */
-_Thread_local sgl_masks sgl_mask_cache[SGL_MASK_CACHE];
-
-const sgl_masks *sgl_site_masks_fill(const sgl_site *s)
-{
-    sgl_masks *m = &sgl_mask_cache[(unsigned)s->id % SGL_MASK_CACHE];
-    *m = (sgl_masks){s, 0, 0, 0, 0};
-    for (int j = 0; j < s->nops && j < SGL_MAX_OPS; j++) {
-        const sgl_op *op = &s->ops[j];
-        uint64_t bit = (uint64_t)1 << j;
-        switch (op->kind) {
-        case SGL_OP_SCATTER: m->scatter |= bit; break;
-        case SGL_OP_BCAST: m->bcast |= bit; break;
-        case SGL_OP_GATHER: m->gather |= bit; break;
-        case SGL_OP_PARDO: break;
-        }
-        if (op->type && op->type->kind == SGL_T_VEC) m->vec |= bit;
-    }
-    return m;
-}
-
 /* The node's results array for a superstep with nk children (reused). */
 static sgl_child_result *results_for(sgl_node *n, int nk)
 {
     if (nk > n->res_cap) {
         sgl_child_result *r = realloc(n->res, (size_t)nk * sizeof *r);
         if (!r) sgl_internal_error("out of memory (superstep)");
-        for (int i = n->res_cap; i < nk; i++) {
-            r[i].storage = NULL;
-            r[i].files = (sgl_fileset){0}; /* io */
-        }
+        for (int i = n->res_cap; i < nk; i++) r[i].files = (sgl_fileset){0}; /* io */
         n->res = r;
         n->res_cap = nk;
     }
@@ -557,8 +532,4 @@ void sgl_superstep(sgl_node *n, sgl_key k, const sgl_site *s, sgl_arg *args)
         if (sgl_out_pos(&n->kids[i]) > 0) sgl_out_reset(&n->kids[i]);
     if (rec) step_end(n, s, args, res, nk, rec);
     if (merge_needed(n, s, res, nk)) sgl_merge_results(n, s, res, nk);
-    for (int i = 0; i < nk; i++) {
-        if (res[i].storage) free(res[i].storage);
-        res[i].storage = NULL;
-    }
 }

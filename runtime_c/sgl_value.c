@@ -11,36 +11,18 @@
  * Element storage: int and float take 8 bytes, bool 1 byte (sgl_bool),
  * a vector element is a sgl_vec struct owning its own storage.
  */
-#define _DEFAULT_SOURCE /* MAP_ANONYMOUS, MAP_POPULATE */
 #include "sgl.h"
 #include "sgl_vbuf.h"
 
 #include <math.h>
-#include <pthread.h>
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
-#include <sys/resource.h>
 
 const sgl_type sgl_t_int = {SGL_T_INT, NULL};
 const sgl_type sgl_t_float = {SGL_T_FLOAT, NULL};
 const sgl_type sgl_t_bool = {SGL_T_BOOL, NULL};
 
-size_t sgl_sizeof(const sgl_type *t)
-{
-    switch (t->kind) {
-    case SGL_T_INT:
-        return sizeof(sgl_int);
-    case SGL_T_FLOAT:
-        return sizeof(sgl_float);
-    case SGL_T_BOOL:
-        return sizeof(sgl_bool);
-    case SGL_T_VEC:
-        return sizeof(sgl_vec);
-    }
-    return 0;
-}
 
 /* True when values of type t own no memory (a flat byte copy is a copy). */
 static bool is_flat(const sgl_type *t)
@@ -150,11 +132,6 @@ void sgl_value_assign_move(const sgl_type *t, void *dst, void *src)
 /* Vectors                                                             */
 
 
-/* Buffers of at least MAP_MIN bytes are mapped with MAP_POPULATE: the
- * kernel provides (zeroed) pages in one call instead of one page fault per
- * 4 KiB when the vector is first written, which costs several times more. */
-#define MAP_MIN ((size_t)16 << 20)
-
 /* A header's memory block starts SGL_VBUF_PREFIX bytes before it (the
  * registry's link in a library build, sgl_vbuf.h; nothing otherwise). */
 static sgl_vbuf *block_vbuf(void *p)
@@ -178,168 +155,9 @@ static void vbuf_track(sgl_vbuf *b, const sgl_type *et)
 #endif
 }
 
-/* Unmapping a big buffer costs a fifth to a quarter of mapping it (the
- * kernel frees every page; 400 MB on the 2-core VM under load: 0.26-0.37 s
- * against 1.2-1.4 s), and the last reference often drops at the end of a
- * computation (reduce's hsum frees its input as it returns).  One
- * background thread unmaps such buffers instead, in chunks of UNMAP_CHUNK
- * bytes:
- * - It is started with the first big mapping, not where a buffer is
- *   freed, so that no computation pays for creating a thread.
- * - It runs at nice 10, so that it takes a core only when the program's
- *   threads leave one free: woken at nice 10, its deadline is some ten
- *   slices away and it preempts none of them.  A thread created at nice 0
- *   where the last reference dropped started next to the threads that
- *   finish the computation and, with as many threads as cores (reduce at
- *   1x2 on 2 cores), could take the core of one of them: in sched traces
- *   on the loaded 2-core VM it ran 3 ms (median of 9) inside the timed
- *   call.  Not nice 19: the process exits only once the chunk in progress
- *   is unmapped, and on a loaded machine a thread at nice 19 gets little
- *   of a core (reduce's process exited 0.14 s later, median of 8, with
- *   32 MiB chunks).
- * - The next big mapping (unmap_wait) unmaps the chunks still queued
- *   itself, at its own priority, and waits only for the chunk in
- *   progress, so that the peak memory stays what it was.
- * At most UNMAP_QUEUE_MAX buffers wait; more are unmapped by the caller. */
-#define UNMAP_CHUNK ((size_t)8 << 20)
-#define UNMAP_QUEUE_MAX 4
-
-static pthread_mutex_t unmap_mu = PTHREAD_MUTEX_INITIALIZER;
-/* broadcast when a buffer is queued and when a chunk is done */
-static pthread_cond_t unmap_cv = PTHREAD_COND_INITIALIZER;
-/* under unmap_mu: the queue (a ring of the parts not yet taken), the
- * chunks being unmapped now, and whether the thread runs */
-static struct {
-    char *p;
-    size_t len;
-} unmap_q[UNMAP_QUEUE_MAX];
-static int unmap_head, unmap_count, unmap_busy;
-static bool unmap_started, unmap_tried;
-
-/* Takes the next chunk of the oldest queued buffer (under unmap_mu). */
-static bool unmap_take(char **p, size_t *len)
-{
-    if (unmap_count == 0)
-        return false;
-    size_t n = unmap_q[unmap_head].len < UNMAP_CHUNK ? unmap_q[unmap_head].len : UNMAP_CHUNK;
-    *p = unmap_q[unmap_head].p;
-    *len = n;
-    unmap_q[unmap_head].p += n;
-    unmap_q[unmap_head].len -= n;
-    if (unmap_q[unmap_head].len == 0) {
-        unmap_head = (unmap_head + 1) % UNMAP_QUEUE_MAX;
-        unmap_count--;
-    }
-    unmap_busy++;
-    return true;
-}
-
-/* Unmaps a chunk taken by unmap_take (called and returning under unmap_mu). */
-static void unmap_chunk(char *p, size_t len)
-{
-    pthread_mutex_unlock(&unmap_mu);
-    munmap(p, len);
-    pthread_mutex_lock(&unmap_mu);
-    unmap_busy--;
-    pthread_cond_broadcast(&unmap_cv);
-}
-
-static void *unmap_thread(void *arg)
-{
-    (void)arg;
-    /* Linux: PRIO_PROCESS with 0 is the calling thread (its nice value is
-     * per thread); best effort, nice 0 where refused */
-    (void)setpriority(PRIO_PROCESS, 0, 10);
-    pthread_mutex_lock(&unmap_mu);
-    for (;;) {
-        char *p;
-        size_t len;
-        while (!unmap_take(&p, &len))
-            pthread_cond_wait(&unmap_cv, &unmap_mu);
-        unmap_chunk(p, len);
-    }
-    return NULL;
-}
-
-/* Starts the background thread once (under unmap_mu); without it, the
- * callers unmap. */
-static void unmap_start(void)
-{
-    if (unmap_tried)
-        return;
-    unmap_tried = true;
-    pthread_attr_t attr;
-    pthread_t t;
-    if (pthread_attr_init(&attr) != 0)
-        return;
-    unmap_started = pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED) == 0 &&
-                    pthread_attr_setstacksize(&attr, (size_t)1 << 18) == 0 &&
-                    pthread_create(&t, &attr, unmap_thread, NULL) == 0;
-    pthread_attr_destroy(&attr);
-}
-
-static void vbuf_unmap(sgl_vbuf *b)
-{
-    char *p = vbuf_block(b);
-    size_t len = (size_t)b->mapped;
-    pthread_mutex_lock(&unmap_mu);
-    bool queued = unmap_started && unmap_count < UNMAP_QUEUE_MAX;
-    if (queued) {
-        int tail = (unmap_head + unmap_count) % UNMAP_QUEUE_MAX;
-        unmap_q[tail].p = p;
-        unmap_q[tail].len = len;
-        unmap_count++;
-        pthread_cond_broadcast(&unmap_cv);
-    }
-    pthread_mutex_unlock(&unmap_mu);
-    if (!queued)
-        munmap(p, len);
-}
-
-/* Before a big mapping: the buffers freed before it are unmapped (the
- * queued chunks by this thread, the one in progress by the background
- * thread), and the background thread runs. */
-static void unmap_wait(void)
-{
-    pthread_mutex_lock(&unmap_mu);
-    unmap_start();
-    for (;;) {
-        char *p;
-        size_t len;
-        if (unmap_take(&p, &len))
-            unmap_chunk(p, len);
-        else if (unmap_busy > 0)
-            pthread_cond_wait(&unmap_cv, &unmap_mu);
-        else
-            break;
-    }
-    pthread_mutex_unlock(&unmap_mu);
-}
-
-static sgl_vbuf *vbuf_map(size_t total)
-{
-    unmap_wait();
-#ifdef MAP_POPULATE
-    total += SGL_VBUF_PREFIX;
-    void *p = mmap(NULL, total, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE,
-                   -1, 0);
-    if (p == MAP_FAILED)
-        return NULL;
-    sgl_vbuf *b = block_vbuf(p);
-    b->mapped = (int64_t)total;
-    return b;
-#else
-    (void)total;
-    return NULL;
-#endif
-}
-
 void sgl_vbuf_discard(sgl_vbuf *b)
 {
-    if (b->mapped)
-        vbuf_unmap(b);
-    else
-        free(vbuf_block(b));
+    sgl_block_free(vbuf_block(b), b->mapped);
 }
 
 static void vbuf_dealloc(sgl_vbuf *b)
@@ -358,17 +176,13 @@ static sgl_vbuf *vbuf_alloc(const sgl_type *et, int64_t cap, bool zero, int line
     if (bytes > SIZE_MAX - sizeof(sgl_vbuf) - SGL_VBUF_PREFIX)
         sgl_fail(line, col, "out of memory allocating %lld elements of %zu bytes", (long long)cap,
                  esz);
-    size_t total = sizeof(sgl_vbuf) + bytes;
-    sgl_vbuf *b = total >= MAP_MIN ? vbuf_map(total) : NULL; /* mapped memory is zeroed */
-    if (!b) {
-        size_t all = SGL_VBUF_PREFIX + total;
-        b = block_vbuf(zero ? calloc(1, all) : malloc(all));
-        if (b)
-            b->mapped = 0;
-    }
+    int64_t kind;
+    sgl_vbuf *b =
+        block_vbuf(sgl_block_alloc(SGL_VBUF_PREFIX + sizeof(sgl_vbuf) + bytes, zero, &kind));
     if (!b)
         sgl_fail(line, col, "out of memory allocating %lld elements of %zu bytes", (long long)cap,
                  esz);
+    b->mapped = kind;
     atomic_init(&b->refs, 1);
     b->used = 0;
     b->cap = cap;
@@ -386,7 +200,13 @@ static void vbuf_retain(sgl_vbuf *b)
  * last one of a range handle frees the handle and releases its parent). */
 static void vbuf_release(const sgl_type *et, sgl_vbuf *b)
 {
-    if (atomic_fetch_sub_explicit(&b->refs, 1, memory_order_acq_rel) != 1)
+    /* The sole reference needs no read-modify-write: nobody else holds
+     * one, so nobody can take or drop one meanwhile (the acquire load sees
+     * what the threads that dropped theirs wrote).  The atomic decrement
+     * costs tens of cycles; a loop of supersteps frees two small vectors
+     * per step on the master's critical path. */
+    if (atomic_load_explicit(&b->refs, memory_order_acquire) != 1 &&
+        atomic_fetch_sub_explicit(&b->refs, 1, memory_order_acq_rel) != 1)
         return;
     if (b->parent) {
         sgl_vbuf *p = b->parent;
@@ -542,7 +362,7 @@ void sgl_vec_reserve(const sgl_type *vt, sgl_vec *v, int64_t cap, int line, int 
         return;
     if (cap < v->len)
         cap = v->len;
-    if (in_place && !b->mapped) {
+    if (in_place && b->mapped <= 0) {
         size_t bytes = elems_bytes(cap, esz, line, col);
         if (bytes > SIZE_MAX - sizeof(sgl_vbuf) - SGL_VBUF_PREFIX)
             sgl_fail(line, col, "out of memory allocating %lld elements of %zu bytes",
@@ -564,6 +384,7 @@ void sgl_vec_reserve(const sgl_type *vt, sgl_vec *v, int64_t cap, int line, int 
 #else
         b = sgl_realloc(b, sizeof(sgl_vbuf) + bytes, line, col);
 #endif
+        b->mapped = 0; /* a malloc'd block now, even if it was a small one (sgl_blocks.c) */
         b->cap = cap;
         v->buf = b;
         v->data = vbuf_data(b);
@@ -628,8 +449,16 @@ sgl_vec sgl_fill(const sgl_type *vt, sgl_int n, const void *x, int line, int col
     const sgl_type *et = vt->elem;
     size_t esz = sgl_sizeof(et);
     sgl_vec r = sgl_vec_new_uninit(vt, n, line, col); /* every element is written below */
-    for (int64_t i = 0; i < n; i++)
-        sgl_value_copy(et, elem_ptr(&r, esz, i), x);
+    if (esz == sizeof(int64_t) && is_flat(et)) { /* int, float: one word each */
+        int64_t w;
+        memcpy(&w, x, sizeof w);
+        int64_t *d = r.data;
+        for (int64_t i = 0; i < n; i++)
+            d[i] = w;
+    } else {
+        for (int64_t i = 0; i < n; i++)
+            sgl_value_copy(et, elem_ptr(&r, esz, i), x);
+    }
     return r;
 }
 

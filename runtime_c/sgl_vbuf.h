@@ -1,7 +1,7 @@
 /*
- * sgl_vbuf.h: what sgl_value.c shares with sgl_views.c (internal): the
- * elements of a buffer, element addresses, and the few buffer operations
- * the views need.  Range handles are described in sgl.h.
+ * sgl_vbuf.h: what sgl_value.c shares with sgl_views.c and sgl_blocks.c
+ * (internal): the elements of a buffer, element addresses, the few buffer
+ * operations the views need, and the memory blocks.  Range handles are described in sgl.h.
  */
 #ifndef SGL_VBUF_H
 #define SGL_VBUF_H
@@ -88,6 +88,13 @@ sgl_vbuf *sgl_vbuf_header(const sgl_type *et, int64_t len, int64_t refs);
 /* Frees b's memory block alone: no reference it holds is dropped, nothing
  * is unregistered (the registry's sweep, sgl_library.c). */
 void sgl_vbuf_discard(sgl_vbuf *b);
+
+/* A buffer's memory block of `all` bytes (zeroed if zero), or NULL; *kind
+ * is what sgl_block_free needs to know (sgl_vbuf.mapped): buffers of 16 MiB
+ * or more are mapped, small ones come from a per-thread cache
+ * (sgl_blocks.c). */
+void *sgl_block_alloc(size_t all, bool zero, int64_t *kind);
+void sgl_block_free(void *blk, int64_t kind);
 
 /* The end of an executable after a run-time error, its tree shut down
  * (no thread runs SGL code): frees every buffer still registered, the

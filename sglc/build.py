@@ -160,7 +160,7 @@ def toolchain(target: str, opt: int = 2, *, debug_info: bool = False,
     # boundary (runtime_c/sgl_vbuf.h)
     defines: list[str] = ["-DSGL_LIBRARY"] if shared else []
     ldflags = shlex.split(os.environ.get("LDFLAGS", ""))
-    ldflags.append("-pthread")  # the runtime unmaps big buffers on a thread (sgl_value.c)
+    ldflags.append("-pthread")  # the runtime unmaps big buffers on a thread (sgl_blocks.c)
     if target in ("mpi", "omp"):
         defines.append("-DSGL_USE_OMP")
         cflags.append("-fopenmp")

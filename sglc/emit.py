@@ -729,7 +729,7 @@ class _Body(_Statements):
                 if (isinstance(op.target, ir.VarRef)
                         and id(op.target.var) in self.em.joined.get(self.func.cname, ())):
                     pre_args.append(c.assign(c.member(arg, "contiguous"), Name("true")))
-                store = [c.stmt(c.call("sgl_value_assign_move", self.T.ref(Vec(op.ty)),
+                store = [c.stmt(c.call("sgl_vec_move_into", self.T.ref(Vec(op.ty)),
                                        c.addr(place), c.addr(g)))]
                 if not sc.empty:
                     after += ["{", *sc.pre, *store, *sc.frees(), "}"]
@@ -824,6 +824,18 @@ def _straight_line(stmts: list[ir.Stmt]) -> bool:
         return isinstance(s, ir.Continue)
 
     return all(map(stmt, stmts))
+
+
+def site_masks(site: ir.Site) -> list[str]:
+    """sgl_site.masks: the scatter, bcast, gather and vector-valued ops as
+    bit masks (op j: bit j), in C."""
+    masks = {"scatter": 0, "bcast": 0, "gather": 0, "vec": 0}
+    for j, op in enumerate(site.ops):
+        if op.kind.lower() in masks:
+            masks[op.kind.lower()] |= 1 << j
+        if isinstance(op.ty, Vec):
+            masks["vec"] |= 1 << j
+    return [f"UINT64_C({m:#x})" for m in masks.values()]
 
 
 def _has_value(t: Type | None) -> bool:
@@ -935,7 +947,7 @@ class Emitter:
                     "line": op.line,
                     "col": op.col,
                 })
-            sites.append({"s": s, "ops": ops})
+            sites.append({"s": s, "ops": ops, "masks": site_masks(s)})
         env = environment()
         library_lines: list[str] = []
         if self.library is not None:

@@ -29,8 +29,8 @@ from sglc import build as sglc_build
 
 RUNTIME = Path(__file__).resolve().parent.parent / "runtime_c"
 SOURCES = [RUNTIME / name
-           for name in ("sgl_value.c", "sgl_views.c", "sgl_sort.c", "sgl_ser.c", "sgl_print.c",
-                        "sgl_misc.c", "sgl_registry.c")]
+           for name in ("sgl_value.c", "sgl_blocks.c", "sgl_views.c", "sgl_sort.c", "sgl_ser.c",
+                        "sgl_print.c", "sgl_misc.c", "sgl_registry.c")]
 STUB = RUNTIME / "tests" / "stub_tree.c"
 BASE_FLAGS = ["-std=c11", "-Wall", "-Wextra", "-Werror", "-O1"]
 SANITIZE = ["-fsanitize=address,undefined", "-fno-sanitize-recover=undefined"]
@@ -205,7 +205,7 @@ def test_build_compiles_every_runtime_c_file() -> None:
     names = [p.name for p in sglc_build.runtime_sources()]
     assert names == sorted(p.name for p in RUNTIME.glob("*.c"))
     for name in ("sgl_tree.c", "sgl_output.c", "sgl_local.c", "sgl_mpi.c", "sgl_start.c",
-                 "sgl_value.c", "sgl_instr.c"):
+                 "sgl_value.c", "sgl_blocks.c", "sgl_instr.c"):
         assert name in names
 
 
@@ -213,7 +213,7 @@ def test_build_compiles_every_runtime_c_file() -> None:
 def test_toolchain_aligns_loops_and_links_pthreads(target: str, monkeypatch) -> None:
     """Optimized builds put loop heads on 32-byte boundaries (a short inner
     loop's speed then no longer depends on where it falls: bench/checks.md),
-    and every build links -pthread (sgl_value.c unmaps big buffers on a
+    and every build links -pthread (sgl_blocks.c unmaps big buffers on a
     thread)."""
     monkeypatch.delenv("CFLAGS", raising=False)
     monkeypatch.delenv("LDFLAGS", raising=False)

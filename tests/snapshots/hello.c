@@ -50,7 +50,8 @@ static const sgl_op site_0_ops[] = {
 };
 static const sgl_site site_0 = {
     "greet", 7, 5, 1, site_0_ops,
-    sizeof(fr_greet), frfree_greet, 0};
+    sizeof(fr_greet), frfree_greet, 0,
+    {UINT64_C(0x0), UINT64_C(0x0), UINT64_C(0x0), UINT64_C(0x0)}};
 
 static const sgl_site *const sgl_sites[] = {
     &site_0,

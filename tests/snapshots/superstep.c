@@ -66,7 +66,8 @@ static const sgl_op site_0_ops[] = {
 };
 static const sgl_site site_0 = {
     "total", 11, 5, 4, site_0_ops,
-    sizeof(fr_total), frfree_total, 0};
+    sizeof(fr_total), frfree_total, 0,
+    {UINT64_C(0x1), UINT64_C(0x2), UINT64_C(0x8), UINT64_C(0x1)}};
 
 static const sgl_site *const sgl_sites[] = {
     &site_0,
@@ -104,7 +105,7 @@ static sgl_int f_total(sgl_node *N, sgl_vec v_v, sgl_int v_k)
         sgl_vec g5;
         A_[3].dst = &g5;
         sgl_superstep(N, K, &site_0, A_);
-        sgl_value_assign_move(&T_v_int, &v_sums, &g5);
+        sgl_vec_move_into(&T_v_int, &v_sums, &g5);
         sgl_vec_free(&T_vv_int, &t3);
     }
 #line 17 "superstep.sgl"

@@ -1,0 +1,257 @@
+/*
+ * sgl_blocks.c: the memory blocks of vector buffers (sgl_vbuf.h): big
+ * ones mapped and unmapped by a background thread, small ones from a
+ * per-thread cache, the others malloc'd.  A block's kind (sgl_vbuf's
+ * `mapped`) says which: the bytes mapped (> 0), malloc'd (0), or a small
+ * block of class -1 - kind (< 0).
+ */
+#define _DEFAULT_SOURCE /* MAP_ANONYMOUS, MAP_POPULATE */
+#include "sgl_vbuf.h"
+
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/resource.h>
+
+/* Buffers of at least MAP_MIN bytes are mapped with MAP_POPULATE: the
+ * kernel provides (zeroed) pages in one call instead of one page fault per
+ * 4 KiB when the vector is first written, which costs several times more. */
+#define MAP_MIN ((size_t)16 << 20)
+
+/* Unmapping a big buffer costs a fifth to a quarter of mapping it (the
+ * kernel frees every page; 400 MB on the 2-core VM under load: 0.26-0.37 s
+ * against 1.2-1.4 s), and the last reference often drops at the end of a
+ * computation (reduce's hsum frees its input as it returns).  One
+ * background thread unmaps such buffers instead, in chunks of UNMAP_CHUNK
+ * bytes:
+ * - It is started with the first big mapping, not where a buffer is
+ *   freed, so that no computation pays for creating a thread.
+ * - It runs at nice 10, so that it takes a core only when the program's
+ *   threads leave one free: woken at nice 10, its deadline is some ten
+ *   slices away and it preempts none of them.  A thread created at nice 0
+ *   where the last reference dropped started next to the threads that
+ *   finish the computation and, with as many threads as cores (reduce at
+ *   1x2 on 2 cores), could take the core of one of them: in sched traces
+ *   on the loaded 2-core VM it ran 3 ms (median of 9) inside the timed
+ *   call.  Not nice 19: the process exits only once the chunk in progress
+ *   is unmapped, and on a loaded machine a thread at nice 19 gets little
+ *   of a core (reduce's process exited 0.14 s later, median of 8, with
+ *   32 MiB chunks).
+ * - The next big mapping (unmap_wait) unmaps the chunks still queued
+ *   itself, at its own priority, and waits only for the chunk in
+ *   progress, so that the peak memory stays what it was.
+ * At most UNMAP_QUEUE_MAX buffers wait; more are unmapped by the caller. */
+#define UNMAP_CHUNK ((size_t)8 << 20)
+#define UNMAP_QUEUE_MAX 4
+
+static pthread_mutex_t unmap_mu = PTHREAD_MUTEX_INITIALIZER;
+/* broadcast when a buffer is queued and when a chunk is done */
+static pthread_cond_t unmap_cv = PTHREAD_COND_INITIALIZER;
+/* under unmap_mu: the queue (a ring of the parts not yet taken), the
+ * chunks being unmapped now, and whether the thread runs */
+static struct {
+    char *p;
+    size_t len;
+} unmap_q[UNMAP_QUEUE_MAX];
+static int unmap_head, unmap_count, unmap_busy;
+static bool unmap_started, unmap_tried;
+
+/* Takes the next chunk of the oldest queued buffer (under unmap_mu). */
+static bool unmap_take(char **p, size_t *len)
+{
+    if (unmap_count == 0)
+        return false;
+    size_t n = unmap_q[unmap_head].len < UNMAP_CHUNK ? unmap_q[unmap_head].len : UNMAP_CHUNK;
+    *p = unmap_q[unmap_head].p;
+    *len = n;
+    unmap_q[unmap_head].p += n;
+    unmap_q[unmap_head].len -= n;
+    if (unmap_q[unmap_head].len == 0) {
+        unmap_head = (unmap_head + 1) % UNMAP_QUEUE_MAX;
+        unmap_count--;
+    }
+    unmap_busy++;
+    return true;
+}
+
+/* Unmaps a chunk taken by unmap_take (called and returning under unmap_mu). */
+static void unmap_chunk(char *p, size_t len)
+{
+    pthread_mutex_unlock(&unmap_mu);
+    munmap(p, len);
+    pthread_mutex_lock(&unmap_mu);
+    unmap_busy--;
+    pthread_cond_broadcast(&unmap_cv);
+}
+
+static void *unmap_thread(void *arg)
+{
+    (void)arg;
+    /* Linux: PRIO_PROCESS with 0 is the calling thread (its nice value is
+     * per thread); best effort, nice 0 where refused */
+    (void)setpriority(PRIO_PROCESS, 0, 10);
+    pthread_mutex_lock(&unmap_mu);
+    for (;;) {
+        char *p;
+        size_t len;
+        while (!unmap_take(&p, &len))
+            pthread_cond_wait(&unmap_cv, &unmap_mu);
+        unmap_chunk(p, len);
+    }
+    return NULL;
+}
+
+/* Starts the background thread once (under unmap_mu); without it, the
+ * callers unmap. */
+static void unmap_start(void)
+{
+    if (unmap_tried)
+        return;
+    unmap_tried = true;
+    pthread_attr_t attr;
+    pthread_t t;
+    if (pthread_attr_init(&attr) != 0)
+        return;
+    unmap_started = pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED) == 0 &&
+                    pthread_attr_setstacksize(&attr, (size_t)1 << 18) == 0 &&
+                    pthread_create(&t, &attr, unmap_thread, NULL) == 0;
+    pthread_attr_destroy(&attr);
+}
+
+__attribute__((noinline)) static void unmap_block(char *p, size_t len)
+{
+    pthread_mutex_lock(&unmap_mu);
+    bool queued = unmap_started && unmap_count < UNMAP_QUEUE_MAX;
+    if (queued) {
+        int tail = (unmap_head + unmap_count) % UNMAP_QUEUE_MAX;
+        unmap_q[tail].p = p;
+        unmap_q[tail].len = len;
+        unmap_count++;
+        pthread_cond_broadcast(&unmap_cv);
+    }
+    pthread_mutex_unlock(&unmap_mu);
+    if (!queued)
+        munmap(p, len);
+}
+
+/* Before a big mapping: the buffers freed before it are unmapped (the
+ * queued chunks by this thread, the one in progress by the background
+ * thread), and the background thread runs. */
+static void unmap_wait(void)
+{
+    pthread_mutex_lock(&unmap_mu);
+    unmap_start();
+    for (;;) {
+        char *p;
+        size_t len;
+        if (unmap_take(&p, &len))
+            unmap_chunk(p, len);
+        else if (unmap_busy > 0)
+            pthread_cond_wait(&unmap_cv, &unmap_mu);
+        else
+            break;
+    }
+    pthread_mutex_unlock(&unmap_mu);
+}
+
+__attribute__((noinline)) static void *map_block(size_t all)
+{
+    unmap_wait();
+#ifdef MAP_POPULATE
+    void *p = mmap(NULL, all, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE,
+                   -1, 0);
+    return p == MAP_FAILED ? NULL : p;
+#else
+    (void)all;
+    return NULL;
+#endif
+}
+
+/* Small blocks (at most SMALL_MAX bytes, a buffer's header included: the vectors
+ * of a few numbers that a loop of supersteps scatters and gathers every
+ * step) come from a per-thread cache of freed blocks, a list per size
+ * class (64, 128, 256 bytes) of at most SMALL_KEEP blocks, instead of
+ * malloc and free: at the process level the master's two vectors per
+ * superstep cost some 230 instructions of its critical path
+ * (bench/results.md).  Such a block's kind is -1 - its class.  A
+ * block freed by another thread than the one that allocated it goes to
+ * the freeing thread's cache.  Not in builds with the registry (library
+ * builds, whose callers' threads may end and take a cache with them, and
+ * AddressSanitizer builds, which must see every free). */
+#ifndef SGL_REGISTRY
+#define SMALL_CLASSES 3
+#define SMALL_MAX ((size_t)64 << (SMALL_CLASSES - 1))
+#define SMALL_KEEP 8
+typedef struct small_block {
+    struct small_block *next;
+} small_block;
+static _Thread_local struct {
+    small_block *head[SMALL_CLASSES];
+    int n[SMALL_CLASSES];
+} small_cache;
+
+static int small_class(size_t all)
+{
+    return all <= 64 ? 0 : all <= 128 ? 1 : 2;
+}
+
+static void *small_get(int cls)
+{
+    small_block *p = small_cache.head[cls];
+    if (p) {
+        small_cache.head[cls] = p->next;
+        small_cache.n[cls]--;
+        return p;
+    }
+    return malloc((size_t)64 << cls);
+}
+
+static void small_put(int cls, void *blk)
+{
+    if (small_cache.n[cls] >= SMALL_KEEP) {
+        free(blk);
+        return;
+    }
+    small_block *p = blk;
+    p->next = small_cache.head[cls];
+    small_cache.head[cls] = p;
+    small_cache.n[cls]++;
+}
+#endif
+
+void *sgl_block_alloc(size_t all, bool zero, int64_t *kind)
+{
+    if (all >= MAP_MIN) {
+        void *p = map_block(all); /* mapped memory is zeroed */
+        if (p) {
+            *kind = (int64_t)all;
+            return p;
+        }
+    }
+#ifndef SGL_REGISTRY
+    if (all <= SMALL_MAX) {
+        int cls = small_class(all);
+        void *p = small_get(cls);
+        if (p && zero)
+            memset(p, 0, all);
+        *kind = -1 - cls;
+        return p;
+    }
+#endif
+    *kind = 0;
+    return zero ? calloc(1, all) : malloc(all);
+}
+
+void sgl_block_free(void *blk, int64_t kind)
+{
+    if (kind > 0)
+        unmap_block(blk, (size_t)kind);
+#ifndef SGL_REGISTRY
+    else if (kind < 0)
+        small_put((int)(-1 - kind), blk);
+#endif
+    else
+        free(blk);
+}
