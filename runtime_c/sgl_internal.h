@@ -287,8 +287,13 @@ typedef struct sgl_pieces {
  * with the last piece if it continues it in the same message. */
 void sgl_pieces_add(sgl_pieces *l, char *p, size_t n);
 /* The pieces added from now on go into a new message. */
-void sgl_pieces_cut(sgl_pieces *l);
-void sgl_pieces_clear(sgl_pieces *l); /* empty it (keeps its storage) */
+static inline void sgl_pieces_cut(sgl_pieces *l) { l->cur++; }
+static inline void sgl_pieces_clear(sgl_pieces *l) /* empty it (keeps its storage) */
+{
+    l->n = 0;
+    l->bytes = 0;
+    l->cur = 0;
+}
 void sgl_pieces_free(sgl_pieces *l);
 /* Serialize *v into b, adding the elements of its large vectors of
  * numbers to l instead of b. */
@@ -417,9 +422,17 @@ typedef struct sgl_mpi_outbuf {
     size_t text_cap;
     sgl_spill spool; /* longer: in a temporary file */
 } sgl_mpi_outbuf;
-/* The length of r's output; whether it travels in the report. */
-size_t sgl_mpi_out_total(const sgl_site *s, const sgl_child_result *r);
-bool sgl_mpi_out_inline(const sgl_site *s, const sgl_child_result *r);
+/* The length of r's output; whether it travels in the report (at most
+ * SGL_MPI_OUT_INLINE bytes, none spilled). */
+#define SGL_MPI_OUT_INLINE ((size_t)64 << 10)
+static inline size_t sgl_mpi_out_total(const sgl_site *s, const sgl_child_result *r)
+{
+    return s->nops ? r->seg_end[s->nops - 1] : 0;
+}
+static inline bool sgl_mpi_out_inline(const sgl_site *s, const sgl_child_result *r)
+{
+    return r->out_spilled == 0 && sgl_mpi_out_total(s, r) <= SGL_MPI_OUT_INLINE;
+}
 /* The child's side, after its report and its vectors: the output that is
  * not in the report, to dest with tag (*chunk: a buffer made on first use
  * and kept). */

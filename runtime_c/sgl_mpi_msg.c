@@ -160,6 +160,18 @@ void sgl_pieces_transfer(const sgl_pieces *l, int peer, MPI_Comm comm, req_list 
     }
 }
 
+/* A message longer than FIRST bytes or with pieces: posted sends. */
+__attribute__((noinline)) static void isend_parts(mpi_peer *p, int dest, int tag, MPI_Comm comm,
+                                                  req_list *reqs)
+{
+    size_t first = p->out.len < FIRST ? p->out.len : FIRST;
+    MPI_CHECK(MPI_Isend(p->out.data, (int)first, MPI_BYTE, dest, tag, comm, sgl_req_new(reqs)));
+    if (p->out.len > FIRST)
+        MPI_CHECK(MPI_Isend(p->out.data + FIRST, sgl_mpi_count(p->out.len - FIRST), MPI_BYTE, dest,
+                            TAG_DATA, comm, sgl_req_new(reqs)));
+    sgl_pieces_transfer(&p->oob, dest, comm, reqs);
+}
+
 /* Post the sends of p's string and pieces to `dest` with `tag`. */
 void sgl_msg_isend(mpi_peer *p, int dest, int tag, MPI_Comm comm, req_list *reqs)
 {
@@ -172,12 +184,7 @@ void sgl_msg_isend(mpi_peer *p, int dest, int tag, MPI_Comm comm, req_list *reqs
         MPI_CHECK(MPI_Send(p->out.data, (int)p->out.len, MPI_BYTE, dest, tag, comm));
         return;
     }
-    size_t first = p->out.len < FIRST ? p->out.len : FIRST;
-    MPI_CHECK(MPI_Isend(p->out.data, (int)first, MPI_BYTE, dest, tag, comm, sgl_req_new(reqs)));
-    if (p->out.len > FIRST)
-        MPI_CHECK(MPI_Isend(p->out.data + FIRST, sgl_mpi_count(p->out.len - FIRST), MPI_BYTE, dest,
-                            TAG_DATA, comm, sgl_req_new(reqs)));
-    sgl_pieces_transfer(&p->oob, dest, comm, reqs);
+    isend_parts(p, dest, tag, comm, reqs);
 }
 
 /* Receive a string from `src` with `tag` into p->in (the pieces are

@@ -2,8 +2,8 @@
  * sgl_mpi_output.c: a remote child's output on its way to its master, for
  * the MPI transport (sgl_mpi.c).  Compiled to nothing without SGL_USE_MPI.
  *
- * Up to OUT_INLINE bytes of a child's output travel in its report (when
- * none of it was spilled to the child's file).  More follows the report
+ * Up to SGL_MPI_OUT_INLINE bytes (sgl_internal.h) of a child's output
+ * travel in its report (when none of it was spilled to the child's file).  More follows the report
  * and its vectors as messages of at most SGL_OUT_CHUNK bytes, read from
  * the child's spill file and then its buffer (sgl_mpi_send_output).  The
  * master receives them, once it has every report's vectors (the order in
@@ -22,17 +22,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define OUT_INLINE ((size_t)64 << 10)
-
-size_t sgl_mpi_out_total(const sgl_site *s, const sgl_child_result *r)
-{
-    return s->nops ? r->seg_end[s->nops - 1] : 0;
-}
-
-bool sgl_mpi_out_inline(const sgl_site *s, const sgl_child_result *r)
-{
-    return r->out_spilled == 0 && sgl_mpi_out_total(s, r) <= OUT_INLINE;
-}
 
 static char *out_chunk(char **chunk)
 {

@@ -166,18 +166,6 @@ void sgl_pieces_add(sgl_pieces *l, char *p, size_t n)
     l->n++;
 }
 
-void sgl_pieces_cut(sgl_pieces *l)
-{
-    l->cur++;
-}
-
-void sgl_pieces_clear(sgl_pieces *l)
-{
-    l->n = 0;
-    l->bytes = 0;
-    l->cur = 0;
-}
-
 void sgl_pieces_free(sgl_pieces *l)
 {
     free(l->ptr);

@@ -498,13 +498,13 @@ static bool merge_needed(const sgl_node *n, const sgl_site *s, const sgl_child_r
                          int nk)
 {
     if (n->is_root && n->out.len > 0) return true;
+    int last = s->nops - 1; /* a site has an op at least */
+    bool any = false;
     for (int i = 0; i < nk; i++) {
         const sgl_child_result *r = &res[i];
-        if (r->failed_op >= 0 || (s->nops > 0 && r->seg_end[s->nops - 1] > 0) ||
-            r->files.cap > 0)
-            return true;
+        any |= (r->failed_op >= 0) | (r->seg_end[last] > 0) | (r->files.cap > 0);
     }
-    return false;
+    return any;
 }
 
 void sgl_superstep(sgl_node *n, sgl_key k, const sgl_site *s, sgl_arg *args)
