@@ -1019,6 +1019,46 @@ static void test_big_buffers(void)
     }
 }
 
+/* Small buffers come from a per-thread cache of freed blocks
+ * (sgl_blocks.c): a reused block is dirty, so a zeroed vector must still
+ * be zeroed; a small buffer grows past its block (realloc); blocks of
+ * one class are not shared by two live vectors; more than the cache keeps
+ * are freed. */
+static void test_small_buffers(void)
+{
+    sgl_int junk = -1;
+    for (int round = 0; round < 3; round++) {
+        sgl_vec dirty[20];
+        for (int k = 0; k < 20; k++) dirty[k] = sgl_fill(&T_IV, 1 + k % 24, &junk, 1, 1);
+        for (int k = 0; k < 20; k++) sgl_vec_free(&T_IV, &dirty[k]);
+        sgl_vec vv = sgl_vec_new(&T_IVV, 3, 1, 1); /* three empty vectors, in a reused block */
+        bool empty = vv.len == 3;
+        for (int i = 0; i < 3; i++) {
+            const sgl_vec *e = (const sgl_vec *)vv.data + i;
+            empty = empty && e->len == 0 && e->buf == NULL;
+        }
+        CHECK(empty);
+        sgl_vec_free(&T_IVV, &vv);
+        sgl_vec live[20];
+        for (int k = 0; k < 20; k++) {
+            sgl_int x = k;
+            live[k] = sgl_fill(&T_IV, 2 + k % 5, &x, 1, 1);
+        }
+        bool apart = true;
+        for (int k = 0; k < 20; k++)
+            for (int64_t i = 0; i < live[k].len; i++)
+                apart = apart && ((sgl_int *)live[k].data)[i] == k;
+        CHECK(apart);
+        sgl_vec grow = live[0];
+        live[0] = (sgl_vec){NULL, 0, NULL};
+        for (sgl_int i = 0; i < 1000; i++) sgl_vec_push_move(&T_IV, &grow, &i, 1, 1);
+        const sgl_int *g = grow.data;
+        CHECK(grow.len == 1002 && g[1] == 0 && g[1001] == 999);
+        sgl_vec_free(&T_IV, &grow);
+        for (int k = 1; k < 20; k++) sgl_vec_free(&T_IV, &live[k]);
+    }
+}
+
 int main(void)
 {
     test_types();
@@ -1038,6 +1078,7 @@ int main(void)
     test_args();
     test_wtime();
     test_big_buffers();
+    test_small_buffers();
     printf("%d passed, %d failed\n", n_passed, n_failed);
     fflush(stdout);
     return n_failed == 0 ? 0 : 1;
