@@ -45,7 +45,7 @@ SIZES = {
     "matvec": (4000, 60),
     "matmul": (400, 40),
 }
-SUPERSTEPS = (10_000, 1000)
+SUPERSTEPS = (100_000, 1000)
 SHAPES = [(1, 1), (1, 2), (2, 1), (2, 2)]  # (MPI processes, threads per process)
 QUICK_SHAPES = [(1, 2), (2, 2)]  # --quick: threads only, and processes x threads
 VARIANTS = ["sglc", "unchecked", "hand"]

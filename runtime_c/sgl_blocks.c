@@ -5,15 +5,19 @@
  * `mapped`) says which: the bytes mapped (> 0), malloc'd (0), or a small
  * block of class -1 - kind (< 0).
  */
-#define _DEFAULT_SOURCE /* MAP_ANONYMOUS, MAP_POPULATE */
+#define _GNU_SOURCE /* MAP_ANONYMOUS, MAP_POPULATE; sched_getcpu, sched_setaffinity */
 #include "sgl_vbuf.h"
 
 #include <pthread.h>
+#include <sched.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/resource.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 
 /* Buffers of at least MAP_MIN bytes are mapped with MAP_POPULATE: the
  * kernel provides (zeroed) pages in one call instead of one page fault per
@@ -29,8 +33,7 @@
  * - It is started with the first big mapping, not where a buffer is
  *   freed, so that no computation pays for creating a thread.
  * - It runs at nice 10, so that it takes a core only when the program's
- *   threads leave one free: woken at nice 10, its deadline is some ten
- *   slices away and it preempts none of them.  A thread created at nice 0
+ *   threads leave one free.  A thread created at nice 0
  *   where the last reference dropped started next to the threads that
  *   finish the computation and, with as many threads as cores (reduce at
  *   1x2 on 2 cores), could take the core of one of them: in sched traces
@@ -39,6 +42,14 @@
  *   is unmapped, and on a loaded machine a thread at nice 19 gets little
  *   of a core (reduce's process exited 0.14 s later, median of 8, with
  *   32 MiB chunks).
+ * - Nice 10 does not keep it off a busy core (Linux 6.18's EEVDF on the
+ *   2-core VM: it preempted its waker within 0.05 ms, for 3-6 ms), so
+ *   its waker moves it off its own CPU first (unmap_avoid_me).
+ * - Not woken during a superstep on threads (sgl_unmap_hold, in
+ *   sgl_local.c), where every core runs a child or the team's barrier:
+ *   matvec at 1x2 ended 3-6 ms late in half the runs, its last child
+ *   waking it on freeing the rows' 128 MB.  The master's last
+ *   sgl_unmap_release after the join wakes it instead.
  * - The next big mapping (unmap_wait) unmaps the chunks still queued
  *   itself, at its own priority, and waits only for the chunk in
  *   progress, so that the peak memory stays what it was.
@@ -57,6 +68,16 @@ static struct {
 } unmap_q[UNMAP_QUEUE_MAX];
 static int unmap_head, unmap_count, unmap_busy;
 static bool unmap_started, unmap_tried;
+/* under unmap_mu: a buffer was queued during a hold, the thread not woken */
+static bool unmap_pending;
+/* supersteps on threads running (sgl_unmap_hold) */
+static _Atomic int unmap_holds;
+#if defined(__linux__) && defined(CPU_SET)
+/* under unmap_mu: the thread's id and the CPUs it started with */
+static pid_t unmap_tid;
+static cpu_set_t unmap_cpus;
+static bool unmap_cpus_known;
+#endif
 
 /* Takes the next chunk of the oldest queued buffer (under unmap_mu). */
 static bool unmap_take(char **p, size_t *len)
@@ -86,6 +107,41 @@ static void unmap_chunk(char *p, size_t len)
     pthread_cond_broadcast(&unmap_cv);
 }
 
+/* Before waking the thread (under unmap_mu): any CPU it started with but
+ * the caller's (best effort: not with one CPU, nor off Linux). */
+static void unmap_avoid_me(void)
+{
+#if defined(__linux__) && defined(CPU_SET)
+    if (!unmap_cpus_known || unmap_tid == 0 || CPU_COUNT(&unmap_cpus) < 2)
+        return;
+    int me = sched_getcpu();
+    if (me < 0 || me >= CPU_SETSIZE || !CPU_ISSET(me, &unmap_cpus))
+        return;
+    cpu_set_t others = unmap_cpus;
+    CPU_CLR(me, &others);
+    (void)sched_setaffinity(unmap_tid, sizeof others, &others);
+#endif
+}
+
+void sgl_unmap_hold(void)
+{
+    atomic_fetch_add(&unmap_holds, 1);
+}
+
+void sgl_unmap_release(void)
+{
+    if (atomic_fetch_sub(&unmap_holds, 1) != 1)
+        return;
+    pthread_mutex_lock(&unmap_mu);
+    bool wake = unmap_pending;
+    unmap_pending = false;
+    if (wake)
+        unmap_avoid_me();
+    pthread_mutex_unlock(&unmap_mu);
+    if (wake)
+        pthread_cond_broadcast(&unmap_cv);
+}
+
 static void *unmap_thread(void *arg)
 {
     (void)arg;
@@ -93,6 +149,10 @@ static void *unmap_thread(void *arg)
      * per thread); best effort, nice 0 where refused */
     (void)setpriority(PRIO_PROCESS, 0, 10);
     pthread_mutex_lock(&unmap_mu);
+#if defined(__linux__) && defined(CPU_SET)
+    unmap_tid = (pid_t)syscall(SYS_gettid);
+    unmap_cpus_known = sched_getaffinity(0, sizeof unmap_cpus, &unmap_cpus) == 0;
+#endif
     for (;;) {
         char *p;
         size_t len;
@@ -123,15 +183,22 @@ static void unmap_start(void)
 __attribute__((noinline)) static void unmap_block(char *p, size_t len)
 {
     pthread_mutex_lock(&unmap_mu);
-    bool queued = unmap_started && unmap_count < UNMAP_QUEUE_MAX;
+    bool queued = unmap_started && unmap_count < UNMAP_QUEUE_MAX, wake = false;
     if (queued) {
         int tail = (unmap_head + unmap_count) % UNMAP_QUEUE_MAX;
         unmap_q[tail].p = p;
         unmap_q[tail].len = len;
         unmap_count++;
-        pthread_cond_broadcast(&unmap_cv);
+        if (atomic_load(&unmap_holds) > 0) {
+            unmap_pending = true; /* the last sgl_unmap_release wakes it */
+        } else {
+            unmap_avoid_me();
+            wake = true;
+        }
     }
     pthread_mutex_unlock(&unmap_mu);
+    if (wake) /* after the unlock, or it wakes to block on the mutex */
+        pthread_cond_broadcast(&unmap_cv);
     if (!queued)
         munmap(p, len);
 }

@@ -7,6 +7,7 @@
  * unshared source) or copied, a bcast's value is copied for each child.
  */
 #include "sgl_internal.h"
+#include "sgl_vbuf.h"
 
 #include <stdlib.h>
 
@@ -80,6 +81,9 @@ static void local_superstep(sgl_node *n, sgl_key k, const sgl_site *s, sgl_arg *
     }
 #endif
 #ifdef SGL_USE_OMP
+    /* every core may run a child: the big buffers the children free are
+     * unmapped after the join (sgl_blocks.c) */
+    if (nk > 1) sgl_unmap_hold();
 #pragma omp parallel for schedule(static, 1) num_threads(nk) if (nk > 1)
 #endif
     for (int i = 0; i < nk; i++) {
@@ -88,6 +92,9 @@ static void local_superstep(sgl_node *n, sgl_key k, const sgl_site *s, sgl_arg *
         sgl_local_inputs(s, args, i, in, out, tmp);
         sgl_child_run(&n->kids[i], s, k, in, out, &res[i]);
     }
+#ifdef SGL_USE_OMP
+    if (nk > 1) sgl_unmap_release();
+#endif
     sgl_release_sources(s, args);
 }
 

@@ -96,6 +96,12 @@ void sgl_vbuf_discard(sgl_vbuf *b);
 void *sgl_block_alloc(size_t all, bool zero, int64_t *kind);
 void sgl_block_free(void *blk, int64_t kind);
 
+/* A superstep on threads begins (hold) and ends (release), on its
+ * master: a big buffer freed meanwhile is queued for the background
+ * unmapper, which is woken only by the last release (sgl_blocks.c). */
+void sgl_unmap_hold(void);
+void sgl_unmap_release(void);
+
 /* The end of an executable after a run-time error, its tree shut down
  * (no thread runs SGL code): frees every buffer still registered, the
  * ones a longjmp left behind in the C temporaries and frames it skipped
