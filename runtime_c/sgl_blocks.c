@@ -44,7 +44,11 @@
  *   32 MiB chunks).
  * - Nice 10 does not keep it off a busy core (Linux 6.18's EEVDF on the
  *   2-core VM: it preempted its waker within 0.05 ms, for 3-6 ms), so
- *   its waker moves it off its own CPU first (unmap_avoid_me).
+ *   its waker moves it off its own CPU first (unmap_avoid_me), in a
+ *   process that is the only one of its run: with several MPI ranks the
+ *   other CPUs are likely another rank's, and the move made matvec at
+ *   2x1 (2 ranks of 1 thread) bimodal, 77 or 105-128 ms (median of 9:
+ *   85 -> 105 ms).
  * - Not woken during a superstep on threads (sgl_unmap_hold, in
  *   sgl_local.c), where every core runs a child or the team's barrier:
  *   matvec at 1x2 ended 3-6 ms late in half the runs, its last child
@@ -78,6 +82,7 @@ static pid_t unmap_tid;
 static cpu_set_t unmap_cpus;
 static bool unmap_cpus_known;
 #endif
+static _Atomic bool unmap_no_spread; /* sgl_unmap_spread(false) */
 
 /* Takes the next chunk of the oldest queued buffer (under unmap_mu). */
 static bool unmap_take(char **p, size_t *len)
@@ -112,7 +117,8 @@ static void unmap_chunk(char *p, size_t len)
 static void unmap_avoid_me(void)
 {
 #if defined(__linux__) && defined(CPU_SET)
-    if (!unmap_cpus_known || unmap_tid == 0 || CPU_COUNT(&unmap_cpus) < 2)
+    if (!unmap_cpus_known || unmap_tid == 0 || CPU_COUNT(&unmap_cpus) < 2 ||
+        atomic_load_explicit(&unmap_no_spread, memory_order_relaxed))
         return;
     int me = sched_getcpu();
     if (me < 0 || me >= CPU_SETSIZE || !CPU_ISSET(me, &unmap_cpus))
@@ -121,6 +127,11 @@ static void unmap_avoid_me(void)
     CPU_CLR(me, &others);
     (void)sched_setaffinity(unmap_tid, sizeof others, &others);
 #endif
+}
+
+void sgl_unmap_spread(bool on)
+{
+    atomic_store_explicit(&unmap_no_spread, !on, memory_order_relaxed);
 }
 
 void sgl_unmap_hold(void)

@@ -101,6 +101,9 @@ void sgl_block_free(void *blk, int64_t kind);
  * unmapper, which is woken only by the last release (sgl_blocks.c). */
 void sgl_unmap_hold(void);
 void sgl_unmap_release(void);
+/* Whether the unmapper is moved off its waker's CPU when woken (on
+ * unless turned off: an MPI run's other ranks may have those CPUs). */
+void sgl_unmap_spread(bool on);
 
 /* The end of an executable after a run-time error, its tree shut down
  * (no thread runs SGL code): frees every buffer still registered, the
