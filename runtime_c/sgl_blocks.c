@@ -247,16 +247,18 @@ __attribute__((noinline)) static void *map_block(size_t all)
 #endif
 }
 
-/* Small blocks (at most SMALL_MAX bytes, a buffer's header included: the vectors
- * of a few numbers that a loop of supersteps scatters and gathers every
- * step) come from a per-thread cache of freed blocks, a list per size
- * class (64, 128, 256 bytes) of at most SMALL_KEEP blocks, instead of
- * malloc and free: at the process level the master's two vectors per
+/* Small blocks (at most SMALL_MAX bytes, a buffer's header included: the
+ * vectors of a few numbers that a loop of supersteps scatters and gathers
+ * every step) come from a per-thread cache of freed blocks, a list per
+ * size class (64, 128, 256 bytes) of at most SMALL_KEEP blocks, instead
+ * of malloc and free: at the process level the master's two vectors per
  * superstep cost some 230 instructions of its critical path
- * (bench/results.md).  Such a block's kind is -1 - its class.  A
- * block freed by another thread than the one that allocated it goes to
- * the freeing thread's cache.  Not in builds with the registry (library
- * builds, whose callers' threads may end and take a cache with them, and
+ * (docs/execution.md).  Such a block's kind is -1 - its class.  A block
+ * freed by another thread than the one that allocated it goes to the
+ * freeing thread's cache.  A thread that ends frees its cache (a
+ * thread-specific key's destructor, registered with its first cached
+ * block): libgomp ends the threads of a nested team after each of its
+ * parallel regions.  Not in builds with the registry (library builds and
  * AddressSanitizer builds, which must see every free). */
 #ifndef SGL_REGISTRY
 #define SMALL_CLASSES 3
@@ -268,7 +270,41 @@ typedef struct small_block {
 static _Thread_local struct {
     small_block *head[SMALL_CLASSES];
     int n[SMALL_CLASSES];
+    int keyed; /* 0: not yet; 1: the key's destructor will free them; -1: no cache */
 } small_cache;
+static pthread_key_t small_key;
+static pthread_once_t small_once = PTHREAD_ONCE_INIT;
+static bool small_key_made;
+
+static void small_flush(void *unused)
+{
+    (void)unused;
+    for (int c = 0; c < SMALL_CLASSES; c++) {
+        while (small_cache.head[c]) {
+            small_block *p = small_cache.head[c];
+            small_cache.head[c] = p->next;
+            free(p);
+        }
+        small_cache.n[c] = 0;
+    }
+    small_cache.keyed = -1; /* a block freed after this, by another destructor, is freed */
+}
+
+static void small_make_key(void)
+{
+    small_key_made = pthread_key_create(&small_key, small_flush) == 0;
+}
+
+/* Whether this thread may cache blocks: its key is set (once per thread). */
+static bool small_keyed(void)
+{
+    if (small_cache.keyed == 0) {
+        (void)pthread_once(&small_once, small_make_key);
+        small_cache.keyed =
+            small_key_made && pthread_setspecific(small_key, &small_cache) == 0 ? 1 : -1;
+    }
+    return small_cache.keyed > 0;
+}
 
 static int small_class(size_t all)
 {
@@ -288,7 +324,7 @@ static void *small_get(int cls)
 
 static void small_put(int cls, void *blk)
 {
-    if (small_cache.n[cls] >= SMALL_KEEP) {
+    if (small_cache.n[cls] >= SMALL_KEEP || !small_keyed()) {
         free(blk);
         return;
     }
