@@ -246,28 +246,23 @@ static void mpi_pack_result(sgl_buf *b, const sgl_site *s, const sgl_child_resul
               plain ? PLAIN_REPORT : (int64_t)mlen}; /* len: filled in by sgl_msg_isend */
     b->len = 0;
     put(b, &head, sizeof head);
-    if (plain) {
-        for (uint64_t g = sgl_site_masks(s)->gather; g;) {
-            int j = sgl_mask_next(&g);
-            sgl_pieces_cut(l);
-            put_value(b, s->ops[j].type, out[j], l);
-        }
-        return;
+    if (!plain) {
+        if (mlen) put(b, r->msg, mlen);
+        _Static_assert(sizeof r->seg_end[0] == sizeof(int64_t), "output segments travel as int64");
+        put(b, r->seg_end, (size_t)s->nops * sizeof r->seg_end[0]);
+        /* io: the output, or 0 if it follows the report (mpi_send_output) */
+        bool inl = sgl_mpi_out_inline(s, r);
+        size_t olen = inl ? sgl_mpi_out_total(s, r) : 0;
+        put_i64(b, inl);
+        if (olen) put(b, r->out, olen);
     }
-    if (mlen) put(b, r->msg, mlen);
-    _Static_assert(sizeof r->seg_end[0] == sizeof(int64_t), "output segments travel as int64");
-    put(b, r->seg_end, (size_t)s->nops * sizeof r->seg_end[0]);
-    /* io: the output, or 0 if it follows the report (mpi_send_output) */
-    bool inl = sgl_mpi_out_inline(s, r);
-    size_t olen = inl ? sgl_mpi_out_total(s, r) : 0;
-    put_i64(b, inl);
-    if (olen) put(b, r->out, olen);
     for (uint64_t g = sgl_site_masks(s)->gather; g;) {
         int j = sgl_mask_next(&g);
         if (r->failed_op >= 0 && r->failed_op <= j) break;
         sgl_pieces_cut(l);
         put_value(b, s->ops[j].type, out[j], l);
     }
+    if (plain) return;
     /* ---- io: the files the child's subtree used (count, then per path:
      * written flag, length, bytes) ---- */
     put_i64(b, r->files.n);
@@ -306,31 +301,26 @@ static bool mpi_unpack_result(const char *p, const sgl_site *s, sgl_child_result
     p += sizeof r->compute;
     int64_t mlen = get_i64(&p);
     r->msg = NULL;
-    bool plain = mlen == PLAIN_REPORT;
+    bool plain = mlen == PLAIN_REPORT, inl = true;
+    r->out_fd = -1;
+    r->out_spilled = 0;
+    r->out_err = 0;
     if (plain) {
         for (int j = 0; j < s->nops; j++) r->seg_end[j] = 0;
         r->out = p;
-        r->out_fd = -1;
-        r->out_spilled = 0;
-        r->out_err = 0;
-        if (r->files.cap) sgl_files_free(&r->files);
-    } else if (mlen) {
-        r->msg = malloc((size_t)mlen + 1);
-        if (!r->msg) sgl_internal_error("out of memory");
-        memcpy(r->msg, p, (size_t)mlen);
-        r->msg[mlen] = '\0';
-        p += mlen;
-    }
-    bool inl = true;
-    if (!plain) {
+    } else {
+        if (mlen) {
+            r->msg = malloc((size_t)mlen + 1);
+            if (!r->msg) sgl_internal_error("out of memory");
+            memcpy(r->msg, p, (size_t)mlen);
+            r->msg[mlen] = '\0';
+            p += mlen;
+        }
         memcpy(r->seg_end, p, (size_t)s->nops * sizeof r->seg_end[0]);
         p += (size_t)s->nops * sizeof r->seg_end[0];
         /* io: the output, here or after the report */
         inl = get_i64(&p) != 0;
         r->out = inl ? p : NULL;
-        r->out_fd = -1;
-        r->out_spilled = 0;
-        r->out_err = 0;
         if (inl) p += sgl_mpi_out_total(s, r);
     }
     for (uint64_t g = sgl_site_masks(s)->gather; g;) {
@@ -356,9 +346,9 @@ static bool mpi_unpack_result(const char *p, const sgl_site *s, sgl_child_result
         sgl_vec *d = args[j].dst;
         p = get_value(p, op->type, (char *)d->data + (size_t)i * sgl_sizeof(op->type), l);
     }
-    if (plain) return false;
-    /* ---- io: the files of the child's subtree ---- */
+    /* ---- io: the files of the child's subtree (none in a plain report) ---- */
     if (r->files.cap) sgl_files_free(&r->files);
+    if (plain) return false;
     int64_t nfiles = get_i64(&p);
     for (int64_t k = 0; k < nfiles; k++) {
         int64_t wrote = get_i64(&p), plen = get_i64(&p);
