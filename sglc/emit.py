@@ -826,16 +826,16 @@ def _straight_line(stmts: list[ir.Stmt]) -> bool:
     return all(map(stmt, stmts))
 
 
-def site_masks(site: ir.Site) -> list[str]:
+def site_masks(site: ir.Site) -> str:
     """sgl_site.masks: the scatter, bcast, gather and vector-valued ops as
-    bit masks (op j: bit j), in C."""
-    masks = {"scatter": 0, "bcast": 0, "gather": 0, "vec": 0}
+    bit masks (op j: bit j), a C initializer."""
+    masks = {ir.SCATTER: 0, ir.BCAST: 0, ir.GATHER: 0, "vec": 0}  # the C field names
     for j, op in enumerate(site.ops):
-        if op.kind.lower() in masks:
-            masks[op.kind.lower()] |= 1 << j
+        if op.kind in masks:
+            masks[op.kind] |= 1 << j
         if isinstance(op.ty, Vec):
             masks["vec"] |= 1 << j
-    return [f"UINT64_C({m:#x})" for m in masks.values()]
+    return "{" + ", ".join(f".{k} = UINT64_C({m:#x})" for k, m in masks.items()) + "}"
 
 
 def _has_value(t: Type | None) -> bool:

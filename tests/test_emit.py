@@ -179,6 +179,25 @@ def test_emitted_temps_are_moved_or_freed_exactly_once() -> None:
     assert _frees(text, freed[1]) == 1
 
 
+def test_a_site_carries_its_ops_by_kind_as_bit_masks() -> None:
+    # ops in order: scatter [int] blocks (0), bcast an int (1), pardo (2),
+    # gather an int (3), gather an [int] (4)
+    text = _c("func f(v: [int]) -> int {\n"
+              "    if worker { return len(v); }\n"
+              "    var b: [int];\n    var k: int;\n    var r: int;\n    var w: [int];\n"
+              "    var rs: [int];\n    var ws: [[int]];\n"
+              "    scatter split(v, nchildren) -> b;\n"
+              "    bcast 3 -> k;\n"
+              "    pardo { r = f(b) + k; w = b; }\n"
+              "    gather r -> rs;\n"
+              "    gather w -> ws;\n"
+              "    return sum(rs) + len(ws);\n"
+              "}\n"
+              "func main() { print(f(range(0, 8))); }\n")
+    assert (".scatter = UINT64_C(0x1), .bcast = UINT64_C(0x2), .gather = UINT64_C(0x18), "
+            ".vec = UINT64_C(0x11)}") in text
+
+
 def test_a_condition_prints_without_outer_parentheses() -> None:
     text = _c("func main() {\n"
               "    var v = [1, 2, 3];\n"

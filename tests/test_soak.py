@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -50,7 +51,7 @@ def _sum_nested(n: int) -> int:
 ])
 def test_memory_is_constant_over_supersteps(sglc_compile: CompileCache, tmp_path: Path,
                                             target: str, nprocs: int, prog: str, shape: str,
-                                            big: int, total) -> None:
+                                            big: int, total: Callable[[int], int]) -> None:
     exe = sglc_compile(HERE / f"{prog}.sgl", target).require()
 
     def cmd(n: int) -> list[str]:
