@@ -228,6 +228,13 @@ struct sgl_node {
     sgl_fileset files; /* the files used in the current superstep (io part) */
 };
 
+/* Node variables (sgl_tree.c): give n its own copies, at their initial
+ * values (sgl_node_init does); free those of n and of every node below it
+ * in this process; free and make them afresh (a library's reset). */
+void sgl_nodevars_make(sgl_node *n);
+void sgl_nodevars_free_tree(sgl_node *n);
+void sgl_nodevars_reset_tree(sgl_node *n);
+
 /* The length of n's output, spilled and buffered (io part). */
 static inline size_t sgl_out_pos(const sgl_node *n) { return n->spill.len + n->out.len; }
 

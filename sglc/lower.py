@@ -1,6 +1,7 @@
 """Lower: the checked AST to the IR (sglc.ir), unfused.
 
-Resolves names to frame variables, folds constants into literals, and
+Resolves names to frame variables (node variables to `NodeRef`s of the
+program's `NodeVar`s), folds constants into literals, and
 makes every primitive statement (scatter, bcast, pardo, gather) a
 Superstep of its own: one Site with one Op, whose child-side code is an
 Action.  A `var` declaration without initializer has no code; a
@@ -144,7 +145,7 @@ class _FuncLowering:
 
     def lvalue(self, e: ast.Expr) -> ir.LValue:
         lowered = self.expr(e)
-        assert isinstance(lowered, (ir.VarRef, ir.Index)), "assignable target expected"
+        assert isinstance(lowered, (ir.VarRef, ir.NodeRef, ir.Index)), "assignable target expected"
         return lowered
 
     def expr(self, e: ast.Expr) -> ir.Expr:
@@ -171,6 +172,8 @@ class _FuncLowering:
                 return ir.Lit(ty, lvl, line, col, value=value)
             if sym.kind == "query":
                 return ir.Query(ty, lvl, line, col, name=sym.name)
+            if sym.kind == "node":
+                return ir.NodeRef(ty, lvl, line, col, var=self.prog.nodevars[sym.name])
             return ir.VarRef(ty, lvl, line, col, var=self.vars[id(sym)])
         if isinstance(e, ast.Index):
             return ir.Index(ty, lvl, line, col, base=self.expr(e.base), index=self.expr(e.index))
@@ -189,8 +192,13 @@ class _FuncLowering:
 
 
 class _ProgLowering:
-    def __init__(self) -> None:
+    def __init__(self, prog: ast.Program) -> None:
         self.sites: list[ir.Site] = []
+        self.nodevars: dict[str, ir.NodeVar] = {}
+        for nd in prog.nodevars:
+            assert nd.sym is not None and nd.sym.ty is not None
+            self.nodevars[nd.name] = ir.NodeVar(nd.name, nd.sym.cname, nd.sym.ty, nd.sym.value,
+                                                nd.span.line, nd.span.col)
 
 
 def _is_primitive(s: ast.Stmt) -> bool:
@@ -199,6 +207,6 @@ def _is_primitive(s: ast.Stmt) -> bool:
 
 def lower_program(prog: ast.Program, path: str) -> ir.Program:
     """The unfused IR of a checked program (the `lower` stage)."""
-    pl = _ProgLowering()
+    pl = _ProgLowering(prog)
     funcs = [_FuncLowering(pl, fd).lower() for fd in prog.funcs]
-    return ir.Program(file=path, functions=funcs, sites=pl.sites)
+    return ir.Program(file=path, functions=funcs, sites=pl.sites, nodevars=list(pl.nodevars.values()))

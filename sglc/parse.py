@@ -219,7 +219,9 @@ class _Builder(Transformer):
     def start(self, c: list[Any]) -> ast.Program:
         consts = [x for x in c if isinstance(x, ast.ConstDecl)]
         funcs = [x for x in c if isinstance(x, ast.FuncDecl)]
-        return ast.Program(consts, funcs, ast.Span(1, 1, 1, 1))
+        nodevars = [ast.NodeVarDecl(x.name, x.type, x.init, x.span, x.name_span or x.span)
+                    for x in c if isinstance(x, ast.VarDecl)]  # top-level `var`s
+        return ast.Program(consts, funcs, ast.Span(1, 1, 1, 1), nodevars)
 
     def const_decl(self, c: list[Any]) -> ast.ConstDecl:
         name = c[1]
