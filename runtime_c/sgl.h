@@ -509,6 +509,8 @@ typedef struct sgl_program {
     size_t nodevars_size;
     void (*nodevars_init)(void *nv);
     void (*nodevars_free)(void *nv);
+    /* fn on every vector node variable of nv (library mode: sgl_library.c) */
+    void (*nodevars_each)(void *nv, void (*fn)(const sgl_type *vt, sgl_vec *v));
 } sgl_program;
 
 /* Entry point of a generated program: starts MPI if built with it,

@@ -105,14 +105,31 @@ void sgl_nodevars_free_tree(sgl_node *n)
     }
 }
 
-void sgl_nodevars_reset_tree(sgl_node *n)
+void sgl_nodevars_clear_tree(sgl_node *n)
 {
-    for (int i = 0; i < n->nlocal; i++) sgl_nodevars_reset_tree(&n->kids[i]);
+    for (int i = 0; i < n->nlocal; i++) sgl_nodevars_clear_tree(&n->kids[i]);
     if (n->head.nodevars) {
         sgl_prog->nodevars_free(n->head.nodevars);
         memset(n->head.nodevars, 0, sgl_prog->nodevars_size);
-        sgl_prog->nodevars_init(n->head.nodevars);
     }
+}
+
+void sgl_nodevars_init_tree(sgl_node *n)
+{
+    for (int i = 0; i < n->nlocal; i++) sgl_nodevars_init_tree(&n->kids[i]);
+    if (n->head.nodevars) sgl_prog->nodevars_init(n->head.nodevars);
+}
+
+void sgl_nodevars_reset_tree(sgl_node *n)
+{
+    sgl_nodevars_clear_tree(n);
+    sgl_nodevars_init_tree(n);
+}
+
+void sgl_nodevars_each_tree(sgl_node *n, void (*fn)(const sgl_type *vt, sgl_vec *v))
+{
+    for (int i = 0; i < n->nlocal; i++) sgl_nodevars_each_tree(&n->kids[i], fn);
+    if (n->head.nodevars && sgl_prog->nodevars_each) sgl_prog->nodevars_each(n->head.nodevars, fn);
 }
 
 sgl_bool sgl_q_master(const sgl_node *n) { return n->nchildren > 0; }

@@ -91,7 +91,7 @@ def test_the_c_reads_them_through_the_node_and_copies_before_a_call() -> None:
     c = pipeline.run(SRC, "t.sgl", "emit").c
     assert c is not None
     assert "typedef struct sgl_nodevars {" in c
-    assert "sizeof(sgl_nodevars), sgl_nodevars_init, sgl_nodevars_free" in c
+    assert "sizeof(sgl_nodevars), sgl_nodevars_init, sgl_nodevars_free," in c
     main = c[c.index("static void f_main(sgl_node *N)\n{"):]
     # look(block) with look's parameter borrowed: the callee overwrites block,
     # so the argument is a reference of its own, taken before the call
@@ -107,4 +107,186 @@ def test_a_program_without_node_variables_has_no_struct() -> None:
     c = pipeline.run("func main() { print(1); }", "t.sgl", "emit").c
     assert c is not None
     assert "sgl_nodevars" not in c.split("/* ---- code ---- */")[0].split("sgl_prog =")[0]
-    assert "sgl_main_entry, 0, NULL, NULL}" in c
+    assert "sgl_main_entry, 0, NULL, NULL, NULL}" in c
+
+
+# ---------------------------------------------------------------- library mode
+
+LIB = """
+var block: [int] = [];
+var calls = 0;
+
+func distribute(v: [int]) {
+    calls += 1;
+    if worker {
+        block = v;
+        return;
+    }
+    var part: [int];
+    scatter split(v, nchildren) -> part;
+    pardo {
+        distribute(part);
+    }
+}
+
+// the sum of every worker's block, times scale
+func total(scale: int) -> int {
+    calls += 1;
+    if worker {
+        return sum(block) * scale;
+    }
+    var s: int;
+    var r: int;
+    var rs: [int];
+    bcast scale -> s;
+    pardo {
+        r = total(s);
+    }
+    gather r -> rs;
+    return sum(rs);
+}
+
+func ncalls() -> int {
+    return calls;
+}
+
+func size(v: [int]) -> int {
+    return len(v);
+}
+
+// fails on every worker holding temporaries that share the node variable
+func fail(i: int) -> int {
+    calls += 1;
+    if worker {
+        block[0] = 7;
+        return size(concat([block, block])) + size(block) + [1, 2][i];
+    }
+    var s: int;
+    var r: int;
+    var rs: [int];
+    bcast i -> s;
+    pardo {
+        r = fail(s);
+    }
+    gather r -> rs;
+    return sum(rs);
+}
+
+func held() -> [int] {
+    return block;
+}
+
+func main() {
+}
+"""
+
+
+def _total(xs: list[int], scale: int) -> int:
+    return sum(xs) * scale
+
+
+def test_a_loaded_module_keeps_node_variables_between_calls_and_resets_them() -> None:
+    import pytest
+
+    import sglc
+
+    for shape in ("0", "3", "2x2"):
+        m = sglc.load(LIB, shape=shape, numpy=False)
+        xs = list(range(1, 101))
+        m.distribute(xs)
+        assert m.total(1) == _total(xs, 1) and m.total(3) == _total(xs, 3)
+        assert m.ncalls() == 3  # the root's count: distribute, total, total
+        # a failed call resets them (on every node)
+        with pytest.raises(sglc.SGLRuntimeError) as err:
+            m.fail(5)
+        assert "index 5 out of range" in str(err.value)
+        assert (m.ncalls(), m.total(1), list(m.held())) == (0, 0, [])
+        m.distribute([5, 6, 7])
+        assert (m.total(2), m.ncalls()) == (36, 3)  # total(1) above, distribute, total
+        m.reset()
+        assert (m.ncalls(), m.total(1)) == (0, 0)
+        m.reset()  # twice: harmless
+        assert m.ncalls() == 0
+
+
+def test_a_loaded_module_copies_the_callers_buffer_into_a_node_variable() -> None:
+    np = __import__("pytest").importorskip("numpy")
+    import sglc
+
+    m = sglc.load(LIB, shape="2")
+    a = np.arange(10, dtype=np.int64)
+    m.distribute(a)  # borrowed for the call only
+    a[:] = -1
+    del a
+    assert m.total(1) == 45
+    r = m.held()  # the root's block: empty on a master
+    assert len(r) == 0
+
+
+HOST = r"""
+#include <stdio.h>
+#include "nv.h"
+
+int main(int argc, char **argv)
+{
+    if (argc < 2 || nv_init(argv[1], 0) != NV_OK) return 2;
+    int64_t xs[1000];
+    for (int i = 0; i < 1000; i++) xs[i] = i;
+    sglc_vec v = {xs, 1000, NULL}, got = {0};
+    int64_t r = 0;
+    int bad = 0;
+    for (int k = 0; k < 20; k++) {
+        bad += nv_distribute(&v) != NV_OK;
+        bad += nv_total(2, &r) != NV_OK || r != 999000;
+        bad += nv_fail(9, &r) != NV_ERR_RUNTIME;
+        bad += nv_ncalls(&r) != NV_OK || r != 0;
+        bad += nv_distribute(&v) != NV_OK;
+        bad += nv_reset() != NV_OK;
+        bad += nv_total(1, &r) != NV_OK || r != 0;
+    }
+    bad += nv_distribute(&v) != NV_OK;
+    bad += nv_held(&got) != NV_OK;
+    nv_vec_free(&got, 1);
+    bad += nv_init(argv[1][0] == '0' ? "2" : "0", 0) != NV_OK; /* another shape: fresh */
+    bad += nv_ncalls(&r) != NV_OK || r != 0;
+    bad += nv_distribute(&v) != NV_OK;
+    nv_finalize();
+    printf("%d\n", bad);
+    return bad != 0;
+}
+"""
+
+
+def test_lsan_on_a_c_host_using_node_variables(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    """The C library (--library --sanitize, the header's nv_reset): node
+    variables kept, reset by a failed call, by nv_reset and by nv_init (a
+    new shape), freed by nv_finalize; LeakSanitizer finds nothing."""
+    import os
+    import subprocess
+
+    import pytest
+    from conftest import sglc_command
+    from test_embed_leaks import _asan_works, _cc
+
+    if not _asan_works(tmp_path):
+        pytest.skip("AddressSanitizer does not run here")
+    src = tmp_path / "nv.sgl"
+    src.write_text(LIB)
+    env = {**os.environ, "OMP_NUM_THREADS": "4", "OMP_WAIT_POLICY": "passive"}
+    for extra in (["--library", "--sanitize", "-o", str(tmp_path / "libnv.so")],
+                  ["--emit=header", "-o", str(tmp_path / "nv.h")]):
+        res = subprocess.run([*sglc_command(), str(src), *extra], capture_output=True,
+                             text=True, env=env)
+        assert res.returncode == 0, res.stderr
+    assert "int nv_reset(void);" in (tmp_path / "nv.h").read_text()
+    (tmp_path / "host.c").write_text(HOST)
+    res = subprocess.run([*_cc(), "-std=c11", "-g", "-fsanitize=address", "-o",
+                          str(tmp_path / "host"), str(tmp_path / "host.c"), "-I", str(tmp_path),
+                          "-L", str(tmp_path), "-lnv", "-Wl,-rpath," + str(tmp_path)],
+                         capture_output=True, text=True)
+    assert res.returncode == 0, res.stderr
+    for shape in ("0", "2x2"):
+        res = subprocess.run([str(tmp_path / "host"), shape], capture_output=True, text=True,
+                             timeout=300, env=env)
+        assert (res.returncode, res.stdout) == (0, "0\n"), res.stdout + res.stderr[-4000:]
+        assert "LeakSanitizer" not in res.stderr, res.stderr[-4000:]
