@@ -704,9 +704,10 @@ def _token_diagnostic(parser: Lark, source: str, tok: Token, expected: set[str])
                          ["braces are required around the body"], width)
 
     # --- the top level
-    if expected and expected <= {"CONST", "FUNC", "$END"}:
-        return _diag(at_line, at_col, f"expected 'func' or 'const', found {found}",
-                     ["a program is a list of 'const' and 'func' declarations"], width)
+    if expected and expected <= {"CONST", "FUNC", "VAR", "$END"}:
+        return _diag(at_line, at_col, f"expected 'func', 'const' or 'var', found {found}",
+                     ["a program is a list of 'const', 'var' (node variable) and 'func' "
+                      "declarations"], width)
 
     if tok.type == "$END":
         if prev is not None:
