@@ -290,3 +290,27 @@ def test_lsan_on_a_c_host_using_node_variables(tmp_path) -> None:  # type: ignor
                              timeout=300, env=env)
         assert (res.returncode, res.stdout) == (0, "0\n"), res.stdout + res.stderr[-4000:]
         assert "LeakSanitizer" not in res.stderr, res.stderr[-4000:]
+
+
+def test_cost_of_a_bcast_of_a_node_variable(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    import subprocess
+
+    from conftest import sglc_command
+
+    src = tmp_path / "c.sgl"
+    src.write_text("var block: [float] = [];\n"
+                   "func f() {\n    if master {\n        var b: [float];\n"
+                   "        bcast block -> b;\n        pardo {\n            print(len(b));\n"
+                   "        }\n    }\n}\nfunc main() {\n    f();\n}\n")
+    res = subprocess.run([*sglc_command(), "cost", str(src)], capture_output=True, text=True)
+    assert res.returncode == 0, res.stderr
+    assert "g_bcast*(8*len(block) + 8)" in res.stdout, res.stdout
+
+
+def test_highlighting_a_node_variable_declaration() -> None:
+    from pygments.token import Keyword
+
+    from sglc.highlight import SGLLexer
+
+    toks = [(t, v) for t, v in SGLLexer().get_tokens("var block: [float] = [];\n") if v.strip()]
+    assert toks[0][1] == "var" and toks[0][0] in Keyword
