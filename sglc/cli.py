@@ -549,6 +549,26 @@ def fmt_cmd(files: tuple[str, ...], check: bool, diff: bool, debug: bool) -> Non
     _guard(go, debug)
 
 
+
+@cli.command("doctor")
+def doctor_cmd() -> None:
+    """Check what sglc needs on this machine and say what to install or set.
+
+    The C compiler and OpenMP, mpicc and mpirun (needed when the default
+    target is mpi), the cache folder, and cffi and NumPy for sglc.load.
+    Exit 0 when everything the default target needs is there, else 1.
+    """
+    from .doctor import report, run_checks
+
+    def go() -> None:
+        lines, ok = report(*run_checks())
+        for line in lines:
+            click.echo(line)
+        if not ok:
+            raise _Failure(EXIT_PROGRAM)
+
+    _guard(go, False)
+
 def _fmt_one(path: str, check: bool, diff: bool) -> bool:
     """Format one file ('-': stdin); True if --check finds it would change."""
     from .fmt import format_source
