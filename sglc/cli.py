@@ -332,7 +332,36 @@ def check_cmd(files: tuple[str, ...], warnings: W.WarningOptions, debug: bool) -
     _guard(go, debug)
 
 
-@cli.command("run", context_settings={"ignore_unknown_options": False})
+# The runtime's options that take their value as the next argument (the
+# others are --sgl-NAME or --sgl-NAME=VALUE): runtime_c/sgl_start.c.
+RUNTIME_OPTIONS_WITH_VALUE = ("--sgl-shape", "--sgl-speeds", "--sgl-machine")
+
+
+class _RunCommand(click.Command):
+    """`sglc run prog.sgl --sgl-stats` passes the runtime's --sgl-* options
+    to the program as `-- --sgl-stats` does (they are the program's, not
+    sglc's)."""
+
+    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+        cut = args.index("--") if "--" in args else len(args)
+        own, runtime = [], []
+        i = 0
+        while i < cut:
+            a = args[i]
+            if a.startswith("--sgl-"):
+                runtime.append(a)
+                if a in RUNTIME_OPTIONS_WITH_VALUE and i + 1 < cut:
+                    runtime.append(args[i + 1])
+                    i += 1
+            else:
+                own.append(a)
+            i += 1
+        if runtime:
+            args = [*own, "--", *runtime, *args[cut + 1:]]
+        return super().parse_args(ctx, args)
+
+
+@cli.command("run", cls=_RunCommand, context_settings={"ignore_unknown_options": False})
 @click.argument("file", metavar="FILE.sgl")
 @click.option("-np", "--np", "nprocs", type=click.IntRange(1), default=None,
               help="MPI processes (default: 1; with --hostfile or --host, one per slot).")
@@ -363,6 +392,9 @@ def run_cmd(file: str, nprocs: int | None, threads_text: str | None, shape: str 
             args: tuple[str, ...]) -> None:
     """Compile FILE.sgl (cached) and run it, on this host or on several.
 
+    Arguments after -- are the program's; the runtime's own options
+    (--sgl-stats, --sgl-trace=F, --sgl-shape S, ...) go to the program
+    with or without --.
     With --hostfile or --host, mpirun starts the processes on those hosts; the
     cached executable's path (under SGLC_CACHE) must exist on each of them:
     see docs/cluster.md."""
