@@ -192,7 +192,10 @@ def cli() -> None:
     sglc fmt prog.sgl           rewrite prog.sgl in the canonical layout
 
     The executable takes --sgl-shape S (or SGL_SHAPE=S), e.g. 2x2x3, to choose
-    the machine tree; see docs/.
+    the machine tree (./prog --sgl-help lists the runtime's options).
+    sglc doctor says what this machine lacks. Documentation: docs/ in sglc's
+    source (and its sdist): docs/tutorial.md to start, docs/language.md for
+    the language, docs/cli.md for every command.
     """
 
 
