@@ -218,3 +218,33 @@ def test_dumps_show_the_operators() -> None:
     assert "return (move v)[0] << k & ~3" in text and "x <<= 2" in text
     assert "nchildren << 1 >> 1" in text and "bcast k ^ 1 -> k" in text
     assert "split(v, ((nchildren << 1) >> 1))" in cost_text(res.ir)
+
+
+def warnings_of(body: str) -> list[str]:
+    res = pipeline.run(f"func main() {{\n{body}\n}}\n", "t.sgl", "check")
+    return [f"{w.span.line}:{w.span.col}: {w.message}" for w in res.warnings]
+
+
+def test_a_comparison_of_bitwise_literals_is_a_fixed_condition() -> None:
+    got = warnings_of("if 1 << 3 | 1 == 9 { print(1); }\nif ~0 & 6 != 6 { print(2); }")
+    assert len(got) == 2 and got[0].startswith("2:4: ") and got[1].startswith("3:4: ")
+    assert "true" in got[0] and "false" in got[1]
+    # a count out of range fails at run time: not a fixed value
+    assert warnings_of("if 1 << 64 == 0 { print(1); }\nif 1 >> -1 == 0 { print(2); }") == []
+
+
+def test_which_shifts_can_fail() -> None:
+    from sglc import ir
+    from sglc.passes.fuse import _safe
+    from sglc.types import INT
+
+    x = ir.VarRef(INT, 0, 1, 1, var=ir.Var("x", "v_x", INT))
+
+    def lit(v: int) -> ir.Lit:
+        return ir.Lit(INT, 0, 1, 1, value=v)
+
+    for op, right, fails in [("<<", x, True), (">>", lit(64), True), (">>", lit(-1), True),
+                             ("<<", lit(0), False), (">>", lit(63), False), ("&", x, False),
+                             ("^", x, False), ("|", x, False), ("/", lit(2), True)]:
+        assert ir.can_fail(op, right) == fails, (op, right)
+        assert _safe(ir.Binary(INT, 0, 1, 1, op=op, left=x, right=right)) == (not fails)
