@@ -272,6 +272,32 @@ sgl_int sgl_mod(sgl_int a, sgl_int b, int line, int col);
 static inline sgl_int sgl_div_unchecked(sgl_int a, sgl_int b) { return (b == -1) ? sgl_neg(a) : a / b; }
 static inline sgl_int sgl_mod_unchecked(sgl_int a, sgl_int b) { return (b == -1) ? 0 : a % b; }
 static inline sgl_int sgl_abs_int(sgl_int a) { return a < 0 ? sgl_neg(a) : a; }
+/* Shifts (brief §3) on the 64-bit two's-complement bits, in defined C:
+ * `<<` loses the bits shifted out (wrap-around multiplication by 2^k), `>>`
+ * copies the sign bit in (-8 >> 1 == -4).  A count outside 0 .. 63 fails
+ * (sgl_shift_fail).  The _unchecked forms take the count modulo 64; the
+ * emitter uses them for a literal count in range and under --unchecked. */
+_Noreturn void sgl_shift_fail(sgl_int k, int line, int col);
+static inline sgl_int sgl_shl_unchecked(sgl_int a, sgl_int k)
+{
+    return (sgl_int)((uint64_t)a << (k & 63));
+}
+static inline sgl_int sgl_shr_unchecked(sgl_int a, sgl_int k)
+{
+    return a < 0 ? ~(sgl_int)((uint64_t)~a >> (k & 63)) : (sgl_int)((uint64_t)a >> (k & 63));
+}
+static inline sgl_int sgl_shl(sgl_int a, sgl_int k, int line, int col)
+{
+    if ((uint64_t)k > 63)
+        sgl_shift_fail(k, line, col);
+    return sgl_shl_unchecked(a, k);
+}
+static inline sgl_int sgl_shr(sgl_int a, sgl_int k, int line, int col)
+{
+    if ((uint64_t)k > 63)
+        sgl_shift_fail(k, line, col);
+    return sgl_shr_unchecked(a, k);
+}
 /* min(a, b) is a unless b < a, max(a, b) is a unless b > a: on a tie or a
  * NaN the first argument (brief §8; min(0.0, -0.0) is 0.0, min(nan, 1.0)
  * is nan), the rule of min(v)/max(v) applied to two elements. */

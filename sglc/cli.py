@@ -204,7 +204,7 @@ _target_opt = click.option("--target", type=click.Choice(TARGETS), default=None,
 _opt_opt = click.option("-O", "opt", type=click.IntRange(0, 3), default=2, show_default=True,
                         help="C optimization level.")
 _unchecked_opt = click.option("--unchecked", is_flag=True,
-                              help="Drop bounds and division checks.")
+                              help="Drop bounds, division and shift-count checks.")
 _verbose_opt = click.option("-v", "--verbose", is_flag=True, help="Print every command run.")
 _warn_opt = click.option(
     "-W", "warnings", multiple=True, metavar="NAME", callback=_warning_flags,

@@ -173,7 +173,7 @@ def _walk(node: object):  # type: ignore[no-untyped-def]
         ("1 - 2 - 3", "((1 - 2) - 3)"),
         ("8 / 4 / 2", "((8 / 4) / 2)"),
         ("1 + 2 < 3 * 4", "((1 + 2) < (3 * 4))"),
-        ("1 < 2 == 3 < 4", "((1 < 2) == (3 < 4))"),
+        ("(1 < 2) == (3 < 4)", "((1 < 2) == (3 < 4))"),
         ("true || false && true", "(true || (false && true))"),
         ("true && 1 == 2", "(true && (1 == 2))"),
         ("!true == false", "((!true) == false)"),
@@ -189,7 +189,8 @@ def test_precedence(src: str, want: str) -> None:
     assert shape(e) == want
 
 
-@pytest.mark.parametrize("src", ["1 < 2 < 3", "1 == 1 == true", "1 <= 2 > 0"])
+@pytest.mark.parametrize("src", ["1 < 2 < 3", "1 == 1 == true", "1 <= 2 > 0", "1 < 2 == true",
+                                 "1 < 2 == 3 < 4", "true != 1 >= 2"])
 def test_comparisons_do_not_chain(src: str) -> None:
     assert "do not chain" in first_error(f"func main() {{ var r = {src}; }}")
 

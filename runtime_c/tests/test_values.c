@@ -538,6 +538,16 @@ static void test_numbers(void)
     CHECK(sgl_mod(7, -2, 1, 1) == 1);
     CHECK(sgl_mod(-7, -2, 1, 1) == -1);
     CHECK(sgl_div(INT64_MIN, -1, 1, 1) == INT64_MIN);
+    CHECK(sgl_shl(1, 63, 1, 1) == INT64_MIN);
+    CHECK(sgl_shl(3, 62, 1, 1) == INT64_MIN + ((sgl_int)1 << 62));
+    CHECK(sgl_shl(-1, 4, 1, 1) == -16);
+    CHECK(sgl_shl(INT64_MAX, 1, 1, 1) == -2);
+    CHECK(sgl_shr(-8, 1, 1, 1) == -4);
+    CHECK(sgl_shr(-1, 63, 1, 1) == -1);
+    CHECK(sgl_shr(INT64_MIN, 63, 1, 1) == -1);
+    CHECK(sgl_shr(INT64_MAX, 62, 1, 1) == 1);
+    CHECK(sgl_shr(5, 0, 1, 1) == 5);
+    CHECK(sgl_shl_unchecked(1, 64) == 1 && sgl_shr_unchecked(-2, 65) == -1);
     CHECK(sgl_mod(INT64_MIN, -1, 1, 1) == 0);
     CHECK(sgl_div(INT64_MIN, 1, 1, 1) == INT64_MIN);
     CHECK(sgl_div(5, -1, 1, 1) == -5);
