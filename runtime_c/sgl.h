@@ -235,6 +235,11 @@ sgl_vec sgl_split(const sgl_type *vt, const sgl_vec *v, sgl_int k, int line, int
  * elements, each block gets a range handle of its own (disjoint views,
  * each written in place); else as sgl_split. */
 sgl_vec sgl_split_take(const sgl_type *vt, sgl_vec *v, sgl_int k, int line, int col);
+/* split_bounds(n, k), split_by_bounds(n, w): the k+1 (len(w)+1) boundaries
+ * of split's (split_by's) blocks of a vector of length n, by the same
+ * arithmetic and with the same run-time errors (brief §8). */
+sgl_vec sgl_split_bounds(sgl_int n, sgl_int k, int line, int col);
+sgl_vec sgl_split_by_bounds(sgl_int n, const sgl_type *wt, const sgl_vec *w, int line, int col);
 /* vt: type of v ([T]), wt: type of w ([int] or [float]); result is [[T]]:
  * len(w) blocks of v (views, as split's), block i ending at
  * floor(len(v) * (w[0] + ... + w[i]) / sum(w)), the last at len(v). */
