@@ -266,7 +266,7 @@ static void word_end(text_words *t, int fd)
         ok = t->floats ? sgl_parse_float(t->word, &x.f) : sgl_parse_int(t->word, &x.i);
     }
     if (!ok) {
-        char w[200];
+        char w[100];
         sgl_quote(w, sizeof w, t->word, t->len);
         QPATH(q, t->path);
         free(t->word);
