@@ -275,13 +275,14 @@ static int out_spill(sgl_node *n)
  * back from, a temporary file: errno err, on node n, at line:col. */
 static char *spill_error(sgl_node *n, int line, int col, bool reading, int err)
 {
-    char what[700];
+    char what[700], q[400];
+    sgl_quote(q, sizeof q, spill_dir(), strlen(spill_dir()));
     if (reading)
-        snprintf(what, sizeof what, "cannot read the output back from its temporary file in '%.300s': %s",
-                 spill_dir(), strerror(err));
+        snprintf(what, sizeof what, "cannot read the output back from its temporary file in %s: %s", q,
+                 strerror(err));
     else
-        snprintf(what, sizeof what, "cannot keep the output in a temporary file in '%.300s': %s",
-                 spill_dir(), strerror(err));
+        snprintf(what, sizeof what, "cannot keep the output in a temporary file in %s: %s", q,
+                 strerror(err));
     char msg[1400];
     error_line(msg, sizeof msg, line, col, what, n->path);
     return sgl_strdup(msg);
