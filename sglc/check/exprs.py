@@ -8,6 +8,7 @@ from __future__ import annotations
 from typing import Optional
 
 from .. import ast as A
+from ..builtins import TABLE
 from ..types import BOOL, FLOAT, INT, STR, VOID, Type, Vec, is_numeric
 from .base import PENDING, CheckerBase, _apply_coerce, _bitwise_note, _can_coerce, _show, _tstr
 
@@ -52,10 +53,11 @@ class Exprs(CheckerBase):
             self.error(e.span, f"{what} has no value; it cannot be used in an expression")
             return None
         if t == STR and not allow_str:
+            files = [b.name for b in TABLE.values() if b.effects == "file"]
             self.error(
                 e.span,
                 "a string can only be an argument of print or the file name of "
-                "read_ints, read_floats, write_ints and write_floats",
+                f"{', '.join(files[:-1])} and {files[-1]}",
             )
             return None
         return t
