@@ -20,7 +20,7 @@ ops are lowered, a pardo's own action after those of its body.
 from __future__ import annotations
 
 from . import ast, ir
-from .types import FLOAT, VOID, Type
+from .types import FLOAT, VOID, Type, Vec
 
 
 class _FuncLowering:
@@ -166,10 +166,7 @@ class _FuncLowering:
             sym = e.sym
             assert sym is not None, f"unresolved name {e.id}"
             if sym.kind == "const":
-                value = sym.value
-                if ty == FLOAT:
-                    value = float(value)
-                return ir.Lit(ty, lvl, line, col, value=value)
+                return _const_value(sym.value, ty, lvl, line, col)
             if sym.kind == "query":
                 return ir.Query(ty, lvl, line, col, name=sym.name)
             if sym.kind == "node":
@@ -202,6 +199,20 @@ class _ProgLowering:
             assert nd.sym is not None and nd.sym.ty is not None
             self.nodevars[nd.name] = ir.NodeVar(nd.name, nd.sym.cname, nd.sym.ty, nd.sym.value,
                                                 nd.span.line, nd.span.col)
+
+
+def _const_value(value: object, ty: Type, lvl: int, line: int, col: int) -> ir.Expr:
+    """A constant's folded value as an expression: a literal, a string, or
+    a vector literal of them."""
+    if isinstance(value, str):
+        return ir.Str(ty, lvl, line, col, value=value)
+    if isinstance(value, list):
+        assert isinstance(ty, Vec)
+        return ir.VecLit(ty, lvl, line, col,
+                         elems=[_const_value(x, ty.elem, lvl, line, col) for x in value])
+    if ty == FLOAT:
+        value = float(value)  # type: ignore[arg-type]
+    return ir.Lit(ty, lvl, line, col, value=value)  # type: ignore[arg-type]
 
 
 def _is_primitive(s: ast.Stmt) -> bool:

@@ -73,7 +73,7 @@ class Exprs(CheckerBase):
         """Report `what` where only compile-time values are allowed: in a
         constant, or (unless `init_ok`: indexing, vector literals) in the
         initializer of a node variable (brief §4)."""
-        if self.in_const is not None:
+        if self.in_const is not None and not init_ok:
             self.error(
                 e.span,
                 f"a constant must be computed from literals and other constants, not {what}",
@@ -108,7 +108,7 @@ class Exprs(CheckerBase):
         return BOOL
 
     def e_StrLit(self, e: A.StrLit, level: int) -> Optional[Type]:
-        if self._const_only(e, "a string"):
+        if self.in_const is None and self._const_only(e, "a string"):  # a const may be one
             return None
         return STR
 

@@ -146,11 +146,9 @@ class Names(CheckerBase):
         saved = (self.in_const, self._stmt_err, self.scopes)
         self.in_const, self.scopes = cd, []
         self.new_stmt()
-        t = self.expr(cd.value, 0)
+        # any type (brief §4): a number, a bool, a string, a vector
+        t = self.expr(cd.value, 0, allow_str=True)
         value: Any = None
-        if t is not None and t not in (INT, FLOAT, BOOL):
-            self.error(cd.value.span, f"a constant must be an int, a float or a bool, not {t}")
-            t = None
         if t is not None:
             value = self._fold(cd.value)
             if value is None:
@@ -213,6 +211,8 @@ class Names(CheckerBase):
                                    f"in {self._in_what()}")
                 return None
             return copy.deepcopy(base[i])
+        if isinstance(e, A.StrLit):
+            return e.value
         if isinstance(e, A.IntLit):
             return float(e.value) if e.ty == FLOAT else e.value
         if isinstance(e, (A.FloatLit, A.BoolLit)):
