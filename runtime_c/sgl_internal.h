@@ -375,6 +375,8 @@ char *sgl_strdup(const char *s);
 _Noreturn void sgl_raise(sgl_node *n, char *msg);
 /* The root writes its buffered output to stdout (other nodes: nothing). */
 void sgl_flush_root(sgl_node *n);
+/* Ignore SIGPIPE (once): writes to a broken pipe fail with EPIPE. */
+void sgl_ignore_sigpipe(void);
 /* Set child result r's output to node c's (sgl_child_end). */
 void sgl_out_result(sgl_node *c, sgl_child_result *r);
 /* Append the children's output to n's and raise the first failure, in the

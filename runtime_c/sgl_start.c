@@ -597,6 +597,7 @@ static bool started_by_mpi_launcher(void) { return false; }
 int sgl_run(int argc, char **argv, const sgl_program *prog)
 {
     sgl_prog = prog;
+    sgl_ignore_sigpipe(); /* from the start: a broken pipe is EPIPE (sgl_output.c) */
     if (started_by_mpi_launcher()) return 1;
     machine_plan m;
     sgl_mpi_init(&argc, &argv, &m.nprocs, &m.rank);
