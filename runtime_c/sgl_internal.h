@@ -393,6 +393,12 @@ void sgl_local_inputs(const sgl_site *s, sgl_arg *args, int i, void **in, void *
 /* Build the subtree below n (its children in n->shape) entirely in this
  * process. */
 void sgl_local_build(sgl_node *n);
+/* Run the children of thread levels one after the other on the calling
+ * thread, without OpenMP: set in a process forked from a library host
+ * whose OpenMP threads the child does not have (sgl_library.c). */
+extern bool sgl_local_serial;
+/* In a forked child: forget the background unmapper thread (sgl_blocks.c). */
+void sgl_unmap_after_fork(void);
 /* The number of threads of the default machine shape (1 without OpenMP). */
 int sgl_local_default_threads(void);
 /* Set OpenMP up for `levels` nested thread levels. */
