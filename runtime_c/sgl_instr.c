@@ -625,13 +625,13 @@ static void trace_events(sgl_buf *b)
     snprintf(line, sizeof line,
              "{\"name\":\"process_name\",\"ph\":\"M\",\"pid\":%d,\"tid\":0,"
              "\"args\":{\"name\":\"rank %d\"}},\n",
-             my_rank, my_rank);
+             my_rank + 1, my_rank); /* pid = rank + 1: viewers treat pid 0 specially */
     sgl_buf_puts(b, line);
     for (sgl_track *t = tracks; t; t = t->next) {
         snprintf(line, sizeof line,
                  "{\"name\":\"thread_name\",\"ph\":\"M\",\"pid\":%d,\"tid\":%d,"
                  "\"args\":{\"name\":\"node %s\"}},\n",
-                 my_rank, t->id, t->path);
+                 my_rank + 1, t->id, t->path);
         sgl_buf_puts(b, line);
         for (size_t i = 0; i < t->n; i++) {
             span *sp = &t->spans[i];
@@ -639,7 +639,7 @@ static void trace_events(sgl_buf *b)
                      "{\"name\":\"%s %s:%d\",\"cat\":\"%s\",\"ph\":\"X\",\"pid\":%d,\"tid\":%d,"
                      "\"ts\":%.3f,\"dur\":%.3f},\n",
                      sp->what, sp->site ? sp->site->func : "main", sp->site ? sp->site->line : 0,
-                     sp->what, my_rank, t->id, (sp->t0 - t_start) * 1e6, (sp->t1 - sp->t0) * 1e6);
+                     sp->what, my_rank + 1, t->id, (sp->t0 - t_start) * 1e6, (sp->t1 - sp->t0) * 1e6);
             sgl_buf_puts(b, line);
         }
     }

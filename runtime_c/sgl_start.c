@@ -28,6 +28,7 @@ typedef struct run_options {
     const char *shape_text; /* --sgl-shape or $SGL_SHAPE; NULL: the default */
     char **args;            /* the program's own arguments (NULL-terminated) */
     const char *bad;        /* an unknown or malformed --sgl- option, or NULL */
+    bool help;              /* --sgl-help: print the runtime's options, run nothing */
 } run_options;
 
 /* The runtime's arguments: --sgl-shape S, --sgl-shape=S and the
@@ -37,12 +38,15 @@ static void read_options(int argc, char **argv, const char *shape_env, run_optio
 {
     o->shape_text = shape_env;
     o->bad = NULL;
+    o->help = false;
     o->args = malloc(((size_t)argc + 1) * sizeof *o->args);
     if (!o->args) sgl_internal_error("out of memory");
     int nargs = 0, speed;
     for (int i = 1; i < argc; i++) {
         if (strncmp(argv[i], "--sgl-", 6) != 0) {
             o->args[nargs++] = argv[i];
+        } else if (strcmp(argv[i], "--sgl-help") == 0) {
+            o->help = true;
         } else if (strcmp(argv[i], "--sgl-shape") == 0 && i + 1 < argc) {
             o->shape_text = argv[++i];
         } else if (strncmp(argv[i], "--sgl-shape=", 12) == 0) {
@@ -128,11 +132,26 @@ static char **agreed_argv(int argc, char **argv, int rank, int *nargc, const cha
 }
 #endif
 
+/* --sgl-help: the runtime's options, on standard output. */
+static void option_help(void)
+{
+    printf("%s, compiled by sglc. Arguments that begin with --sgl- are the runtime's;\n"
+           "every other argument is the program's (arg_int, arg_float).\n\n"
+           "  --sgl-shape S             the machine tree, e.g. 2x2x3 or 2x[1,3] (also $SGL_SHAPE)\n"
+           "  --sgl-stats[=FILE.json]   per-level statistics on stderr at the end (or as JSON)\n"
+           "  --sgl-trace=FILE.json     a timeline of the run (Chrome/Perfetto trace format)\n"
+           "  --sgl-predict=MACHINE.json  predicted against measured cost\n"
+           "  --sgl-speeds=auto|auto:MS|workers  the children's speeds for child_speeds()\n"
+           "  --sgl-machine FILE        a machine file written by sglc probe (also $SGL_MACHINE)\n"
+           "  --sgl-help                this text\n",
+           sgl_prog->file);
+}
+
 static void option_error(const char *bad)
 {
     fprintf(stderr, "%s: runtime error: unknown or malformed runtime option '%s' (known: --sgl-shape S, "
             "--sgl-stats[=FILE.json], --sgl-trace=FILE.json, --sgl-predict=MACHINE.json, "
-            "--sgl-speeds=auto|auto:MS|workers, --sgl-machine FILE)\n",
+            "--sgl-speeds=auto|auto:MS|workers, --sgl-machine FILE, --sgl-help)\n",
             sgl_prog->file, bad);
 }
 
@@ -662,6 +681,14 @@ int sgl_run(int argc, char **argv, const sgl_program *prog)
         if (m.rank == 0) option_error(o.bad);
         sgl_mpi_finalize();
         return 1;
+    }
+    if (o.help) {
+        if (m.rank == 0) option_help();
+        sgl_mpi_finalize();
+        free(o.args);
+        free(opt_argv);
+        free(opt_keep);
+        return 0;
     }
     if (!choose_shape(o.shape_text, &m) || !map_processes(o.shape_text, &m) ||
         !threads_fit(o.shape_text, &m)) {

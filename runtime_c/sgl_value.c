@@ -544,6 +544,11 @@ sgl_int sgl_mod(sgl_int a, sgl_int b, int line, int col)
     return sgl_mod_unchecked(a, b);
 }
 
+void sgl_shift_fail(sgl_int k, int line, int col)
+{
+    sgl_fail(line, col, "shift count %lld out of range 0 .. 63", (long long)k);
+}
+
 sgl_int sgl_float_to_int(sgl_float x, int line, int col)
 {
     if (isnan(x))

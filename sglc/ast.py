@@ -62,6 +62,26 @@ class TypeRef:
 
 # ---------------------------------------------------------------- expressions
 
+# How tightly each binary operator binds (grammar/sgl.lark, the brief §2),
+# loosest first; every level is left-associative except COMPARISON, whose
+# six operators do not associate at all (`a < b == c` does not parse).
+# Unary operators bind at UNARY_PREC, calls and indexing at POSTFIX_PREC.
+BINARY_PREC = {
+    "||": 1,
+    "&&": 2,
+    "==": 3, "!=": 3, "<": 3, "<=": 3, ">": 3, ">=": 3,
+    "|": 4,
+    "^": 5,
+    "&": 6,
+    "<<": 7, ">>": 7,
+    "+": 8, "-": 8,
+    "*": 9, "/": 9, "%": 9,
+}
+COMPARISON_PREC = 3
+UNARY_PREC = 10
+POSTFIX_PREC = 11
+BITWISE_OPS = frozenset({"&", "|", "^", "<<", ">>"})  # int only (the brief §3)
+
 
 @dataclass(eq=False)
 class Expr:
@@ -121,15 +141,16 @@ class Call(Expr):
 
 @dataclass(eq=False)
 class Unary(Expr):
-    op: str = ""  # "-" or "!"
+    op: str = ""  # "-", "!" or "~"
     operand: Expr = None  # type: ignore[assignment]
 
 
 @dataclass(eq=False)
 class Binary(Expr):
-    op: str = ""  # || && == != < <= > >= + - * / %
+    op: str = ""  # a key of BINARY_PREC
     left: Expr = None  # type: ignore[assignment]
     right: Expr = None  # type: ignore[assignment]
+    op_span: Optional[Span] = None  # the operator's token (where a shift count error points)
 
 
 # ---------------------------------------------------------------- statements

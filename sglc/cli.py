@@ -192,7 +192,10 @@ def cli() -> None:
     sglc fmt prog.sgl           rewrite prog.sgl in the canonical layout
 
     The executable takes --sgl-shape S (or SGL_SHAPE=S), e.g. 2x2x3, to choose
-    the machine tree; see docs/.
+    the machine tree (./prog --sgl-help lists the runtime's options).
+    sglc doctor says what this machine lacks. Documentation: docs/ in sglc's
+    source (and its sdist): docs/tutorial.md to start, docs/language.md for
+    the language, docs/cli.md for every command.
     """
 
 
@@ -201,7 +204,7 @@ _target_opt = click.option("--target", type=click.Choice(TARGETS), default=None,
 _opt_opt = click.option("-O", "opt", type=click.IntRange(0, 3), default=2, show_default=True,
                         help="C optimization level.")
 _unchecked_opt = click.option("--unchecked", is_flag=True,
-                              help="Drop bounds and division checks.")
+                              help="Drop bounds, division and shift-count checks.")
 _verbose_opt = click.option("-v", "--verbose", is_flag=True, help="Print every command run.")
 _warn_opt = click.option(
     "-W", "warnings", multiple=True, metavar="NAME", callback=_warning_flags,
@@ -332,7 +335,36 @@ def check_cmd(files: tuple[str, ...], warnings: W.WarningOptions, debug: bool) -
     _guard(go, debug)
 
 
-@cli.command("run", context_settings={"ignore_unknown_options": False})
+# The runtime's options that take their value as the next argument (the
+# others are --sgl-NAME or --sgl-NAME=VALUE): runtime_c/sgl_start.c.
+RUNTIME_OPTIONS_WITH_VALUE = ("--sgl-shape", "--sgl-speeds", "--sgl-machine")
+
+
+class _RunCommand(click.Command):
+    """`sglc run prog.sgl --sgl-stats` passes the runtime's --sgl-* options
+    to the program as `-- --sgl-stats` does (they are the program's, not
+    sglc's)."""
+
+    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+        cut = args.index("--") if "--" in args else len(args)
+        own, runtime = [], []
+        i = 0
+        while i < cut:
+            a = args[i]
+            if a.startswith("--sgl-"):
+                runtime.append(a)
+                if a in RUNTIME_OPTIONS_WITH_VALUE and i + 1 < cut:
+                    runtime.append(args[i + 1])
+                    i += 1
+            else:
+                own.append(a)
+            i += 1
+        if runtime:
+            args = [*own, "--", *runtime, *args[cut + 1:]]
+        return super().parse_args(ctx, args)
+
+
+@cli.command("run", cls=_RunCommand, context_settings={"ignore_unknown_options": False})
 @click.argument("file", metavar="FILE.sgl")
 @click.option("-np", "--np", "nprocs", type=click.IntRange(1), default=None,
               help="MPI processes (default: 1; with --hostfile or --host, one per slot).")
@@ -363,6 +395,9 @@ def run_cmd(file: str, nprocs: int | None, threads_text: str | None, shape: str 
             args: tuple[str, ...]) -> None:
     """Compile FILE.sgl (cached) and run it, on this host or on several.
 
+    Arguments after -- are the program's; the runtime's own options
+    (--sgl-stats, --sgl-trace=F, --sgl-shape S, ...) go to the program
+    with or without --.
     With --hostfile or --host, mpirun starts the processes on those hosts; the
     cached executable's path (under SGLC_CACHE) must exist on each of them:
     see docs/cluster.md."""
@@ -548,6 +583,26 @@ def fmt_cmd(files: tuple[str, ...], check: bool, diff: bool, debug: bool) -> Non
 
     _guard(go, debug)
 
+
+
+@cli.command("doctor")
+def doctor_cmd() -> None:
+    """Check what sglc needs on this machine and say what to install or set.
+
+    The C compiler and OpenMP, mpicc and mpirun (needed when the default
+    target is mpi), the cache folder, and cffi and NumPy for sglc.load.
+    Exit 0 when everything the default target needs is there, else 1.
+    """
+    from .doctor import report, run_checks
+
+    def go() -> None:
+        lines, ok = report(*run_checks())
+        for line in lines:
+            click.echo(line)
+        if not ok:
+            raise _Failure(EXIT_PROGRAM)
+
+    _guard(go, False)
 
 def _fmt_one(path: str, check: bool, diff: bool) -> bool:
     """Format one file ('-': stdin); True if --check finds it would change."""

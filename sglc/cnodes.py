@@ -4,7 +4,7 @@ the C temporaries of one statement with their ownership made explicit.
 Expressions print with the fewest parentheses C's precedence needs (C11
 §6.5), plus the few that gcc's -Wparentheses and -Wlogical-not-parentheses
 ask for (a comparison inside a comparison, `&&` inside `||`, `!x` as the
-operand of a comparison), so `if (x < y)` comes from printing, not
+operand of a comparison, another binary operator inside `&`, `^` or `|`), so `if (x < y)` comes from printing, not
 from taking parentheses off a string.
 
 A `Temp` is a C local declared at the start of a statement scope
@@ -24,9 +24,12 @@ from .types import BOOL, FLOAT, INT, Type, Vec
 # Precedence levels, higher binds tighter.
 PRIMARY, POSTFIX, UNARY = 16, 15, 14
 _BINARY = {"*": 13, "/": 13, "%": 13, "+": 12, "-": 12,
-           "<": 10, "<=": 10, ">": 10, ">=": 10, "==": 9, "!=": 9, "&&": 5, "||": 4}
-_COMPARISONS = {"<", "<=", ">", ">=", "==", "!="}
-_PREFIX = {"!", "-", "*", "&"}
+           "<": 10, "<=": 10, ">": 10, ">=": 10, "==": 9, "!=": 9,
+           "&": 8, "^": 7, "|": 6, "&&": 5, "||": 4}
+COMPARISONS = frozenset({"<", "<=", ">", ">=", "==", "!="})
+_COMPARISONS = COMPARISONS
+_BITWISE = frozenset({"&", "^", "|"})
+_PREFIX = {"!", "-", "~", "*", "&"}
 
 
 class Expr:
@@ -144,6 +147,8 @@ class Binary(Expr):
         clarify = (
             (self.op in _COMPARISONS and (inner in _COMPARISONS or inner == "!"))
             or (self.op == "||" and inner == "&&")
+            # gcc's -Wparentheses: any other binary operator inside & ^ |
+            or (self.op in _BITWISE and isinstance(x, Binary) and inner != self.op)
         )
         return f"({x.render()})" if clarify else _wrap(x, prec)
 

@@ -23,6 +23,7 @@ builtins, statements, supersteps.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Optional
 
 from . import builtins as B
 from . import cnodes as c
@@ -285,18 +286,27 @@ class _Expressions(_Context):
         x = self.scalar(e.operand)
         if e.op == "!":
             return Borrowed(c.Unary("!", x))
+        if e.op == "~":
+            return Borrowed(c.Unary("~", x))
         if e.ty == INT:
             return Borrowed(c.call("sgl_neg", x))
         return Borrowed(c.Unary("-", x))
 
     _INT_OPS = {"+": "sgl_add", "-": "sgl_sub", "*": "sgl_mul"}
+    _CHECKED_OPS = {"/": "sgl_div", "%": "sgl_mod", "<<": "sgl_shl", ">>": "sgl_shr"}
 
-    def int_arith(self, op: str, a: c.Expr, b: c.Expr, at: ir.Expr | ir.Stmt) -> c.Expr:
-        """a op b on sgl_int: wrapping + - *, checked (or not) / and %."""
+    def int_arith(self, op: str, a: c.Expr, b: c.Expr, at: ir.Expr | ir.Stmt,
+                  count: Optional[ir.Expr] = None) -> c.Expr:
+        """a op b on sgl_int: wrapping + - *, the bitwise & | ^ (plain C on
+        int64_t), checked (or not) / and %, and the shifts << >> (sgl.h:
+        defined C, the count checked unless `count`, the IR of b, is a
+        literal in 0 .. 63)."""
         if op in self._INT_OPS:
             return c.call(self._INT_OPS[op], a, b)
-        fn = "sgl_div" if op == "/" else "sgl_mod"
-        if self.em.checked:
+        if op in ("&", "|", "^"):
+            return c.Binary(op, a, b)
+        fn = self._CHECKED_OPS[op]
+        if self.em.checked and (count is None or ir.can_fail(op, count)):
             return c.call(fn, a, b, *self.loc(at))
         return c.call(fn + "_unchecked", a, b)
 
@@ -309,8 +319,8 @@ class _Expressions(_Context):
         if e.op in ("==", "!=") and isinstance(lt, Vec):
             eq = c.call("sgl_value_eq", self.T.ref(lt), c.addr(a), c.addr(b))
             return Borrowed(eq if e.op == "==" else c.Unary("!", eq))
-        if lt == INT and e.op in ("+", "-", "*", "/", "%"):
-            return Borrowed(self.int_arith(e.op, a, b, e))
+        if lt == INT and e.op not in c.COMPARISONS:
+            return Borrowed(self.int_arith(e.op, a, b, e, e.right))
         return Borrowed(c.Binary(e.op, a, b))
 
     def _logical(self, e: ir.Binary) -> Val:
@@ -491,14 +501,14 @@ class _Statements(_Builtins):
         if s.op == "=":
             main.append(self.assign_into(place, t, v))
         else:
-            op = s.op[0]
+            op = s.op[:-1]
             cur = place
             if isinstance(s.target, ir.Index):
                 p = self.new_name("p")
                 main.append(c.decl(_ptr(t), p, c.addr(place)))
                 cur = c.deref(Name(p))
             if t == INT:
-                rhs = self.int_arith(op, cur, v.expr, s)
+                rhs = self.int_arith(op, cur, v.expr, s, s.value)
             else:
                 rhs = c.Binary(op, cur, v.expr)
             main.append(c.assign(cur, rhs))
@@ -856,7 +866,7 @@ def _straight_line(stmts: list[ir.Stmt]) -> bool:
         if isinstance(e, ir.Unary):
             return expr(e.operand)
         if isinstance(e, ir.Binary):
-            return e.op not in ("/", "%") and expr(e.left) and expr(e.right)
+            return not ir.can_fail(e.op, e.right) and expr(e.left) and expr(e.right)
         if isinstance(e, ir.Builtin):
             return e.name == "len" and all(expr(x) for x in e.args)
         return False
@@ -864,7 +874,7 @@ def _straight_line(stmts: list[ir.Stmt]) -> bool:
     def stmt(s: ir.Stmt) -> bool:
         if isinstance(s, ir.Assign):
             t = s.target
-            return (not isinstance(t.ty, Vec) and s.op not in ("/=", "%=") and expr(t)
+            return (not isinstance(t.ty, Vec) and not ir.can_fail(s.op[:-1], s.value) and expr(t)
                     and expr(s.value) and (not isinstance(t, ir.Index) or not t.shared))
         if isinstance(s, ir.If):
             return expr(s.cond) and all(map(stmt, s.then)) and all(map(stmt, s.orelse))

@@ -46,12 +46,11 @@ __all__ = ["format_source", "FormatError"]
 INDENT = "    "
 _TRAILING_GAP = 2  # the fewest spaces between code and a comment after it
 
-# binding strength of the binary operators (grammar/sgl.lark), loosest first
-_PREC = {"||": 1, "&&": 2, "==": 3, "!=": 3, "<": 4, "<=": 4, ">": 4, ">=": 4,
-         "+": 5, "-": 5, "*": 6, "/": 6, "%": 6}
-_NONASSOC = {3, 4}  # comparisons do not chain
-_UNARY = 7
-_POSTFIX = 8
+# binding strength of the operators (grammar/sgl.lark), loosest first
+_PREC = ast.BINARY_PREC
+_NONASSOC = {ast.COMPARISON_PREC}  # comparisons do not chain
+_UNARY = ast.UNARY_PREC
+_POSTFIX = ast.POSTFIX_PREC
 
 _LITERAL_KINDS = {ast.IntLit: "INT_LIT", ast.FloatLit: "FLOAT_LIT", ast.StrLit: "STRING"}
 

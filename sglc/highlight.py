@@ -100,8 +100,8 @@ class SGLLexer(RegexLexer):
             (rf"{_IDENT}(?=[ \t]*\()", Name.Function),
             (_IDENT, Name),
             (r"\.\.\.(?![0-9])", Punctuation),  # the docs' elision
-            (r"\.\.|->|[+\-*/%]=|==|!=|<=|>=|&&|\|\|", Operator),
-            (r"[+\-*/%<>=!]", Operator),
+            (r"<<=|>>=|\.\.|->|[+\-*/%&|^]=|<<|>>|==|!=|<=|>=|&&|\|\|", Operator),
+            (r"[+\-*/%<>=!&|^~]", Operator),
             (r"[()\[\]{},;:]", Punctuation),
         ],
         "string": [

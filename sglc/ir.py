@@ -106,9 +106,22 @@ class Unary(Expr):
 
 @dataclass(eq=False)
 class Binary(Expr):
-    op: str = ""
+    op: str = ""  # a key of sglc.ast.BINARY_PREC; a shift's line and col are its operator's
     left: Expr = None  # type: ignore[assignment]
     right: Expr = None  # type: ignore[assignment]
+
+
+def can_fail(op: str, right: Expr) -> bool:
+    """Whether the binary operator `op` (of an expression, or of a compound
+    assignment `op=`) with right operand `right` may fail at run time: `/`
+    and `%` (a zero divisor), and the shifts `<<` `>>` (a count outside
+    0 .. 63) unless the count is a literal in range."""
+    if op in ("/", "%"):
+        return True
+    if op in ("<<", ">>"):
+        return not (isinstance(right, Lit) and not isinstance(right.value, bool)
+                    and 0 <= right.value <= 63)
+    return False
 
 
 @dataclass(eq=False)
@@ -131,7 +144,7 @@ class Stmt:
 @dataclass(eq=False)
 class Assign(Stmt):
     target: LValue = None  # type: ignore[assignment]
-    op: str = "="  # = += -= *= /= %=
+    op: str = "="  # = += -= *= /= %= &= |= ^= <<= >>=
     value: Expr = None  # type: ignore[assignment]
 
 

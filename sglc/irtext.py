@@ -38,12 +38,12 @@ import json
 import math
 
 from . import ir
+from .ast import BINARY_PREC as _PREC
+from .ast import COMPARISON_PREC, POSTFIX_PREC, UNARY_PREC
 from .types import Vec
 
-_PREC = {"||": 1, "&&": 2, "==": 3, "!=": 3, "<": 4, "<=": 4, ">": 4, ">=": 4,
-         "+": 5, "-": 5, "*": 6, "/": 6, "%": 6}
-_NONASSOC = {3, 4}  # a == b == c and a < b < c do not parse
-_UNARY, _ATOM = 7, 8
+_NONASSOC = {COMPARISON_PREC}  # a == b == c and a < b == c do not parse
+_UNARY, _ATOM = UNARY_PREC, POSTFIX_PREC
 
 
 def lit_text(value: int | float | bool) -> str:

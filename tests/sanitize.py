@@ -54,6 +54,7 @@ REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 sys.path.insert(0, str(REPO / "tests"))
 
+from inputs import prepare  # noqa: E402
 from runtime_errors_spec import Spec, parse_spec  # noqa: E402
 
 from sglc import pipeline  # noqa: E402
@@ -268,7 +269,7 @@ class Checker:
             archer: bool = False, failing: bool = False, options: tuple[str, ...] = ()) -> None:
         """One run; failing: the program must stop with a run-time error
         (status 1), and only sanitizer reports on stderr count."""
-        r = self._execute(exe, shape, [*options, *program_args(src)], where, env)
+        r = self._execute(exe, shape, [*options, *program_args(src)], where, env, src)
         if r is None:
             return
         problems = []
@@ -292,12 +293,15 @@ class Checker:
 
 
     def _execute(self, exe: Path, shape: str, args: list[str], where: str,
-                 env: dict[str, str]) -> subprocess.CompletedProcess[str] | None:
-        """Runs exe on shape in a fresh folder; None (a failure recorded)
-        when it times out."""
+                 env: dict[str, str], src: Path | None = None
+                 ) -> subprocess.CompletedProcess[str] | None:
+        """Runs exe on shape in a fresh folder (with src's input files,
+        tests/inputs.py); None (a failure recorded) when it times out."""
         self.runs += 1
         cwd = self.tmp / f"run-{self.runs}-{exe.name}"
         cwd.mkdir()
+        if src is not None:
+            prepare(src, cwd)
         try:
             return subprocess.run([str(exe), "--sgl-shape", shape, *args], cwd=cwd,
                                   capture_output=True, text=True, env=env, timeout=self.timeout)

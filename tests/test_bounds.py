@@ -125,6 +125,9 @@ def test_a_plain_loop_over_v_reads_without_checks() -> None:
     ("i - (n - k)", "guard 0 <= i - (n - k) < len(v) for every i"),
     ("k", "guard 0 <= k < len(v)"),
     ("len(w) - 1", "guard 0 <= len(w) - 1 < len(v)"),
+    # the bitwise operators cannot fail; a shift only by a literal count in range
+    ("k & 7", "guard 0 <= k & 7 < len(v)"),
+    ("i + (n >> 1 ^ ~k)", "guard 0 <= i + (n >> 1 ^ ~k) < len(v) for every i"),
 ])
 def test_offsets_and_invariant_indices_are_hoisted(index: str, guard: str) -> None:
     (fast,), text = fast_loops(f"    for i in 1 .. n - 1 {{ s += v[{index}]; }}\n")
@@ -191,6 +194,8 @@ def test_matmul_rows_and_the_row_written_in_place() -> None:
     "    for i in 0 .. n { s += v[i * 2]; }\n",
     "    for i in 0 .. n { s += v[s]; }\n",
     "    for i in 0 .. n { s += v[i / 2]; }\n",
+    # a shift by a count that may be out of range could fail in the guard
+    "    for i in 0 .. n { s += v[k << n]; }\n",
     # the loop variable assigned in the body
     "    for i in 0 .. n { s += v[i]; i = 0; }\n",
     # an offset written in the loop
@@ -273,6 +278,10 @@ def test_the_failing_loops_run_through_the_versioned_code(name: str, hoisted: bo
     ("    for i in 0 .. n { if v[i] > 1 { w[i] = s; } else { continue; } }\n", True),
     ("    for i in 0 .. n { s += v[i]; print(s); }\n", False),
     ("    for i in 0 .. n { s += v[i] / 2; }\n", False),
+    ("    for i in 0 .. n { s ^= v[i] << 2 | v[i] >> 63 & ~k; }\n", True),
+    ("    for i in 0 .. n { s += v[i] << k; }\n", False),
+    ("    for i in 0 .. n { s >>= v[i]; }\n", False),
+    ("    for i in 0 .. n { s <<= 1; s += v[i]; }\n", True),
     ("    for i in 0 .. n { s += v[i] + g(v); }\n", False),
     ("    for i in 0 .. n { s += v[i]; if s > 5 { break; } }\n", False),
     ("    for i in 0 .. n { s += v[i * 2] + v[i]; }\n", False),

@@ -429,6 +429,19 @@ def test_run_seq_shape_and_args(shape_arg: Path) -> None:
     assert (rc, out) == (0, "3 7\n"), err
 
 
+
+def test_run_passes_runtime_options(shape_arg: Path) -> None:
+    """The runtime's --sgl-* options go to the program with or without --;
+    one that takes its value as the next argument keeps it."""
+    rc, out, err = sglc_run("run", str(shape_arg), "--target", "seq", "--sgl-shape", "2x3",
+                            "--sgl-stats", "--", "5")
+    assert (rc, out) == (0, "2 5\n"), err
+    assert "sgl-stats: shape 2x3" in err
+    rc, out, err = sglc_run("run", str(shape_arg), "--target", "seq", "--sgl-shape=4", "-v",
+                            "--", "--sgl-stats", "6")
+    assert (rc, out) == (0, "4 6\n"), err
+    assert "sgl-stats: shape 4" in err
+
 def test_run_threads(shape_arg: Path) -> None:
     # One process, default shape: the root's children are the threads.
     rc, out, err = sglc_run("run", str(shape_arg), "--target", "omp", "--threads", "3")

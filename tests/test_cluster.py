@@ -39,6 +39,7 @@ from conftest import (
     run_env,
     sglc_command,
 )
+from inputs import prepare
 from test_programs import Case, _cases_for, _diff
 
 from sglc.launch import launch_command
@@ -337,4 +338,20 @@ def test_shared_example_sglc_run(cluster: Cluster, tmp_path: Path, case: Case | 
              else ["--hostfile", str(cluster.root / how)])
     cmd = [*sglc_command(), "run", str(case.src), *where, "--threads", str(THREADS),
            "--shape", shape, "--", *case.args]
+    _judge(case, shape, *_run(cluster, cmd, tmp_path))
+
+
+@pytest.mark.parametrize("shape", ["3x2", "3x2x2"])
+@pytest.mark.parametrize("name", ["kmeans", "pagerank"])
+def test_iterative_example_on_hosts(cluster: Cluster, sglc_compile: CompileCache,
+                                    tmp_path: Path, name: str, shape: str) -> None:
+    """The iterative examples in the node-variable style print their golden
+    output on 3 hosts: kmeans leaves its points on the workers once,
+    pagerank's workers each read their own slice of the .npy edge files
+    (made in the run's folder by pagerank_input.py)."""
+    case = _by_golden("examples", REPO / "examples", True)[f"{name}.out"]
+    exe = sglc_compile(case.src, "mpi").require()
+    prepare(case.src, tmp_path)
+    cmd = launch_command(str(exe), None, THREADS, shape, list(case.args),
+                         env=_env(cluster), **_placement(cluster, shape))
     _judge(case, shape, *_run(cluster, cmd, tmp_path))

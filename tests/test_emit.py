@@ -46,6 +46,15 @@ a, b, x = Name("a"), Name("b"), Name("x")
     (Index(Cast("sgl_int *", c.member(x, "data")), Name("0")), "((sgl_int *)x.data)[0]"),
     (c.deref(Cast("sgl_int *", c.call("sgl_at", c.addr(x), a))), "*(sgl_int *)sgl_at(&x, a)"),
     (c.call("f", Binary("+", a, b), c.SizeOf("sgl_int")), "f(a + b, sizeof(sgl_int))"),
+    # & ^ | bind looser than == in C; gcc's -Wparentheses wants every other
+    # binary operator inside & ^ | parenthesised
+    (Binary("==", Binary("&", a, b), x), "(a & b) == x"),
+    (Binary("|", Binary("&", a, b), x), "(a & b) | x"),
+    (Binary("^", a, Binary("+", b, x)), "a ^ (b + x)"),
+    (Binary("&", Binary("&", a, b), x), "a & b & x"),
+    (Binary("|", a, Binary("|", b, x)), "a | (b | x)"),
+    (Binary("&", Unary("~", a), x), "~a & x"),
+    (Unary("~", Binary("|", a, b)), "~(a | b)"),
 ])
 def test_prints_with_the_fewest_parentheses(expr: c.Expr, text: str) -> None:
     assert str(expr) == text
@@ -80,7 +89,7 @@ def test_string_literals_escape_and_break_trigraphs() -> None:
     assert str(c.string_lit('a"\\\n\t\x01??=')) == '"a\\"\\\\\\n\\t\\001?""?="'
 
 
-_ARITH = ["+", "-", "*"]
+_ARITH = ["+", "-", "*", "&", "^", "|"]
 
 
 def _trees(depth: int = 4) -> st.SearchStrategy[tuple[c.Expr, int]]:
@@ -88,10 +97,12 @@ def _trees(depth: int = 4) -> st.SearchStrategy[tuple[c.Expr, int]]:
 
     def extend(sub: st.SearchStrategy[tuple[c.Expr, int]]) -> st.SearchStrategy[tuple[c.Expr, int]]:
         def combine(op: str, left: tuple[c.Expr, int], right: tuple[c.Expr, int]) -> tuple[c.Expr, int]:
-            value = {"+": left[1] + right[1], "-": left[1] - right[1], "*": left[1] * right[1]}[op]
+            value = {"+": left[1] + right[1], "-": left[1] - right[1], "*": left[1] * right[1],
+                     "&": left[1] & right[1], "^": left[1] ^ right[1], "|": left[1] | right[1]}[op]
             return Binary(op, left[0], right[0]), value
         negs = sub.map(lambda t: (Unary("-", t[0]), -t[1]))
-        return st.builds(combine, st.sampled_from(_ARITH), sub, sub) | negs
+        nots = sub.map(lambda t: (Unary("~", t[0]), ~t[1]))
+        return st.builds(combine, st.sampled_from(_ARITH), sub, sub) | negs | nots
 
     return st.recursive(leaves, extend, max_leaves=12)
 
@@ -99,12 +110,12 @@ def _trees(depth: int = 4) -> st.SearchStrategy[tuple[c.Expr, int]]:
 @settings(suppress_health_check=[HealthCheck.too_slow], deadline=None)  # a busy CI machine
 @given(_trees())
 def test_printed_arithmetic_keeps_the_tree(tree: tuple[c.Expr, int]) -> None:
-    """Python's precedence and associativity of + - * and unary minus are
-    C's: evaluating the printed text gives the tree's value."""
+    """Python's precedence and associativity of + - * & ^ | and unary minus
+    and ~ are C's: evaluating the printed text gives the tree's value."""
     expr, value = tree
     text = str(expr)
     assert "--" not in text
-    assert eval(text) == value  # noqa: S307 (digits, parentheses and + - * only)
+    assert eval(text) == value  # noqa: S307 (digits, parentheses and + - * & ^ | ~ only)
 
 
 # ---------------------------------------------------------------- ownership

@@ -277,6 +277,30 @@ def test_layout_cases(src: str, want: str) -> None:
     ("(a && b) && c", "a && b && c"),
     ("[(1), (2 + 3) * 4][0]", "[1, (2 + 3) * 4][0]"),
     ("f((x), g(y)[1])", "f(x, g(y)[1])"),
+    # the bitwise operators bind tighter than the comparisons (the brief §2)
+    ("(x & m) == m", "x & m == m"),
+    ("x & (m == m)", "x & (m == m)"),
+    ("(1 << b) | 1", "1 << b | 1"),
+    ("1 << (b | 1)", "1 << (b | 1)"),
+    ("(a | b) ^ c", "(a | b) ^ c"),
+    ("a | (b ^ c)", "a | b ^ c"),
+    ("(a ^ b) & c", "(a ^ b) & c"),
+    ("a ^ (b & c)", "a ^ b & c"),
+    ("(a & b) << c", "(a & b) << c"),
+    ("a & (b << c)", "a & b << c"),
+    ("(a << b) + c", "(a << b) + c"),
+    ("a << (b + c)", "a << b + c"),
+    ("(a << b) << c", "a << b << c"),
+    ("a >> (b >> c)", "a >> (b >> c)"),
+    ("(a & b) & c", "a & b & c"),
+    ("~(a & b)", "~(a & b)"),
+    ("(~a) & b", "~a & b"),
+    ("~(~a)", "~~a"),
+    ("-(~a)", "-~a"),
+    ("(-8) >> 1", "-8 >> 1"),
+    ("(a < b) | c", "(a < b) | c"),
+    ("a < (b | c)", "a < b | c"),
+    ("(a || b) | c", "(a || b) | c"),
 ])
 def test_parentheses(src: str, want: str) -> None:
     assert format_source(f"func main() {{ r = {src}; }}") == \
@@ -293,7 +317,7 @@ def test_syntax_error_raises() -> None:
 # must give back the same tree
 _ATOMS = st.sampled_from(["a", "b", "1", "2.5", "true", "v[0]", "f(x)", "[1, 2]"])
 _BINOPS = st.sampled_from(["||", "&&", "==", "!=", "<", "<=", ">", ">=", "+", "-", "*", "/",
-                           "%"])
+                           "%", "|", "^", "&", "<<", ">>"])
 
 
 def _exprs() -> st.SearchStrategy[str]:
@@ -301,7 +325,7 @@ def _exprs() -> st.SearchStrategy[str]:
         _ATOMS,
         lambda sub: st.one_of(
             st.tuples(sub, _BINOPS, sub).map(lambda t: f"({t[0]} {t[1]} {t[2]})"),
-            st.tuples(st.sampled_from(["-", "!"]), sub).map(lambda t: f"({t[0]}{t[1]})"),
+            st.tuples(st.sampled_from(["-", "!", "~"]), sub).map(lambda t: f"({t[0]}{t[1]})"),
             sub.map(lambda e: f"({e})[0]"),
             st.lists(sub, min_size=1, max_size=3).map(lambda xs: f"g({', '.join(xs)})"),
         ),

@@ -202,9 +202,22 @@ def test_strings() -> None:
 
 
 def test_operators() -> None:
-    ops = ".. -> += -= *= /= %= == != <= >= && || ! + - * / % < > ="
+    ops = (".. -> += -= *= /= %= &= |= ^= <<= >>= == != <= >= && || ! + - * / % < > = "
+           "& | ^ ~ << >>")
     assert tokens(ops) == [(Operator, o) for o in ops.split()]
-    assert errors("a & b | c @ d 'e'") == [(2, "&"), (6, "|"), (10, "@"), (14, "'"), (16, "'")]
+    assert errors("a & b | c @ d 'e'") == [(10, "@"), (14, "'"), (16, "'")]
+
+
+def test_bitwise_operators_lex_as_the_compiler_does() -> None:
+    # the longest operator first, as grammar/sgl.lark's lexer reads them
+    assert tokens("a<<=b<<c<=d>>e>>=f") == [
+        (Name, "a"), (Operator, "<<="), (Name, "b"), (Operator, "<<"), (Name, "c"),
+        (Operator, "<="), (Name, "d"), (Operator, ">>"), (Name, "e"), (Operator, ">>="),
+        (Name, "f")]
+    assert tokens("x&&y&z|~w||v^=1") == [
+        (Name, "x"), (Operator, "&&"), (Name, "y"), (Operator, "&"), (Name, "z"),
+        (Operator, "|"), (Operator, "~"), (Name, "w"), (Operator, "||"), (Name, "v"),
+        (Operator, "^="), (Number.Integer, "1")]
 
 
 def test_elision_of_the_docs() -> None:
@@ -448,3 +461,8 @@ def test_tm_agrees_with_pygments_on_the_docs() -> None:
     for d in DOCS:
         for b in sgl_blocks(d):
             _compare(b)
+
+
+def test_tm_agrees_with_pygments_on_bitwise_operators() -> None:
+    _compare("func f(x: int) -> int { var m = ~x & 255 | x << 2 ^ x >> 1; m <<= 1; m >>= 2;\n"
+             "    m &= 7; m |= 8; m ^= 1; return m && x || !x < m; }\n")

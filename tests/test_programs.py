@@ -13,7 +13,8 @@ The mpi target runs on every shape of SHAPES, the omp target on OMP_SHAPES
 (one process) and the seq target on SEQ_SHAPES; a shape-dependent program only
 on the shapes that have a file. A run must exit 0, print nothing on stderr and
 print exactly the golden text. Each run gets its own empty cwd (programs write
-tmp_*.txt files there).
+tmp_*.txt files there); a program with a ``NAME_input.py`` beside it gets its
+input files made there first (tests/inputs.py).
 
 ``--update-golden`` rewrites the .out files of our folders (never ../shared)
 from the seq target's output.
@@ -38,6 +39,7 @@ from conftest import (
     CompileCache,
     run_program,
 )
+from inputs import prepare
 
 SHAPE_RE = re.compile(r"^(\d+|\[\d+(,\d+)*\])(x(\d+|\[\d+(,\d+)*\]))*$")  # 2x3, 2x[1,3]
 ARGS_RE = re.compile(r"^//\s*args:(.*)$")
@@ -191,6 +193,7 @@ def test_program(case: Case, sglc_compile: CompileCache, tmp_path: Path,
         pytest.fail(case.problem, pytrace=False)
     sglc_compile.prefetch(case.src, selected_targets.get(case.src, [case.target]))
     exe = sglc_compile(case.src, case.target).require()
+    prepare(case.src, tmp_path)
     rc, out, err = run_program(exe, case.nprocs, case.shape, case.args, cwd=tmp_path)
     where = (f"{case.src.name} args={list(case.args)} target={case.target} "
              f"np={case.nprocs} --sgl-shape {case.shape}")

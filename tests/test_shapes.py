@@ -235,6 +235,21 @@ def _mpmd(exe: Path, threads: list[int], shape_env: str | None = None) -> tuple[
     return run_checked(cmd, env=env, timeout=60)
 
 
+
+@pytest.mark.parametrize(("target", "nprocs"), [("seq", 1), ("omp", 1),
+                                                 pytest.param("mpi", 2, marks=pytest.mark.mpi)])
+def test_sgl_help(target: str, nprocs: int, sglc_compile: CompileCache) -> None:
+    """--sgl-help lists every runtime option once (rank 0 alone) and runs
+    nothing."""
+    rc, out, err = run_program(_exe(sglc_compile, NODES, target), nprocs, None,
+                               ["--sgl-help", "5"])
+    assert rc == 0 and not err, err
+    for opt in ("--sgl-shape S", "--sgl-stats", "--sgl-trace=", "--sgl-predict=",
+                "--sgl-speeds=", "--sgl-machine FILE", "--sgl-help"):
+        assert out.count(opt) == 1, (opt, out)
+    assert "compiled by sglc" in out
+    assert not any(ln.startswith("node ") for ln in out.splitlines())  # ran nothing
+
 @pytest.mark.mpi
 @pytest.mark.parametrize(("threads", "shape"), [
     ([1, 3], "2x[1,3]"),   # the issue's example

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Optional
 from .. import ast as A
 from .. import builtins as B
 from ..diagnostics import Diagnostic
-from ..types import FLOAT, INT, Type, Vec
+from ..types import BOOL, FLOAT, INT, Type, Vec
 
 
 @dataclass
@@ -222,3 +222,17 @@ class CheckerBase:
         if {a, b} == {INT, FLOAT}:
             return ["there is no implicit conversion between int and float; use float(...) or int(...)"]
         return []
+
+
+def _bitwise_note(op: str, bad: Type) -> list[str]:
+    """The note of a bitwise operator `op` (or its compound assignment)
+    used on a `bad` operand type: what was probably meant."""
+    if bad == BOOL:
+        instead = {"&": "&&", "|": "||", "^": "!=", "~": "!"}.get(op)
+        if instead is not None:
+            what = "exclusive or" if op == "^" else ("negation" if op == "~" else "logic")
+            return [f"the bitwise operators work on int only; for bool {what}, use '{instead}'"]
+    if bad == FLOAT:
+        return ["the bitwise operators work on int only; convert with int(...) first"]
+    return ["the bitwise operators work on int only"]
+

@@ -8,8 +8,9 @@ from __future__ import annotations
 from typing import Optional
 
 from .. import ast as A
+from ..builtins import TABLE
 from ..types import BOOL, FLOAT, INT, STR, VOID, Type, Vec, is_numeric
-from .base import PENDING, CheckerBase, _apply_coerce, _can_coerce, _show, _tstr
+from .base import PENDING, CheckerBase, _apply_coerce, _bitwise_note, _can_coerce, _show, _tstr
 
 _INT_MAX = (1 << 63) - 1
 
@@ -52,10 +53,11 @@ class Exprs(CheckerBase):
             self.error(e.span, f"{what} has no value; it cannot be used in an expression")
             return None
         if t == STR and not allow_str:
+            files = [b.name for b in TABLE.values() if b.effects == "file"]
             self.error(
                 e.span,
                 "a string can only be an argument of print or the file name of "
-                "read_ints, read_floats, write_ints and write_floats",
+                f"{', '.join(files[:-1])} and {files[-1]}",
             )
             return None
         return t
@@ -168,6 +170,11 @@ class Exprs(CheckerBase):
                 self.error(e.span, f"'!' needs a bool, not {t}")
                 return None
             return BOOL
+        if e.op == "~":
+            if t != INT:
+                self.error(e.span, f"'~' needs an int, not {t}", _bitwise_note("~", t))
+                return None
+            return INT
         if not is_numeric(t):
             self.error(e.span, f"'-' needs a number, not {t}")
             return None
@@ -185,6 +192,8 @@ class Exprs(CheckerBase):
                     self.error(side.span, f"'{op}' needs bool operands, but this has type {t}")
                     return None
             return BOOL
+        if op in A.BITWISE_OPS:
+            return self._bitwise(e, level)
         pend = op in ("==", "!=")
         lt = self.expr(e.left, level, allow_pending=pend)
         rt = self.expr(e.right, level, allow_pending=pend)
@@ -230,6 +239,18 @@ class Exprs(CheckerBase):
             return None
         return lt
 
+    def _bitwise(self, e: A.Binary, level: int) -> Optional[Type]:
+        """& | ^ << >>: int operands, an int result (the brief §3)."""
+        lt = self.expr(e.left, level, INT)
+        rt = self.expr(e.right, level, INT)
+        if lt is None or rt is None:
+            return None
+        if lt != INT or rt != INT:
+            bad = lt if lt != INT else rt
+            self.error(e.span, f"'{e.op}' needs int operands, not {lt} and {rt}", _bitwise_note(e.op, bad))
+            return None
+        return INT
+
     def _unify(self, a: A.Expr, ta: Type, b: A.Expr, tb: Type) -> tuple[Type, Type]:
         if ta != tb:
             if tb is not PENDING and _can_coerce(a, tb):
@@ -239,3 +260,4 @@ class Exprs(CheckerBase):
                 _apply_coerce(b, ta)
                 return ta, ta
         return ta, tb
+

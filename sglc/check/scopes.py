@@ -156,6 +156,8 @@ class Names(CheckerBase):
                 return None
             if e.op == "!":
                 return not v
+            if e.op == "~":
+                return ~v
             if e.ty == INT:
                 return _wrap(-v)
             return -float(v)
@@ -181,6 +183,8 @@ class Names(CheckerBase):
                 return a > b
             if op == ">=":
                 return a >= b
+            if op in A.BITWISE_OPS:
+                return self._fold_bitwise(e, a, b)
             if e.ty == INT:
                 if op in ("/", "%") and b == 0:
                     self.error(e.span, "division by zero in a constant")
@@ -209,6 +213,22 @@ class Names(CheckerBase):
                     return float("-inf") if neg else float("inf")
                 return a / b
         return None  # pragma: no cover - rejected by the checker
+
+    def _fold_bitwise(self, e: A.Binary, a: int, b: int) -> Optional[int]:
+        """a op b for a bitwise operator, as the generated C computes it
+        (64-bit two's complement); a shift count outside 0 .. 63 is a
+        compile-time error here (the brief §3, §4)."""
+        op = e.op
+        if op == "&":
+            return a & b
+        if op == "|":
+            return a | b
+        if op == "^":
+            return a ^ b
+        if not 0 <= b <= 63:
+            self.error(e.op_span or e.span, f"shift count {b} out of range 0 .. 63 in a constant")
+            return None
+        return _wrap(a << b) if op == "<<" else a >> b
 
     # ------------------------------------------------------------ scopes
 

@@ -9,7 +9,7 @@ from typing import Any, Optional
 
 from .. import ast as A
 from ..types import BOOL, INT, Type, Vec, is_numeric
-from .base import CheckerBase, _root_name, _show
+from .base import CheckerBase, _bitwise_note, _root_name, _show
 
 
 class Stmts(CheckerBase):
@@ -61,7 +61,9 @@ class Stmts(CheckerBase):
     def s_Assign(self, s: A.Assign, level: int) -> None:
         op = s.op
         tt = self.target(s.target, level, compound=op != "=", what="assign to")
-        vt = self.expr(s.value, level, tt if op in ("=", "+=", "-=", "*=", "/=", "%=") else None)
+        bop = op[:-1]
+        vt = self.expr(s.value, level, INT if bop in A.BITWISE_OPS else
+                       tt if op in ("=", "+=", "-=", "*=", "/=", "%=") else None)
         if tt is None or vt is None:
             self._target_done(s.target, level)
             return
@@ -73,10 +75,13 @@ class Stmts(CheckerBase):
                     self._conv_note(tt, vt),
                 )
         else:
-            bop = op[0]
             if bop == "%":
                 if tt != INT or vt != INT:
                     self.error(s.span, f"'%=' needs int operands, not {tt} and {vt}")
+            elif bop in A.BITWISE_OPS:
+                if tt != INT or vt != INT:
+                    self.error(s.span, f"'{op}' needs int operands, not {tt} and {vt}",
+                               _bitwise_note(bop, tt if tt != INT else vt))
             elif not is_numeric(tt):
                 self.error(s.target.span, f"'{op}' needs a number, but '{_show(s.target)}' has type {tt}")
             elif vt != tt:

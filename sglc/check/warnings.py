@@ -423,6 +423,8 @@ def _literal_value(e: A.Expr) -> Optional[_Const]:
             return None
         if e.op == "!":
             return not v
+        if e.op == "~":
+            return ~v if isinstance(v, int) and not isinstance(v, bool) else None
         return _wrap(-v) if isinstance(v, int) and not isinstance(v, bool) else -v
     if isinstance(e, A.Binary) and e.op in _COMPARISONS:
         a, b = _literal_value(e.left), _literal_value(e.right)
@@ -432,6 +434,15 @@ def _literal_value(e: A.Expr) -> Optional[_Const]:
         if not isinstance(a, bool) or not isinstance(b, bool):
             return None
         return (a and b) if e.op == "&&" else (a or b)
+    if isinstance(e, A.Binary) and e.op in A.BITWISE_OPS:
+        a, b = _literal_value(e.left), _literal_value(e.right)
+        if not (type(a) is int and type(b) is int):
+            return None
+        if e.op in ("<<", ">>"):
+            if not 0 <= b <= 63:
+                return None  # a run-time error
+            return _wrap(a << b) if e.op == "<<" else a >> b
+        return a & b if e.op == "&" else (a | b if e.op == "|" else a ^ b)
     if isinstance(e, A.Binary) and e.op in ("+", "-", "*"):
         a, b = _literal_value(e.left), _literal_value(e.right)
         if a is None or b is None or isinstance(a, bool) or isinstance(b, bool):

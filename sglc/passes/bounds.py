@@ -35,8 +35,9 @@ before the loop instead of at each iteration when
 
 An invariant expression is built from int literals, node queries, variables
 that B never writes (not i), `len` of a variable that B never writes, and
-`+ - *` and unary `-`: it cannot fail, and its value before the loop is its
-value at every iteration.
+`+ - * & | ^`, unary `-` `~` and the shifts by a literal count in 0 .. 63:
+it cannot fail, and its value before the loop is its value at every
+iteration.
 
 A store `v[e] = x` (or `v[e] op= x`) directly in B, with v a stable
 variable, is written in place: a guard "unique" tests once that v's buffer
@@ -69,7 +70,7 @@ from .base import Pass
 
 MAX_NODES = 4000  # IR nodes of a loop body, nested fast copies included
 
-_INVARIANT_OPS = ("+", "-", "*")
+_INVARIANT_OPS = ("+", "-", "*", "&", "|", "^", "<<", ">>")  # shifts: a literal count in range
 
 
 # ---------------------------------------------------------------- walking
@@ -285,10 +286,10 @@ class _Loop:
         if isinstance(e, ir.VarRef):
             return e.ty == INT and e.var is not self.loop.var and not self.uses.written(e.var)
         if isinstance(e, ir.Unary):
-            return e.op == "-" and self.invariant(e.operand)
+            return e.op in ("-", "~") and self.invariant(e.operand)
         if isinstance(e, ir.Binary):
-            return (e.op in _INVARIANT_OPS and e.ty == INT and self.invariant(e.left)
-                    and self.invariant(e.right))
+            return (e.op in _INVARIANT_OPS and e.ty == INT and not ir.can_fail(e.op, e.right)
+                    and self.invariant(e.left) and self.invariant(e.right))
         if isinstance(e, ir.Builtin):
             return (e.name == "len" and len(e.args) == 1 and isinstance(e.args[0], ir.VarRef)
                     and self.uses.stable(e.args[0].var))

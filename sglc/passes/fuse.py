@@ -58,7 +58,7 @@ def _safe(e: ir.Expr) -> bool:
     if isinstance(e, ir.Unary):
         return _safe(e.operand)
     if isinstance(e, ir.Binary):
-        return e.op not in ("/", "%") and _safe(e.left) and _safe(e.right)
+        return not ir.can_fail(e.op, e.right) and _safe(e.left) and _safe(e.right)
     if isinstance(e, ir.Builtin):
         return _safe_builtin(e.name, len(e.args)) and all(_safe(a) for a in e.args)
     return False  # user calls, indexing, strings

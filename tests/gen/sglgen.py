@@ -11,7 +11,8 @@ ring, so any grouping gives the same int), all/any of bools, sorting the full
 concatenation.  Floats are never summed across the tree; a float sum is only
 taken at the root, on the full concatenation.  Every tree function has the
 `if worker { ...; return ...; }` base case, so the one-node tree (shape 0)
-works too.  Integer divisors are always in 2..14; indexes are reduced modulo
+works too.  Integer divisors are always in 2..14; shift counts are literals
+in 0..63 or masked into that range (`k & 63`); indexes are reduced modulo
 a length that was checked to be positive.  Same seed, same program.
 """
 
@@ -27,6 +28,10 @@ SENTINEL = "-4611686018427387904"  # below every value a program can reach
 class Gen:
     def __init__(self, seed: int, max_kernels: int = 3) -> None:
         self.r = random.Random(seed)
+        # the bitwise operators are drawn from a stream of their own, so
+        # that they replace operators of the programs without changing
+        # anything else that a seed makes
+        self.rb = random.Random(seed * 7919 + 17)
         self.max_kernels = max_kernels
         self.funcs: list[str] = []
         self.main: list[str] = []
@@ -61,6 +66,8 @@ class Gen:
         a = self.int_expr(names, depth + 1)
         b = self.int_expr(names, depth + 1)
         k = self.r.randrange(10)
+        if k < 6 and self.rb.random() < 0.3:
+            return self.bitwise(a, b)
         if k < 2:
             return f"({a} + {b})"
         if k < 4:
@@ -75,6 +82,19 @@ class Gen:
             return f"{self.r.choice(['min', 'max'])}({a}, {b})"
         c = self.bool_expr(names, depth + 1)
         return f"ifv({c}, {a}, {b})"
+
+    def bitwise(self, a: str, b: str) -> str:
+        """a and b combined by a bitwise operator (the brief §3); a shift
+        count is a literal in 0 .. 63 or masked into that range."""
+        k = self.rb.randrange(7)
+        if k < 3:
+            return f"({a} {'&|^'[k]} {b})"
+        if k == 3:
+            return f"(~{a} {self.rb.choice('&|^')} {b})"
+        op = self.rb.choice(["<<", ">>"])
+        if k == 4:
+            return f"({a} {op} {self.rb.choice([0, 1, 2, 7, 31, 32, 62, 63])})"
+        return f"({a} {op} ({b} & 63))"
 
     def bool_expr(self, names: list[str], depth: int = 0) -> str:
         a = self.int_expr(names, depth + 1)
@@ -130,7 +150,12 @@ class Gen:
             t = self.r.choice(targets)
             if k <= 2:
                 op = self.r.choice(["=", "+=", "-=", "*="])
-                out.append(f"{indent}{t} {op} {self.int_expr(ints)};")
+                e = self.int_expr(ints)
+                if op != "=" and self.rb.random() < 0.3:
+                    op = self.rb.choice(["&=", "|=", "^=", "<<=", ">>="])
+                    if op in ("<<=", ">>="):
+                        e = f"({e}) & 63" if self.rb.random() < 0.5 else str(self.rb.randint(0, 63))
+                out.append(f"{indent}{t} {op} {e};")
             elif k == 3:
                 out.append(f"{indent}{t} /= ({self.int_expr(ints)} % 3 + 5);")
             elif k == 4:
