@@ -789,7 +789,10 @@ def _level0_vars(stmts: list[ir.Stmt]) -> set[int]:
 
 
 def _calls(x: object, found: set[str]) -> None:
-    """Adds the cnames of the functions that x calls (its actions included)."""
+    """Adds the cnames of the functions that x calls at its own level.  Not
+    those of its actions: an action is called by the runtime on a child,
+    so a recursion through a pardo has the runtime's frames at every level
+    and never becomes a loop."""
     if isinstance(x, ir.Call):
         found.add(x.func)
     if isinstance(x, list):
@@ -797,15 +800,15 @@ def _calls(x: object, found: set[str]) -> None:
             _calls(y, found)
     elif isinstance(x, ir.Op):
         _calls(x.src, found)
-        _calls(x.action, found)
-    elif isinstance(x, (ir.Expr, ir.Stmt, ir.Site, ir.Action)):
+    elif isinstance(x, (ir.Expr, ir.Stmt, ir.Site)):
         for name in x.__dataclass_fields__:
             _calls(getattr(x, name), found)
 
 
 def _recursive_calls(prog: ir.Program) -> dict[str, set[str]]:
-    """Per function (cname): the functions it calls that can call it back,
-    directly or not (its strongly connected component of the call graph)."""
+    """Per function (cname): the functions it calls at its own level that
+    can call it back so, directly or not (its strongly connected component
+    of the call graph without the actions' calls)."""
     direct: dict[str, set[str]] = {}
     for f in prog.functions:
         direct[f.cname] = set()
