@@ -49,7 +49,9 @@ enum {
     SGL_LIB_ERR_BUSY = 4,     /* a call from inside a call */
     SGL_LIB_ERR_INTERNAL = 5  /* the runtime itself failed (out of memory in its own
                                  structures, a broken invariant): the call was abandoned,
-                                 and every call fails so until sgl_lib_init is called again */
+                                 and every call fails so until sgl_lib_init is called again */,
+    SGL_LIB_ERR_INTERRUPTED = 6 /* SIGINT (Ctrl-C) stopped the call; the signal was then
+                                   raised again for the host's own handler */
 };
 
 typedef void (*sgl_lib_output_fn)(const char *data, size_t len, void *user);

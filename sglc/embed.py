@@ -28,8 +28,10 @@ import json
 import os
 import re
 import shutil
+import signal
 import sys
 import tempfile
+import threading
 import types as pytypes
 from collections.abc import Callable
 from pathlib import Path
@@ -74,6 +76,18 @@ class SGLInternalError(SGLRuntimeError):
 
 # the library's error codes (sglc.emit_library.ERROR_CODES)
 _ERR_INTERNAL = 5
+_ERR_INTERRUPTED = 6
+
+
+def _interrupted(msg: str, path: str) -> None:
+    """A call stopped by SIGINT (Ctrl-C): the library cancelled it and
+    raised the signal again once it had returned.  Run Python's handler
+    now (signal.pthread_kill with signal 0 checks the pending signals):
+    KeyboardInterrupt by default; if the handler returns, the call still
+    failed."""
+    if threading.current_thread() is threading.main_thread():
+        signal.pthread_kill(threading.get_ident(), 0)
+    raise SGLRuntimeError(msg, "interrupted (SIGINT)", path, 0, 0, "")
 
 
 def _parse_type(text: str) -> tuple[int, str]:
@@ -390,6 +404,8 @@ class _Context:
     def raise_error(self, rc: int) -> None:
         ffi, lib, p = self.ffi, self.lib, self.prefix
         msg = ffi.string(getattr(lib, f"{p}_last_error")()).decode("utf-8", "replace")
+        if rc == _ERR_INTERRUPTED:
+            _interrupted(msg, self.path)
         if rc == _ERR_INTERNAL:
             # the runtime failed: rebuild the tree so that the next call works
             if self.init() != 0:

@@ -284,13 +284,26 @@ class _Expressions(_Context):
         flag (sgl.h)."""
         return c.stmt(c.call("sgl_call_check", Name("N"), *self.loc(e)))
 
+    def call_done(self, e: ir.Call) -> list[str]:
+        """After a call that may recurse (its callee can call this function
+        back): sgl_call_done, so that the call is never a tail call, every
+        level of the recursion keeps its frame and the stack check fires at
+        every -O level (sgl.h); other calls keep their tail calls."""
+        if e.func in self.em.recursive.get(self.func.cname, ()):
+            return [c.stmt(c.call("sgl_call_done"))]
+        return []
+
     def ex_Call(self, e: ir.Call) -> Val:
         args = self.call_args(e)
         self.scope.add(self.call_check(e))
         call = c.call(e.func, Name("N"), *args)
         if isinstance(e.ty, Vec):
-            return self.owned_vec(call, e.ty)
-        return Borrowed(self.hoist(ctype(e.ty), call).ref)
+            v: Val = self.owned_vec(call, e.ty)
+        else:
+            v = Borrowed(self.hoist(ctype(e.ty), call).ref)
+        for ln in self.call_done(e):
+            self.scope.add(ln)
+        return v
 
     def ex_Unary(self, e: ir.Unary) -> Val:
         x = self.scalar(e.operand)
@@ -539,7 +552,8 @@ class _Statements(_Builtins):
             main, block = builtin
         elif isinstance(e, ir.Call) and not _has_value(e.ty):
             args = self.call_args(e)
-            main = [self.call_check(e), c.stmt(c.call(e.func, Name("N"), *args))]
+            main = [self.call_check(e), c.stmt(c.call(e.func, Name("N"), *args)),
+                    *self.call_done(e)]
         else:
             v = self.ex(e)
             if isinstance(v, Borrowed) and not isinstance(e, ir.Call):
@@ -826,6 +840,44 @@ def _level0_vars(stmts: list[ir.Stmt]) -> set[int]:
     return found
 
 
+def _calls(x: object, found: set[str]) -> None:
+    """Adds the cnames of the functions that x calls at its own level.  Not
+    those of its actions: an action is called by the runtime on a child,
+    so a recursion through a pardo has the runtime's frames at every level
+    and never becomes a loop."""
+    if isinstance(x, ir.Call):
+        found.add(x.func)
+    if isinstance(x, list):
+        for y in x:
+            _calls(y, found)
+    elif isinstance(x, ir.Op):
+        _calls(x.src, found)
+    elif isinstance(x, (ir.Expr, ir.Stmt, ir.Site)):
+        for name in x.__dataclass_fields__:
+            _calls(getattr(x, name), found)
+
+
+def _recursive_calls(prog: ir.Program) -> dict[str, set[str]]:
+    """Per function (cname): the functions it calls at its own level that
+    can call it back so, directly or not (its strongly connected component
+    of the call graph without the actions' calls)."""
+    direct: dict[str, set[str]] = {}
+    for f in prog.functions:
+        direct[f.cname] = set()
+        _calls(f.body, direct[f.cname])
+    reach: dict[str, set[str]] = {}
+    for name in direct:
+        seen: set[str] = set()
+        todo = list(direct[name])
+        while todo:
+            g = todo.pop()
+            if g not in seen:
+                seen.add(g)
+                todo.extend(direct.get(g, ()))
+        reach[name] = seen
+    return {f: {g for g in calls if f in reach.get(g, ())} for f, calls in direct.items()}
+
+
 def _joined_vars(stmts: list[ir.Stmt]) -> set[int]:
     """ids of the variables that the function's own code passes whole to a
     builtin that joins blocks (concat): a gather into one of them asks the
@@ -917,6 +969,7 @@ class Emitter:
         self.locals: dict[str, list[ir.Var]] = {}
         self.joined: dict[str, set[int]] = {}  # per function: _joined_vars
         self.functions: dict[str, ir.Function] = {f.cname: f for f in prog.functions}
+        self.recursive = _recursive_calls(prog)  # per function: callees that may call it back
 
     def epilogue(self, f: ir.Function) -> list[str]:
         owned = [p for i, p in enumerate(f.params) if f.owns(i) and isinstance(p.ty, Vec)]

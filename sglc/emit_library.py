@@ -33,6 +33,8 @@ ERROR_CODES = (
     ("ERR_BUSY", 4, "a call from inside a call (an output function calling back)"),
     ("ERR_INTERNAL", 5, "the runtime itself failed (see NAME_last_error()): every call "
      "fails so until NAME_init() is called again"),
+    ("ERR_INTERRUPTED", 6, "SIGINT (Ctrl-C) stopped the call; the signal is then raised "
+     "again for the host's own handler"),
 )
 
 
