@@ -418,7 +418,18 @@ typedef struct sgl_node sgl_node;
  * stack overflow, or loops for ever on a tail recursion). */
 typedef struct sgl_node_head {
     _Atomic int cancelled;
+    /* the node's own node variables (brief §4): a struct sgl_nodevars of
+     * the generated program (sgl_program.nodevars_size), made when the node
+     * is set up and kept for the whole run; NULL without node variables */
+    void *nodevars;
 } sgl_node_head;
+
+/* The node variables of node n (generated code casts them to its struct
+ * sgl_nodevars). */
+static inline void *sgl_nodevars_of(const sgl_node *n)
+{
+    return ((const sgl_node_head *)(const void *)(uintptr_t)n)->nodevars;
+}
 
 #define SGL_CANCEL_STOP 1
 #define SGL_CANCEL_POLL 2
@@ -554,6 +565,14 @@ typedef struct sgl_program {
     int nsites;
     const sgl_site *const *sites;
     void (*main)(sgl_node *root);
+    /* node variables: the size of the generated struct sgl_nodevars (0:
+     * none), the function giving a zeroed one its initial values, and the
+     * one freeing what it holds (not the struct) */
+    size_t nodevars_size;
+    void (*nodevars_init)(void *nv);
+    void (*nodevars_free)(void *nv);
+    /* fn on every vector node variable of nv (library mode: sgl_library.c) */
+    void (*nodevars_each)(void *nv, void (*fn)(const sgl_type *vt, sgl_vec *v));
 } sgl_program;
 
 /* Entry point of a generated program: starts MPI if built with it,

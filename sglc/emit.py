@@ -112,6 +112,15 @@ class _Context:
         # (var id, level) of the vectors an enclosing loop made unique
         # (ir.For.unique): written without the copy-on-write check
         self.unique: set[tuple[int, int]] = set()
+        # the statement being written calls a user function, which may
+        # change a node variable: its reads of node variables are taken
+        # first, in order (unknown: assume so)
+        self.calls_here = True
+
+    def nodevar(self, v: ir.NodeVar) -> c.Expr:
+        """A node variable of the node running this code (N: in an action,
+        the child)."""
+        return c.Member(Name("SGL_NV"), v.cname, arrow=True)
 
     def var(self, v: ir.Var) -> c.Expr:
         """A variable of the node running this code: a C local in the
@@ -220,6 +229,20 @@ class _Expressions(_Context):
             self.scope.add(c.assign(var, Name("(sgl_vec){0}")))
             return Owned(t)
         return Borrowed(self.var(e.var))
+
+    def ex_NodeRef(self, e: ir.NodeRef) -> Val:
+        """A node variable: read where it lies, unless the statement calls
+        a user function (which may assign it): then its value is taken at
+        this point of the evaluation (a scalar copied, a vector shared by
+        one more reference), so that a call later in the statement, or the
+        callee it is passed to, cannot change or free what this read
+        saw (brief §4: a node variable passed as an argument is a copy)."""
+        place = self.nodevar(e.var)
+        if not self.calls_here:
+            return Borrowed(place)
+        if isinstance(e.ty, Vec):
+            return self.owned_vec(c.call("sgl_vec_copy", self.T.ref(e.ty), c.addr(place)), e.ty)
+        return Borrowed(self.hoist(ctype(e.ty), place).ref)
 
     def movable(self, v: ir.Var) -> bool:
         """May a read of v take its value?  Not a borrowed parameter of the
@@ -362,6 +385,8 @@ class _Places(_Expressions):
             if e.row is not None:  # the vector of an in-place store (loop_fast)
                 return Name(self.rows[id(e.row)])
             return self.var(e.var)
+        if isinstance(e, ir.NodeRef):
+            return self.nodevar(e.var)
         return self.place_Index(e)
 
     def place_Index(self, e: ir.Index) -> c.Expr:
@@ -440,7 +465,7 @@ class _Builtins(_Places):
         for kind, i in sorted(tmpl.arg_holes, key=lambda h: (h[0] == "p", h[1])):
             a = e.args[i]
             if kind == "p":
-                assert isinstance(a, (ir.VarRef, ir.Index))
+                assert isinstance(a, (ir.VarRef, ir.NodeRef, ir.Index))
                 holes[f"p{i}"] = self.place(a)
             elif kind == "a":
                 holes[f"a{i}"] = self.addressable(a)
@@ -474,7 +499,10 @@ class _Statements(_Builtins):
 
     def stmt(self, s: ir.Stmt) -> None:
         self.line_directive(s.line)
+        saved = self.calls_here
+        self.calls_here = _stmt_calls(s)
         getattr(self, "st_" + type(s).__name__)(s)
+        self.calls_here = saved
 
     def st_Block(self, s: ir.Block) -> None:
         self.out("{")
@@ -764,6 +792,30 @@ class _Body(_Statements):
         self.write_stmt(self.close_scope(), main, block=True)
 
 
+def _calls_user(x: ir.Expr | None) -> bool:
+    """Does expression x call a user function?"""
+    todo: list[object] = [x]
+    while todo:
+        y = todo.pop()
+        if isinstance(y, ir.Call):
+            return True
+        if isinstance(y, list):
+            todo.extend(y)
+        elif isinstance(y, ir.Expr):
+            todo.extend(getattr(y, n) for n in y.__dataclass_fields__)
+    return False
+
+
+def _stmt_calls(s: ir.Stmt) -> bool:
+    """Do the expressions that statement s itself evaluates (not those of
+    the statements inside it) call a user function?"""
+    exprs = [getattr(s, n) for n in s.__dataclass_fields__]
+    if isinstance(s, ir.Superstep):
+        for op in s.site.ops:
+            exprs += [op.src, op.target]
+    return any(_calls_user(e) for e in exprs if isinstance(e, ir.Expr))
+
+
 def _level0_vars(stmts: list[ir.Stmt]) -> set[int]:
     """ids of the variables that code at the function's own level uses
     (everything but the actions, which run on the children)."""
@@ -984,6 +1036,38 @@ class Emitter:
             b.write_stmt(b.close_scope(), main)
         return b.lines
 
+    def nodevar_init(self) -> list[str]:
+        """The body of sgl_nodevars_init: each node variable (of V, a zeroed
+        struct) set to its initial value, computed by check."""
+        lines: list[str] = []
+        for nv in self.prog.nodevars:
+            pre: list[str] = []
+            val = self._init_value(nv.ty, nv.init, pre)
+            target = f"V->{nv.cname}"
+            if pre:
+                lines += ["{", *("    " + ln for ln in pre), f"    {target} = {val};", "}"]
+            else:
+                lines.append(f"{target} = {val};")
+        return lines
+
+    def _init_value(self, t: Type, value: object, pre: list[str]) -> str:
+        """A C expression of the folded value `value` of type t; vectors are
+        built by statements appended to pre (each moved into its owner)."""
+        if isinstance(t, Vec):
+            assert isinstance(value, list)
+            self.ntemps += 1
+            name = f"iv{self.ntemps}"
+            pre.append(f"sgl_vec {name} = sgl_vec_new({self.types.ref(t)}, {len(value)}, 0, 0);")
+            for i, x in enumerate(value):
+                v = self._init_value(t.elem, x, pre)
+                pre.append(f"(({ctype(t.elem)} *){name}.data)[{i}] = {v};")
+            return name
+        if t == BOOL:
+            return "true" if value else "false"
+        if t == FLOAT:
+            return c.float_lit(float(value)).render()  # type: ignore[arg-type]
+        return c.int_lit(int(value)).render()  # type: ignore[call-overload]
+
     def render(self) -> str:
         funcs = []
         for f in self.prog.functions:
@@ -1019,6 +1103,10 @@ class Emitter:
                                            lambda t: self.types.ref(t).render())
         tmpl = env.get_template("program.c.j2")
         return tmpl.render(
+            nodevars=[(ctype(nv.ty), nv) for nv in self.prog.nodevars],
+            nodevar_init=self.nodevar_init(),
+            nodevar_vecs=[(nv, self.types.ref(nv.ty)) for nv in self.prog.nodevars
+                          if isinstance(nv.ty, Vec)],
             library=self.library is not None,
             library_lines=library_lines,
             file=self.prog.file,
