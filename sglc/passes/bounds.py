@@ -241,6 +241,24 @@ def _direct(body: list[ir.Stmt]) -> Iterator[tuple[ir.Index, bool]]:
             todo.extend(reversed(list(_fields(x))))
 
 
+def _nested(body: list[ir.Stmt]) -> Iterator[ir.For]:
+    """The for loops directly in body (in its ifs, whiles and blocks, not
+    in another for)."""
+    todo: list[object] = list(reversed(body))
+    while todo:
+        x = todo.pop()
+        if isinstance(x, ir.For):
+            yield x
+        elif isinstance(x, ir.Stmt):
+            todo.extend(reversed([y for f in dataclasses.fields(x)
+                                  for y in _as_list(getattr(x, f.name))
+                                  if isinstance(y, ir.Stmt)]))
+
+
+def _as_list(x: object) -> list[object]:
+    return x if isinstance(x, list) else [x]
+
+
 # ---------------------------------------------------------------- one loop
 
 
@@ -276,6 +294,7 @@ class _Loop:
         self.gain = False
         self.bases: list[ir.Index] = []  # accesses of vector variables in the fast body
         self.in_place: dict[int, int] = {}  # stores written in place, per variable
+        self._nested: set[int] | None = None
 
     def invariant(self, e: ir.Expr) -> bool:
         if isinstance(e, ir.Lit):
@@ -370,7 +389,7 @@ class _Loop:
             self.guard("index", outer, x.index)
             lookup = ir.Index(x.ty, x.level, x.line, x.col, base=outer, index=self.fresh(x.index),
                               checked=False)
-            r = ir.HoistedRow(self.fn.row_name(), lookup)
+            r = ir.HoistedRow(self.fn.row_name(), lookup, restrict=True)  # w is frozen
             self.rows[key] = r
             self.prelude.append(r)
         r = self.rows[key]
@@ -417,10 +436,68 @@ class _Loop:
             return None
         for x, store in list(_direct(body)):
             self.access(x, store)
+        for inner in _nested(body):
+            self.hoist_nested(inner)
         if not self.gain:
             return None
         self.hoist_vectors()
         return ir.FastLoop(prelude=self.prelude, body=body)
+
+    def fixed(self, x: ir.Expr) -> bool:
+        """Is x, a vector of a nested loop's prelude, the same vector with
+        the same length at every iteration of this loop?  A variable
+        stable here, or a row w[k]...[k'] of a frozen variable with
+        invariant indices."""
+        if isinstance(x, ir.VarRef):
+            return self.uses.stable(x.var)
+        if isinstance(x, ir.Index):
+            root = _root(x)
+            if root is None or not self.uses.frozen(root):
+                return False
+            while isinstance(x, ir.Index):
+                if not self.invariant(x.index):
+                    return False
+                x = x.base
+            return True
+        return False
+
+    def hoist_nested(self, inner: ir.For) -> None:
+        """Move the whole prelude of a nested loop's fast version (in the
+        copy of the body) into this loop's, when its range is invariant
+        here and every guard and row is the same at every iteration: the
+        guards read vectors that are fixed here (`fixed`) with invariant
+        indices, the rows are of variables this loop never writes, and no
+        guard is "unique".  The nested loop then runs its fast body
+        without a test (an empty prelude: emit writes no checked loop),
+        and its guards hold vacuously when its range is empty."""
+        fast = inner.fast
+        if fast is None or not fast.prelude:
+            return
+        if not (self.invariant(inner.start) and self.invariant(inner.stop)):
+            return
+        for step in fast.prelude:
+            if isinstance(step, ir.HoistedRow):
+                root = _root(step.expr)
+                if root is None or not self.uses.frozen(root) or not self.fixed(step.expr):
+                    return
+            elif (step.kind == "unique" or step.start is not None or not self.fixed(step.vec)
+                  or (step.index is not None and not self.invariant(step.index))):
+                return
+        for step in fast.prelude:
+            if isinstance(step, ir.Guard):
+                step.var = inner.var
+                step.start = self.fresh(inner.start)
+                step.stop = self.fresh(inner.stop)
+            self.prelude.append(step)
+        fast.prelude = []
+        self.gain = True
+
+    def nested_vars(self) -> set[int]:
+        """ids of the variables that a nested `for` of the body uses."""
+        if self._nested is None:
+            self._nested = {id(y) for x in _walk(self.loop.body) if isinstance(x, ir.For)
+                            for y in _walk([x.start, x.stop, x.body]) if isinstance(y, ir.Var)}
+        return self._nested
 
     def hoist_vectors(self) -> None:
         """Read once, before the loop, the vectors of the variables that
@@ -428,7 +505,9 @@ class _Loop:
         buffer: a stable variable whose every element store (nested loops
         included) is written in place directly in the body.  (A store in a
         nested loop could copy a shared buffer and move it.)"""
-        rows: dict[int, ir.HoistedRow] = {}
+        rows: dict[int, ir.HoistedRow] = {
+            id(r.expr.var): r for r in self.prelude  # a nested loop's, hoisted here
+            if isinstance(r, ir.HoistedRow) and isinstance(r.expr, ir.VarRef)}
         for x in self.bases:
             ref = x.base
             assert isinstance(ref, ir.VarRef)
@@ -439,7 +518,9 @@ class _Loop:
                     self.in_place.get(id(v), 0):
                 continue
             if id(v) not in rows:
-                rows[id(v)] = ir.HoistedRow(self.fn.row_name(), self.fresh(ref))
+                # restrict: v is never written, or written only here, through the row
+                restrict = self.uses.frozen(v) or id(v) not in self.nested_vars()
+                rows[id(v)] = ir.HoistedRow(self.fn.row_name(), self.fresh(ref), restrict=restrict)
                 self.prelude.append(rows[id(v)])
             ref.row = rows[id(v)]
 
