@@ -12,7 +12,8 @@ Built into bench/build/loops/: the C with `cc -O2 -std=c11
 -ffp-contract=off` (sglc's own C flags, so that both round floats alike),
 the SGL with `sglc` (default: -O2, checked) and `sglc --unchecked`, plus any
 `--variant LABEL=ARGS` (extra sglc arguments; a word `NAME=VALUE` is put in
-sglc's environment instead, e.g. `CFLAGS=-DSGL_NO_CANCEL_CHECKS`).
+sglc's environment instead, e.g. `CFLAGS=-DSGL_NO_CANCEL_CHECKS`).  The
+SGL programs run with `--sgl-shape 0` (the root is the one worker).
 
 Every program prints `result R` and `time T` (the loops only: wtime() in
 SGL, clock_gettime in C).  The runs are interleaved (every program once,
@@ -99,8 +100,17 @@ def run_build(cmd: list[str], env: dict[str, str]) -> None:
         sys.exit(2)
 
 
+def command(exe: Path, args: list[int]) -> list[str]:
+    """The command line of one program: an SGL program runs as one worker
+    (--sgl-shape 0: the root is the worker, no other thread or process,
+    so that nothing else runs during its loops and callgrind's count is
+    exact)."""
+    sgl = ["--sgl-shape", "0"] if exe.parent.name != "c" else []
+    return [str(exe), *map(str, args), *sgl]
+
+
 def run_one(exe: Path, args: list[int]) -> tuple[str, float]:
-    p = subprocess.run([str(exe), *map(str, args)], capture_output=True, text=True)
+    p = subprocess.run(command(exe, args), capture_output=True, text=True)
     if p.returncode != 0:
         print(f"{exe} {args} failed ({p.returncode}):\n{p.stdout}{p.stderr}", file=sys.stderr)
         sys.exit(1)
@@ -121,7 +131,7 @@ def same(a: str, b: str) -> bool:
 
 def instructions(exe: Path, n: int, reps: int) -> int:
     p = subprocess.run(["valgrind", "--tool=callgrind", "--callgrind-out-file=/dev/null",
-                        str(exe), str(n), str(reps)], capture_output=True, text=True)
+                        *command(exe, [n, reps])], capture_output=True, text=True)
     m = re.search(r"Collected : (\d+)", p.stderr)
     if p.returncode != 0 or not m:
         print(f"callgrind of {exe} failed:\n{p.stderr[-2000:]}", file=sys.stderr)

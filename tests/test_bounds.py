@@ -265,10 +265,53 @@ def test_the_kmeans_inner_loop_is_tested_once_before_the_outer_loop() -> None:
     rows = [r for r in outer.prelude if isinstance(r, ir.HoistedRow)
             and isinstance(r.expr, ir.VarRef) and r.expr.var.name == "v"]
     assert len(rows) == 1 and rows[0].restrict
-    # v[best] stays checked (best is computed), through the row
+    # v[best]: best is 0 or a c of 1 .. kk at every access, so guards for
+    # those values prove it, and it is read through the row
     (last,) = [a for a in accesses(outer.body) if isinstance(a.index, ir.VarRef)
                and a.index.var.name == "best"]
-    assert last.checked and last.base.row is rows[0]  # type: ignore[union-attr]
+    assert not last.checked and last.base.row is rows[0]  # type: ignore[union-attr]
+    assert "guard 0 <= 0 < len(v)" in text, text
+
+
+STORE = ("    var kk = len(v);\n"
+         "    for i in 0 .. n {{\n"
+         "        var x = w[i];\n"
+         "{set}"
+         "        for c in {lo} .. kk {{\n"
+         "            if x > v[c] {{ best = {value}; }}\n"
+         "        }}\n"
+         "        w[best] += x;\n"
+         "    }}\n")
+
+
+def test_an_index_set_to_invariants_and_inner_loop_variables_is_proven() -> None:
+    """st[best] += x: best is set at the top of the body (0, or k - 1) and
+    to the inner loop's c: a guard per value, the store unchecked."""
+    (outer, _), text = fast_loops(STORE.format(set="        var best = kk - 1;\n", lo=1,
+                                               value="c"))
+    assert outer is not None
+    assert "guard 0 <= kk - 1 < len(w)" in text, text
+    assert "guard 0 <= c < len(w) for every c (of the nested loop c in 1 .. kk)" in text, text
+    assert "w[best, unchecked, in place] += x" in text or \
+        "[best, unchecked, in place] += x" in text, text
+
+
+@pytest.mark.parametrize("set_, lo, value", [
+    ("        var best = 0;\n", "1", "x"),            # a computed value
+    ("        var best = 0;\n", "i", "c"),            # the inner range depends on i
+    ("        var best = 0;\n", "1", "c + 1"),        # not the loop variable itself
+    ("", "1", "c"),                                  # not set before the access each time
+    ("        var best = 0;\n        best += 1;\n", "1", "c"),  # a compound assignment
+])
+def test_an_index_with_other_values_stays_checked(set_: str, lo: str, value: str) -> None:
+    body = STORE.format(set=set_, lo=lo, value=value)
+    if not set_:
+        body = "    var best = 0;\n" + body
+    fasts, text = fast_loops(body)
+    outer = fasts[0]
+    assert outer is not None
+    assert "[best, in place] += x" in text, text
+    assert "[best, unchecked" not in text, text
 
 
 @pytest.mark.parametrize("body", [

@@ -295,6 +295,9 @@ class _Loop:
         self.bases: list[ir.Index] = []  # accesses of vector variables in the fast body
         self.in_place: dict[int, int] = {}  # stores written in place, per variable
         self._nested: set[int] | None = None
+        self.sets: dict[int, tuple[int, list[ir.Expr | ir.For]]] | None = None
+        self.sets_bad: set[int] = set()
+        self.position: dict[int, int] = {}
 
     def invariant(self, e: ir.Expr) -> bool:
         if isinstance(e, ir.Lit):
@@ -302,7 +305,8 @@ class _Loop:
         if isinstance(e, ir.Query):
             return e.ty == INT
         if isinstance(e, ir.VarRef):
-            return e.ty == INT and e.var is not self.loop.var and not self.uses.written(e.var)
+            return (e.ty == INT and e.var is not self.loop.var and not self.uses.written(e.var)
+                    and self.fn.local(e.var))
         if isinstance(e, ir.Unary):
             return e.op == "-" and self.invariant(e.operand)
         if isinstance(e, ir.Binary):
@@ -419,13 +423,99 @@ class _Loop:
             return
         if self.invariant(x.index):
             self.guard("index", vec, x.index)
-        else:
-            sp = self.span(x.index)
-            if sp is None or self.refuted(x.base, *sp):
+        elif (sp := self.span(x.index)) is not None:
+            if self.refuted(x.base, *sp):
                 return
             self.guard(sp[0], vec, sp[1])
+        elif (values := self.values(x)) is not None:
+            for v in values:
+                if isinstance(v, ir.For):
+                    self.nested_guard("span", vec, None, v)
+                else:
+                    self.guard("index", vec, v)
+        else:
+            return
         x.checked = False
         self.gain = True
+
+    def nested_guard(self, kind: str, vec: ir.Expr, index: ir.Expr | None,
+                     inner: ir.For) -> None:
+        """A guard for every value of a nested loop's variable (vacuous
+        when its range is empty)."""
+        key = (kind, _key(vec), None if index is None else _key(index), "in",
+               _key(inner.start), _key(inner.stop))
+        if key not in self.guards:
+            g = ir.Guard(kind, vec, None if index is None else self.fresh(index), var=inner.var,
+                         start=self.fresh(inner.start), stop=self.fresh(inner.stop))
+            self.guards[key] = g
+            self.prelude.append(g)
+
+    def values(self, x: ir.Index) -> list[ir.Expr | ir.For] | None:
+        """The values an index `x[best]` can have, when best is a local int
+        variable that the body sets before the access at every iteration,
+        and only to invariant values or to the variable of a nested loop
+        (inside it) with an invariant range: those invariant expressions
+        and loops (best = 0; for c in 1 .. k { if ... { best = c; } }
+        ... st[best] += x), else None.  The guards then cover every value."""
+        e = x.index
+        if not (isinstance(e, ir.VarRef) and e.ty == INT and self.fn.local(e.var)):
+            return None
+        v = e.var
+        if v is self.loop.var or self.sets is None:
+            return None
+        found = self.sets.get(id(v))
+        if found is None or id(v) in self.sets_bad:
+            return None
+        first, values = found
+        if first >= self.position.get(id(x), -1):
+            return None  # no assignment at the top of the body before the access
+        return values
+
+    def scan_sets(self, body: list[ir.Stmt]) -> None:
+        """For `values`: per int variable, the first statement of the body
+        that assigns it (`v = e` directly in the body), and what the
+        assignments in the body (nested ones included) assign."""
+        self.sets = {}
+        self.sets_bad: set[int] = set()
+        self.position = {id(a): j for j, st in enumerate(body) for a, _ in _direct([st])}
+
+        def walk(x: object, loops: list[ir.For], top: int | None) -> None:
+            if isinstance(x, ir.For):
+                self.sets_bad.add(id(x.var))  # a loop variable: its own loop decides
+                for y in x.body:
+                    walk(y, loops + [x], None)
+                return
+            if isinstance(x, ir.Assign) and isinstance(x.target, ir.VarRef) and x.target.ty == INT:
+                v = x.target.var
+                val = x.value
+                ok: ir.Expr | ir.For | None = None
+                if x.op == "=" and self.invariant(val):
+                    ok = val
+                elif (x.op == "=" and isinstance(val, ir.VarRef)
+                      and any(lp.var is val.var for lp in loops)):
+                    lp = next(lp for lp in loops if lp.var is val.var)
+                    if self.invariant(lp.start) and self.invariant(lp.stop) and \
+                            not _Uses(lp.body).written(lp.var):
+                        ok = lp
+                if ok is None:
+                    self.sets_bad.add(id(v))
+                    return
+                first, vals = self.sets.setdefault(id(v), (len(body), []))
+                if top is not None and top < first:
+                    first = top
+                vals.append(ok)
+                self.sets[id(v)] = (first, vals)
+                return
+            if isinstance(x, ir.Stmt):
+                for f in dataclasses.fields(x):
+                    for y in _as_list(getattr(x, f.name)):
+                        if isinstance(y, ir.Stmt):
+                            walk(y, loops, None)
+            elif isinstance(x, ir.Expr):
+                return
+
+        for j, st in enumerate(body):
+            walk(st, [], j)
 
     def run(self) -> ir.FastLoop | None:
         loop = self.loop
@@ -434,6 +524,7 @@ class _Loop:
         body = self.fn.copy(loop.body)
         if _size(body) * 2 > MAX_NODES:
             return None
+        self.scan_sets(body)
         for x, store in list(_direct(body)):
             self.access(x, store)
         for inner in _nested(body):
@@ -533,6 +624,11 @@ class _Function:
         self.f = f
         self.nrows = 0
         self.memo = {id(v): v for v in f.frame}
+
+    def local(self, v: ir.Var) -> bool:
+        """Is v a variable of the function's frame (a parameter or a local:
+        nothing but the function's own statements can write it)?"""
+        return id(v) in self.memo
 
     def row_name(self) -> str:
         self.nrows += 1
