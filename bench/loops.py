@@ -56,6 +56,8 @@ CFLAGS = ["-O2", "-std=c11", "-ffp-contract=off"]
 
 
 def sglc_command() -> list[str]:
+    if os.environ.get("SGLC"):  # another sglc (e.g. an older checkout, to compare)
+        return shlex.split(os.environ["SGLC"])
     exe = ROOT / ".venv" / "bin" / "sglc"
     if exe.exists():
         return [str(exe)]

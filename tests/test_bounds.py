@@ -465,3 +465,18 @@ def test_the_guards_never_overflow(tmp_path: Path) -> None:
 
     for (a, b, c, n), line in zip(cases, got):
         assert line == f"{model(a, b, c, n)} {model(a, b, -c, n)}", (a, b, c, n)
+
+
+def test_the_ablation_switch_turns_the_proofs_off(monkeypatch: pytest.MonkeyPatch) -> None:
+    """SGLC_BOUNDS_ABLATE (bench/loops.md measures each proof with it):
+    without "nested" and "values" the kmeans loop keeps the inner loop's
+    guards with it and st[best] checked; without "restrict" no row is."""
+    body = STORE.format(set="        var best = 0;\n", lo=1, value="c")
+    monkeypatch.setenv("SGLC_BOUNDS_ABLATE", "nested,values,restrict")
+    fasts, text = fast_loops(body)
+    assert "of the nested loop" not in text and "[best, in place] += x" in text, text
+    assert not any(r.restrict for f in fasts if f is not None for r in f.prelude
+                   if isinstance(r, ir.HoistedRow))
+    monkeypatch.delenv("SGLC_BOUNDS_ABLATE")
+    _, text = fast_loops(body)
+    assert "of the nested loop" in text and "[best, unchecked, in place] += x" in text, text

@@ -50,6 +50,25 @@ A variable indexed in the fast body whose buffer nothing in B can change
 place directly in B) is read once before the loop too (a HoistedRow of the
 variable: its data pointer, which C then keeps in a register).
 
+An index that is a local int variable `best`, set by an assignment
+directly in B before the access (so at every iteration), and anywhere in B
+only by `best = e` with e invariant or by `best = c` inside a nested loop
+`for c in lo .. hi` with lo and hi invariant (which does not assign c), is
+proven by a guard per value: "index" for each e, and "every c of lo .. hi
+is in range" for each such loop (vacuous when the range is empty): the
+k-means pattern `best = 0; for c in 1 .. k { if ... { best = c; } }
+st[best] += x`.
+
+The guards and rows of a nested loop's fast version (innermost first, so
+already decided) move into this loop's prelude when the nested loop's
+range is invariant here and each of them is the same at every iteration
+(`hoist_nested`: its vectors stable here, rows only of variables this loop
+never writes, indices invariant, no "unique" guard); such a guard carries
+the nested loop's variable and range (`Guard.var`, `start`, `stop`) and
+holds when that range is empty.  The copy of the nested loop in the fast
+body is then left with an empty prelude: emit runs its fast body without
+a test and writes no checked copy of it.
+
 A loop is versioned only if that hoists something, and only while its
 body (the fast copies of nested loops included) stays below MAX_NODES IR
 nodes.  Loops are handled innermost first.  The pass should run last: it
@@ -60,6 +79,7 @@ from __future__ import annotations
 
 import copy
 import dataclasses
+import os
 from collections.abc import Iterator
 
 from .. import builtins, ir
@@ -68,6 +88,14 @@ from ..types import INT, Vec
 from .base import Pass
 
 MAX_NODES = 4000  # IR nodes of a loop body, nested fast copies included
+
+
+def ablated(what: str) -> bool:
+    """For measuring what each proof is worth (bench/loops.md): the
+    environment variable SGLC_BOUNDS_ABLATE, a comma-separated list of
+    "restrict", "nested", "values", "batch", turns those off.  Never set in
+    normal use; the result is always correct, only slower."""
+    return what in os.environ.get("SGLC_BOUNDS_ABLATE", "").split(",")
 
 _INVARIANT_OPS = ("+", "-", "*")
 
@@ -393,7 +421,8 @@ class _Loop:
             self.guard("index", outer, x.index)
             lookup = ir.Index(x.ty, x.level, x.line, x.col, base=outer, index=self.fresh(x.index),
                               checked=False)
-            r = ir.HoistedRow(self.fn.row_name(), lookup, restrict=True)  # w is frozen
+            r = ir.HoistedRow(self.fn.row_name(), lookup,  # w is frozen
+                              restrict=not ablated("restrict"))
             self.rows[key] = r
             self.prelude.append(r)
         r = self.rows[key]
@@ -461,7 +490,7 @@ class _Loop:
         if not (isinstance(e, ir.VarRef) and e.ty == INT and self.fn.local(e.var)):
             return None
         v = e.var
-        if v is self.loop.var or self.sets is None:
+        if v is self.loop.var or self.sets is None or ablated("values"):
             return None
         found = self.sets.get(id(v))
         if found is None or id(v) in self.sets_bad:
@@ -528,7 +557,8 @@ class _Loop:
         for x, store in list(_direct(body)):
             self.access(x, store)
         for inner in _nested(body):
-            self.hoist_nested(inner)
+            if not ablated("nested"):
+                self.hoist_nested(inner)
         if not self.gain:
             return None
         self.hoist_vectors()
@@ -610,7 +640,8 @@ class _Loop:
                 continue
             if id(v) not in rows:
                 # restrict: v is never written, or written only here, through the row
-                restrict = self.uses.frozen(v) or id(v) not in self.nested_vars()
+                restrict = (self.uses.frozen(v) or id(v) not in self.nested_vars()) and \
+                    not ablated("restrict")
                 rows[id(v)] = ir.HoistedRow(self.fn.row_name(), self.fresh(ref), restrict=restrict)
                 self.prelude.append(rows[id(v)])
             ref.row = rows[id(v)]
