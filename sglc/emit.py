@@ -670,9 +670,23 @@ class _Statements(_Builtins):
         (`_straight_line`): the cancellation check runs once per batch of
         LOOP_BATCH iterations instead of each one, between two batches, so
         that the C compiler can optimize the inner loop, and a loop of at
-        most one batch (the inner loop of a nest, typically) pays nothing
-        for it; a cancelled node stops at most a batch later, having
-        computed only values that nobody sees."""
+        most one batch (the inner loop of a nest, typically) is a plain
+        loop that pays nothing for it; a cancelled node stops at most a
+        batch later, having computed only values that nobody sees.  The
+        loop is not empty (a < b)."""
+        # at most one batch (an inner loop, typically): a plain loop
+        self.out(f"if ((uint64_t){b} - (uint64_t){a} <= {LOOP_BATCH}) {{")
+        self.indent += 1
+        i = self.new_name("i")
+        self.out(f"for (sgl_int {i} = {a}; {i} < {b}; {i}++) {{")
+        self.indent += 1
+        self.out(c.assign(self.var(s.var), Name(i)))
+        self.block(body)
+        self.indent -= 1
+        self.out("}")
+        self.indent -= 1
+        self.out("} else {")
+        self.indent += 1
         i, end = self.new_name("i"), self.new_name("e")
         self.out(f"for (sgl_int {i} = {a};;) {{")
         self.indent += 1
@@ -686,6 +700,8 @@ class _Statements(_Builtins):
         self.out("}")
         self.out(f"if ({i} >= {b}) break;")
         self.loop_check()
+        self.indent -= 1
+        self.out("}")
         self.indent -= 1
         self.out("}")
 
