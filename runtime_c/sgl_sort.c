@@ -83,6 +83,33 @@ uint64_t sgl_sort_key_f64(double x)
 }
 
 /* ------------------------------------------------------------------ */
+/* Scratch                                                             */
+
+/* Scratch: `elems` elements and `counts` counts, from the block
+ * allocator (NULL fields when it has no memory). */
+typedef struct {
+    uint64_t *tmp;
+    int64_t *cnt;
+    int64_t kind;
+} scratch;
+
+static bool scratch_get(scratch *s, int64_t elems, int64_t counts)
+{
+    size_t bytes = (size_t)(elems + counts) * 8;
+    void *p = sgl_block_alloc(bytes, false, &s->kind);
+    if (!p)
+        return false;
+    s->tmp = p;
+    s->cnt = (int64_t *)p + elems;
+    return true;
+}
+
+static void scratch_put(scratch *s)
+{
+    sgl_block_free(s->tmp, s->kind);
+}
+
+/* ------------------------------------------------------------------ */
 /* Introsort of int64 (short inputs)                                   */
 
 static inline void swap_i64(int64_t *a, int64_t *b)
@@ -418,6 +445,44 @@ static void merge2(const int64_t *x, int64_t nx, const int64_t *y, int64_t ny, i
     memcpy(out + k, y + j, (size_t)(ny - j) * sizeof *y);
 }
 
+/* Merges the ascending a[0..n1) and a[n1..n1+n2) in place, stably, with
+ * the shorter run copied aside: forward from the first, or backward from
+ * the second.  False (a unchanged) without memory for it. */
+static bool merge2_in_place(int64_t *a, int64_t n1, int64_t n2)
+{
+    if (n1 == 0 || n2 == 0 || !(a[n1] < a[n1 - 1]))
+        return true;
+    scratch s;
+    if (!scratch_get(&s, n1 < n2 ? n1 : n2, 0))
+        return false;
+    int64_t *buf = (int64_t *)s.tmp;
+    if (n1 <= n2) {
+        memcpy(buf, a, (size_t)n1 * sizeof *a);
+        int64_t i = 0, j = n1, k = 0, n = n1 + n2;
+        while (i < n1 && j < n) {
+            int64_t x = buf[i], y = a[j];
+            bool t = y < x;
+            a[k++] = t ? y : x;
+            j += t;
+            i += !t;
+        }
+        memcpy(a + k, buf + i, (size_t)(n1 - i) * sizeof *a);
+    } else {
+        memcpy(buf, a + n1, (size_t)n2 * sizeof *a);
+        int64_t i = n1 - 1, j = n2 - 1, k = n1 + n2 - 1;
+        while (i >= 0 && j >= 0) {
+            int64_t x = a[i], y = buf[j];
+            bool t = y < x; /* on a tie the second run's element goes last */
+            a[k--] = t ? x : y;
+            i -= t;
+            j -= !t;
+        }
+        memcpy(a, buf, (size_t)(j + 1) * sizeof *a);
+    }
+    scratch_put(&s);
+    return true;
+}
+
 void sgl_merge_runs_i64(const int64_t *src, int64_t *dst, int64_t *tmp, int64_t n,
                         int64_t *bounds, int nruns)
 {
@@ -450,30 +515,6 @@ void sgl_merge_runs_i64(const int64_t *src, int64_t *dst, int64_t *tmp, int64_t 
 
 /* ------------------------------------------------------------------ */
 /* Long inputs: one MSD pass, then LSD in the cache                    */
-
-/* Scratch: `elems` elements and `counts` counts, from the block
- * allocator (NULL fields when it has no memory). */
-typedef struct {
-    uint64_t *tmp;
-    int64_t *cnt;
-    int64_t kind;
-} scratch;
-
-static bool scratch_get(scratch *s, int64_t elems, int64_t counts)
-{
-    size_t bytes = (size_t)(elems + counts) * 8;
-    void *p = sgl_block_alloc(bytes, false, &s->kind);
-    if (!p)
-        return false;
-    s->tmp = p;
-    s->cnt = (int64_t *)p + elems;
-    return true;
-}
-
-static void scratch_put(scratch *s)
-{
-    sgl_block_free(s->tmp, s->kind);
-}
 
 /* The top digit of the hybrid sort for the span sp: its lowest bit. */
 static int top_shift(span sp)
@@ -591,6 +632,13 @@ static bool sort_into(bool is_float, const uint64_t *src, uint64_t *dst, int64_t
     int runs = is_float ? 0 : sgl_sort_runs_i64((const int64_t *)src, n, bounds, SGL_SORT_MAX_RUNS);
     if (n >= SGL_SORT_HYBRID_MIN && runs == 0 && src != dst)
         return is_float ? hybrid_float(src, dst, n) : hybrid_int(src, dst, n);
+    if (runs == 2 && src != dst) { /* one merge, straight into dst */
+        merge2((const int64_t *)src, bounds[1], (const int64_t *)src + bounds[1], n - bounds[1],
+               (int64_t *)dst);
+        return true;
+    }
+    if (runs == 2) /* in place: only the shorter run is set aside */
+        return merge2_in_place((int64_t *)dst, bounds[1], n - bounds[1]);
     scratch s;
     if (!scratch_get(&s, n, runs > 0 ? 0 : 2 << SGL_SORT_DIGIT_MAX))
         return false;
@@ -682,8 +730,13 @@ sgl_vec sgl_sort_take(const sgl_type *vt, sgl_vec *v, int line, int col)
     *v = (sgl_vec){NULL, 0, NULL};
     if (r.len == 0 || in_order(vt, &r))
         return r;
-    if (!sgl_vec_unique(&r)) {
-        /* someone else still sees these elements: sort a copy */
+    int64_t bounds[3];
+    if (!sgl_vec_unique(&r) ||
+        (r.len >= SGL_SORT_HYBRID_MIN &&
+         (vt->elem->kind == SGL_T_FLOAT || sgl_sort_runs_i64(r.data, r.len, bounds, 2) != 2))) {
+        /* someone else still sees these elements, or the sort needs a
+         * buffer as long as them anyway: sort into a new vector (its first
+         * pass reads these elements, so nothing is copied twice) */
         sgl_vec s = sorted_copy(vt, &r, line, col);
         sgl_vec_free(vt, &r);
         return s;
