@@ -517,59 +517,80 @@ void sgl_merge_runs_i64(const int64_t *src, int64_t *dst, int64_t *tmp, int64_t 
 /* Long inputs: one MSD pass, then LSD in the cache                    */
 
 /* The top digit of the hybrid sort for the span sp: its lowest bit. */
-static int top_shift(span sp)
+static int top_shift(span sp, int64_t n)
 {
+    /* as many bits as leave buckets of about SGL_SORT_BUCKET elements on
+     * spread-out keys, at least 1 and at most SGL_SORT_TOP_BITS */
+    int w = 1;
+    while (w < SGL_SORT_TOP_BITS && (n >> (w + 1)) >= SGL_SORT_BUCKET)
+        w++;
     int bits = sp.hi - sp.lo + 1;
-    return sp.hi + 1 - (bits < SGL_SORT_TOP_BITS ? bits : SGL_SORT_TOP_BITS);
+    return sp.hi + 1 - (bits < w ? bits : w);
 }
 
-/* HYBRID_SORT(NAME, KEY, CORE, SMALL, SMALL_N): sorts src[0..n) into dst
- * (not src) by KEY: the highest SGL_SORT_TOP_BITS bits that differ as one
- * digit, counted, then scattered from src to dst in one pass, which
- * leaves buckets of about n / 2^SGL_SORT_TOP_BITS elements; each is then
- * sorted where it lies, in the cache, by SMALL (below SMALL_N elements)
- * or by the LSD radix sort CORE on the bits below the digit, with scratch
- * as long as the longest bucket.  The first read pass finds the bits
- * that differ and, at once, counts the top digit that a sample of 256
- * elements predicts (another count pass only when the prediction was
- * wrong).  False (dst unspecified) when scratch could not be had. */
+/* A split of n elements by one digit: the span of bits that differ, the
+ * digit's lowest bit and its bucket count, and the buckets' starts
+ * (start[nb] = n), in `meta` (free with scratch_put). */
+typedef struct {
+    span sp;
+    int shift;
+    size_t nb;
+    int64_t *start, longest;
+    scratch meta;
+} split;
+
+/* HYBRID_SORT(NAME, KEY, CORE, SMALL, SMALL_N) defines NAME(src, dst, n):
+ * sorts src[0..n) into dst (not src) by KEY, stably.  The highest
+ * SGL_SORT_TOP_BITS bits that differ are one digit, counted, then
+ * scattered from src to dst in one pass; that leaves buckets of about
+ * n / 2^SGL_SORT_TOP_BITS elements on spread-out keys, each then sorted
+ * where it lies, in the cache: by SMALL below SMALL_N elements, by the
+ * LSD radix sort CORE on the bits below the digit up to
+ * SGL_SORT_CACHE_MAX elements.  A longer bucket (skewed keys: floats of
+ * one exponent, a few outliers) is split again by its own top digit,
+ * into a scratch buffer and back, recursively.  The first read pass of a
+ * split finds the bits that differ and, at once, counts the top digit
+ * that a sample of 256 elements predicts (another count pass only when
+ * the prediction was wrong).  False (dst unspecified) without memory. */
 #define HYBRID_SORT(NAME, KEY, CORE, SMALL, SMALL_N)                                            \
-    static bool NAME(const uint64_t *src, uint64_t *dst, int64_t n)                             \
+    /* Splits from[0..n) into to by its top digit (sp empty: all equal,    \
+     * nothing moved). */                                                                       \
+    static bool NAME##_split(const uint64_t *from, uint64_t *to, int64_t n, split *sl)          \
     {                                                                                           \
         uint64_t sany = 0, sall = ~(uint64_t)0;                                                 \
-        for (int64_t j = 0; j < 256; j++) {                                                     \
-            uint64_t k = KEY(src[j * (n / 256)]);                                               \
+        int64_t step = n / 256 > 0 ? n / 256 : 1;                                               \
+        for (int64_t j = 0; j < n; j += step) {                                                 \
+            uint64_t k = KEY(from[j]);                                                          \
             sany |= k;                                                                          \
             sall &= k;                                                                          \
         }                                                                                       \
         span guess = span_of(sany ^ sall);                                                      \
-        int gshift = guess.lo > guess.hi ? 0 : top_shift(guess);                                \
+        int gshift = guess.lo > guess.hi ? 0 : top_shift(guess, n);                             \
+        int gw = guess.lo > guess.hi ? 1 : guess.hi - gshift + 1;                               \
         size_t nb = (size_t)1 << SGL_SORT_TOP_BITS;                                             \
-        scratch meta;                                                                           \
-        if (!scratch_get(&meta, 0, (int64_t)(2 * nb + 1)))                                      \
+        if (!scratch_get(&sl->meta, 0, (int64_t)(2 * nb + 1)))                                  \
             return false;                                                                       \
-        int64_t *top = meta.cnt, *start = meta.cnt + nb;                                        \
+        int64_t *top = sl->meta.cnt, *start = sl->meta.cnt + nb;                                \
+        nb = (size_t)1 << gw;                                                                   \
         memset(top, 0, nb * sizeof *top);                                                       \
         uint64_t any = 0, all = ~(uint64_t)0, gmask = nb - 1;                                   \
         for (int64_t i = 0; i < n; i++) {                                                       \
-            uint64_t k = KEY(src[i]);                                                           \
+            uint64_t k = KEY(from[i]);                                                          \
             any |= k;                                                                           \
             all &= k;                                                                           \
             top[(k >> gshift) & gmask]++;                                                       \
         }                                                                                       \
         span sp = span_of(any ^ all);                                                           \
-        if (sp.lo > sp.hi) {                                                                    \
-            memcpy(dst, src, (size_t)n * sizeof *dst);                                          \
-            scratch_put(&meta);                                                                 \
+        sl->sp = sp;                                                                            \
+        if (sp.lo > sp.hi)                                                                      \
             return true;                                                                        \
-        }                                                                                       \
-        int shift = top_shift(sp);                                                              \
-        if (shift != gshift || sp.hi != guess.hi || sp.hi - shift + 1 != SGL_SORT_TOP_BITS) {   \
+        int shift = top_shift(sp, n), w = sp.hi - shift + 1;                                    \
+        if (shift != gshift || w != gw) {                                                       \
             /* not the digit counted: count it */                                               \
-            nb = (size_t)1 << (sp.hi - shift + 1);                                              \
+            nb = (size_t)1 << w;                                                                \
             memset(top, 0, nb * sizeof *top);                                                   \
             for (int64_t i = 0; i < n; i++)                                                     \
-                top[(KEY(src[i]) >> shift) & (nb - 1)]++;                                       \
+                top[(KEY(from[i]) >> shift) & (nb - 1)]++;                                      \
         }                                                                                       \
         uint64_t mask = nb - 1;                                                                 \
         int64_t sum = 0, longest = 0;                                                           \
@@ -582,24 +603,97 @@ static int top_shift(span sp)
         }                                                                                       \
         start[nb] = n;                                                                          \
         for (int64_t i = 0; i < n; i++) {                                                       \
-            uint64_t x = src[i];                                                                \
-            dst[top[(KEY(x) >> shift) & mask]++] = x;                                           \
+            uint64_t x = from[i];                                                               \
+            to[top[(KEY(x) >> shift) & mask]++] = x;                                            \
         }                                                                                       \
-        scratch s = {NULL, NULL, 0};                                                            \
-        bool ok = shift == sp.lo || scratch_get(&s, longest, 2 << SGL_SORT_DIGIT_MAX);          \
-        if (ok && shift > sp.lo) {                                                              \
-            span low = {sp.lo, shift - 1};                                                      \
-            for (size_t b = 0; b < nb; b++) {                                                   \
-                int64_t m = start[b + 1] - start[b];                                            \
-                uint64_t *a = dst + start[b];                                                   \
+        sl->shift = shift;                                                                      \
+        sl->nb = nb;                                                                            \
+        sl->start = start;                                                                      \
+        sl->longest = longest;                                                                  \
+        return true;                                                                            \
+    }                                                                                           \
+    static bool NAME##_in(uint64_t *x, uint64_t *y, int64_t n, scratch *c);                     \
+    /* Sorts from into to, with aux (n elements, may be from) as scratch   \
+     * for the long buckets; c: scratch for the buckets sorted in cache. */                    \
+    static bool NAME##_to(const uint64_t *from, uint64_t *to, uint64_t *aux, int64_t n,         \
+                          scratch *c)                                                           \
+    {                                                                                           \
+        split sl;                                                                               \
+        if (!NAME##_split(from, to, n, &sl))                                                    \
+            return false;                                                                       \
+        bool ok = true;                                                                         \
+        if (sl.sp.lo > sl.sp.hi)                                                                \
+            memcpy(to, from, (size_t)n * sizeof *to);                                           \
+        else if (sl.shift > sl.sp.lo) {                                                         \
+            span low = {sl.sp.lo, sl.shift - 1};                                                \
+            for (size_t b = 0; ok && b < sl.nb; b++) {                                          \
+                int64_t o = sl.start[b], m = sl.start[b + 1] - o;                               \
                 if (m < SMALL_N)                                                                \
-                    SMALL(a, m);                                                                \
+                    SMALL(to + o, m);                                                           \
+                else if (m <= SGL_SORT_CACHE_MAX)                                               \
+                    CORE(to + o, to + o, c->tmp, m, c->cnt, low);                               \
                 else                                                                            \
-                    CORE(a, a, s.tmp, m, s.cnt, low);                                           \
+                    ok = NAME##_in(to + o, aux + o, m, c);                                      \
             }                                                                                   \
-            scratch_put(&s);                                                                    \
         }                                                                                       \
-        scratch_put(&meta);                                                                     \
+        scratch_put(&sl.meta);                                                                  \
+        return ok;                                                                              \
+    }                                                                                           \
+    /* Sorts x in place, with y (n elements) as scratch. */                                    \
+    static bool NAME##_in(uint64_t *x, uint64_t *y, int64_t n, scratch *c)                      \
+    {                                                                                           \
+        split sl;                                                                               \
+        if (!NAME##_split(x, y, n, &sl))                                                        \
+            return false;                                                                       \
+        bool ok = true;                                                                         \
+        if (sl.sp.lo <= sl.sp.hi) {                                                             \
+            span low = {sl.sp.lo, sl.shift - 1};                                                \
+            for (size_t b = 0; ok && b < sl.nb; b++) {                                          \
+                int64_t o = sl.start[b], m = sl.start[b + 1] - o;                               \
+                if (m < SMALL_N || sl.shift == sl.sp.lo) {                                      \
+                    memcpy(x + o, y + o, (size_t)m * sizeof *x);                                \
+                    if (sl.shift > sl.sp.lo)                                                    \
+                        SMALL(x + o, m);                                                        \
+                } else if (m <= SGL_SORT_CACHE_MAX)                                             \
+                    CORE(y + o, x + o, c->tmp, m, c->cnt, low);                                 \
+                else                                                                            \
+                    ok = NAME##_to(y + o, x + o, y + o, m, c);                                  \
+            }                                                                                   \
+        }                                                                                       \
+        scratch_put(&sl.meta);                                                                  \
+        return ok;                                                                              \
+    }                                                                                           \
+    static bool NAME(const uint64_t *src, uint64_t *dst, int64_t n)                             \
+    {                                                                                           \
+        split sl;                                                                               \
+        scratch c, aux = {NULL, NULL, 0};                                                       \
+        if (!scratch_get(&c, SGL_SORT_CACHE_MAX, 2 << SGL_SORT_DIGIT_MAX))                      \
+            return false;                                                                       \
+        if (!NAME##_split(src, dst, n, &sl)) {                                                  \
+            scratch_put(&c);                                                                    \
+            return false;                                                                       \
+        }                                                                                       \
+        bool ok = true;                                                                         \
+        if (sl.sp.lo > sl.sp.hi)                                                                \
+            memcpy(dst, src, (size_t)n * sizeof *dst);                                          \
+        else if (sl.shift > sl.sp.lo) {                                                         \
+            span low = {sl.sp.lo, sl.shift - 1};                                                \
+            if (sl.longest > SGL_SORT_CACHE_MAX)                                                \
+                ok = scratch_get(&aux, sl.longest, 0);                                          \
+            for (size_t b = 0; ok && b < sl.nb; b++) {                                          \
+                int64_t o = sl.start[b], m = sl.start[b + 1] - o;                               \
+                if (m < SMALL_N)                                                                \
+                    SMALL(dst + o, m);                                                          \
+                else if (m <= SGL_SORT_CACHE_MAX)                                               \
+                    CORE(dst + o, dst + o, c.tmp, m, c.cnt, low);                               \
+                else                                                                            \
+                    ok = NAME##_in(dst + o, aux.tmp, m, &c);                                    \
+            }                                                                                   \
+            if (aux.tmp)                                                                        \
+                scratch_put(&aux);                                                              \
+        }                                                                                       \
+        scratch_put(&sl.meta);                                                                  \
+        scratch_put(&c);                                                                        \
         return ok;                                                                              \
     }
 

@@ -36,6 +36,17 @@
 #ifndef SGL_SORT_TOP_BITS
 #define SGL_SORT_TOP_BITS 10
 #endif
+/* Buckets of the top digit up to this length are sorted by the LSD radix
+ * sort (in the cache); longer ones are split again by their own top
+ * digit. */
+/* The top digit is as wide as leaves buckets of about this many elements
+ * on spread-out keys (at most SGL_SORT_TOP_BITS bits). */
+#ifndef SGL_SORT_BUCKET
+#define SGL_SORT_BUCKET ((int64_t)2048)
+#endif
+#ifndef SGL_SORT_CACHE_MAX
+#define SGL_SORT_CACHE_MAX ((int64_t)1 << 15)
+#endif
 /* From SGL_SORT_RADIX_MIN elements on, int inputs of at most this many
  * ascending runs are merged, not radix-sorted. */
 #define SGL_SORT_MAX_RUNS 16
