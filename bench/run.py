@@ -52,7 +52,7 @@ SIZES = {
 }
 SUPERSTEPS = (100_000, 1000)
 # the triad's array length (three arrays of doubles) and repetitions: full, quick
-TRIAD = ((1 << 24, 5), (1 << 22, 3))
+TRIAD = ((1 << 24, 5), (1 << 20, 2))
 
 
 def kernel_bytes(kernel: str, n: int) -> float:
