@@ -1,13 +1,17 @@
 """Starting compiled programs: the mpirun command line (`sglc run`,
-`sglc probe`) and the key of `sglc run`'s executable cache."""
+`sglc probe`), each job's own Open MPI session directory, and the key of
+`sglc run`'s executable cache."""
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import hashlib
 import itertools
 import os
-from collections.abc import Iterable, Mapping, Sequence
+import shutil
+import tempfile
+from collections.abc import Iterable, Iterator, Mapping, MutableMapping, Sequence
 from pathlib import Path
 
 from . import paths
@@ -68,6 +72,37 @@ def launch_command(exe: str, nprocs: int | None, threads: int | Sequence[int] | 
     for count, run in itertools.groupby(per_process):
         contexts.append(["-np", str(len(list(run))), "-x", f"OMP_NUM_THREADS={count}", *prog])
     return cmd + [w for i, c in enumerate(contexts) for w in ([":"] if i else []) + c]
+
+
+# Open MPI 4's session directory: its jobs keep their files under
+# BASE/ompi.HOST.UID/, one folder per user and host, where one job's clean-up
+# races another's start-up (open-mpi/ompi#8510: "A call to mkdir was unable
+# to create the desired directory ... jf.0").  Each job started here gets a
+# BASE of its own.
+OMPI_SESSION_VAR = "OMPI_MCA_orte_tmpdir_base"
+
+
+@contextlib.contextmanager
+def mpi_session_dir(env: MutableMapping[str, str], *, inside: str | None = None,
+                    keep_users: bool = False) -> Iterator[str | None]:
+    """For the duration: env[OMPI_SESSION_VAR] a fresh temporary folder
+    (under inside, else under TMPDIR), removed afterwards with what the job
+    left in it; yields it.  With keep_users, a value already in env (the
+    user's own) is left alone and None yielded."""
+    if keep_users and env.get(OMPI_SESSION_VAR):
+        yield None
+        return
+    old = env.get(OMPI_SESSION_VAR)
+    folder = tempfile.mkdtemp(prefix="sgl-ompi-", dir=inside)
+    env[OMPI_SESSION_VAR] = folder
+    try:
+        yield folder
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
+        if old is None:
+            env.pop(OMPI_SESSION_VAR, None)
+        else:
+            env[OMPI_SESSION_VAR] = old
 
 
 def parse_threads(text: str) -> int | list[int]:
