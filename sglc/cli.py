@@ -729,8 +729,12 @@ def main() -> None:
     try:
         code = call_deep(run)
     except KeyboardInterrupt:
+        # now, without waiting for the command's thread: what it would
+        # still report (a compiler that the Ctrl-C ended) is no news
         _say_interrupted()
-        sys.exit(130)
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os._exit(130)
     sys.exit(code if isinstance(code, int) or code is None else str(code))
 
 
