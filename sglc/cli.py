@@ -11,7 +11,8 @@ compile, check and run take -W flags: -Wall (the default set of warnings),
 -WNAME / -Wno-NAME (one warning on / off), -Werror (warnings are errors).
 
 Exit status: 0 ok (also with warnings), 1 errors in the program (or
-warnings under -Werror), 2 bad usage, 3 internal error.
+warnings under -Werror), 2 bad usage or environment, 3 internal error, 130
+Ctrl-C.
 """
 
 from __future__ import annotations
@@ -700,7 +701,9 @@ def cli_doc() -> str:
         "     click definitions in sglc/cli.py; do not edit by hand. -->",
         "",
         "Exit status: 0 ok, 1 errors in the program (or, for `sglc fmt --check`, a file",
-        "that would change), 2 bad usage, 3 internal error.",
+        "that would change), 2 bad usage or a problem of the environment (the message says",
+        "what to do), 3 internal error, 130 Ctrl-C; `sglc run`: the program's status, or",
+        "128 + N after the signal N (docs/execution.md, Signals).",
         "",
     ]
     text, root = _doc_help(cli, "sglc", None)
