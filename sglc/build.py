@@ -98,15 +98,14 @@ def atomic_output(out: Path) -> Iterator[Path]:
         raise OutputError(f"cannot write {out}: {e.strerror or e} ({_where_hint(out)})") from None
     try:
         yield Path(tmp)
-        os.replace(tmp, out)
-    except OSError as e:
-        Path(tmp).unlink(missing_ok=True)
-        if isinstance(e, OutputError):
-            raise
-        raise OutputError(f"cannot write {out}: {e.strerror or e} ({_where_hint(out)})") from None
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise
+    try:
+        os.replace(tmp, out)
+    except OSError as e:
+        Path(tmp).unlink(missing_ok=True)
+        raise OutputError(f"cannot write {out}: {e.strerror or e} ({_where_hint(out)})") from None
 
 
 @dataclass
