@@ -43,6 +43,8 @@ sys.path.insert(1, str(HERE.parent))
 from conftest import OMP_SHAPES, SEQ_SHAPES, SHAPES  # noqa: E402  (the one shape matrix)
 from sglgen import generate  # noqa: E402
 
+from sglc.launch import OMPI_SESSION_VAR, mpi_session_dir  # noqa: E402
+
 FAILURES = HERE / "failures"
 RUN_TIMEOUT = 20.0
 
@@ -94,8 +96,16 @@ class Outcome:
 
 
 def run_cmd(cmd: Sequence[str], cwd: Path, timeout: float = RUN_TIMEOUT) -> Outcome:
-    """Run in a new process group; on timeout kill the group (status -9)."""
-    proc = subprocess.Popen(list(cmd), cwd=cwd, env=env(), stdout=subprocess.PIPE,
+    """Run in a new process group, with an Open MPI session folder of its own
+    (runs go two at a time: sglc.launch.mpi_session_dir); on timeout kill
+    the group (status -9)."""
+    e = env()
+    with mpi_session_dir(e, inside=e.get(OMPI_SESSION_VAR) or None):
+        return _run_cmd(cmd, cwd, e, timeout)
+
+
+def _run_cmd(cmd: Sequence[str], cwd: Path, e: dict[str, str], timeout: float) -> Outcome:
+    proc = subprocess.Popen(list(cmd), cwd=cwd, env=e, stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, text=True, start_new_session=True,
                             errors="replace")
     try:
