@@ -20,6 +20,8 @@ from collections.abc import Callable
 from fractions import Fraction
 from typing import Any
 
+from sglc.types import FLOAT
+
 from .values import Struct, INT_MAX, INT_MIN, MASK, copy_value, fmt, fmt_float, max2, min2, sort_values, wrap
 
 Fn = Callable[[Any, Any, list[Any]], Any]
@@ -157,7 +159,7 @@ def _sort(ctx: Any, call: Any, a: list[Any]) -> list[Any]:
 @builtin("sum")
 def _sum(ctx: Any, call: Any, a: list[Any]) -> Any:
     v = a[0]
-    if v and type(v[0]) is float:
+    if call.ty == FLOAT:  # the type decides: sum([]) of a [float] is 0.0
         s = 0.0
         for x in v:
             s += x
