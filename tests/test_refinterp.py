@@ -29,7 +29,7 @@ from pathlib import Path
 import pytest
 from conftest import OMP_SHAPES, REPO, SEQ_SHAPES, SHAPES, SHARED, SHARED_MISSING_REASON
 from refinterp import parse_shape, run_file
-from refinterp.builtins import parse_float, parse_int, splitmix64, split_by_bounds
+from refinterp.builtins import parse_float, parse_int, split_by_bounds, splitmix64
 from refinterp.values import c_div, c_mod, fmt, sort_values, wrap
 from runtime_errors_spec import parse_spec
 

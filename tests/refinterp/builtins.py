@@ -22,7 +22,19 @@ from typing import Any
 
 from sglc.types import FLOAT
 
-from .values import Struct, INT_MAX, INT_MIN, MASK, copy_value, fmt, fmt_float, max2, min2, sort_values, wrap
+from .values import (
+    INT_MAX,
+    INT_MIN,
+    MASK,
+    Struct,
+    copy_value,
+    fmt,
+    fmt_float,
+    max2,
+    min2,
+    sort_values,
+    wrap,
+)
 
 Fn = Callable[[Any, Any, list[Any]], Any]
 FUNCS: dict[str, Fn] = {}
@@ -487,7 +499,8 @@ def _write(ctx: Any, call: Any, a: list[Any]) -> None:
     floats = call.func == "write_floats"
     ctx.note_file(path, True)
     if path.endswith(".npy"):
-        header = "{'descr': '%s', 'fortran_order': False, 'shape': (%d,), }" % ("<f8" if floats else "<i8", len(v))
+        descr = "<f8" if floats else "<i8"
+        header = "{'descr': '" + descr + "', 'fortran_order': False, 'shape': (" + str(len(v)) + ",), }"
         pad = 64 - (10 + len(header) + 1) % 64
         head = b"\x93NUMPY\x01\x00" + struct.pack("<H", len(header) + pad + 1) + \
             (header + " " * pad + "\n").encode("latin-1")
