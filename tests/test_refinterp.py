@@ -22,19 +22,22 @@ TOO_BIG (not run) or REDUCED (run on one shape only).
 
 from __future__ import annotations
 
+import functools
 import os
 import re
 from pathlib import Path
 
 import pytest
-from conftest import OMP_SHAPES, REPO, SEQ_SHAPES, SHAPES, SHARED, SHARED_MISSING_REASON
-from refinterp import parse_shape, run_file
+from conftest import OMP_SHAPES, REPO, SEQ_SHAPES, SHARED, SHARED_MISSING_REASON
+from refinterp import Result, load, parse_shape, run_program
 from refinterp.builtins import parse_float, parse_int, split_by_bounds, splitmix64
 from refinterp.values import c_div, c_mod, fmt, sort_values, wrap
 from runtime_errors_spec import parse_spec
 
-# Every shape of the test matrix (conftest.py), and the one-node tree.
-ORACLE_SHAPES: list[str] = list(dict.fromkeys(["0", *SEQ_SHAPES, *OMP_SHAPES, *(s for _, s in SHAPES)]))
+# The shapes of the seq target (the one-node tree, one child, even and
+# uneven trees) and the omp target's uneven nested one: the interpreter
+# runs every shape alike, so the rest of the matrix adds little.
+ORACLE_SHAPES: list[str] = list(dict.fromkeys([*SEQ_SHAPES, OMP_SHAPES[-1]]))
 ONE_SHAPE = "2x[1,3]x2"
 
 SHAPE_RE = re.compile(r"^(\d+|\[\d+(,\d+)*\])(x(\d+|\[\d+(,\d+)*\]))*$")
@@ -55,6 +58,15 @@ REDUCED: set[tuple[str, str]] = {
     ("programs", "nested_ranks"), ("programs", "recursion"),
     ("examples", "inprod"), ("examples", "matvec"), ("examples", "psrs"), ("examples", "scan"),
     ("shared", "reduce"),
+}
+
+# Golden files that the interpreter shows to be wrong by the brief (they
+# must be fixed by an independent model, then leave this list; strict: a
+# fixed file fails here until its entry is removed).
+KNOWN_WRONG: dict[tuple[str, str], str] = {
+    ("programs", "sort_owned"): "sort_owned.out (from tests/test_sort.py's model) puts -0.0 before 0.0, "
+    "docs/language.md's old choice; the brief §8 makes every sort stable with -0.0 and 0.0 equal "
+    "(sort([0.0, -0.0]) is [0.0, -0.0])",
 }
 
 FOLDERS: list[tuple[str, Path, bool]] = [
@@ -82,6 +94,8 @@ def _golden_cases() -> list[object]:
             marks = []
             if (label, name) in TOO_BIG:
                 marks = [pytest.mark.skip(reason=f"too big for the interpreter: {TOO_BIG[label, name]}")]
+            elif (label, name) in KNOWN_WRONG:
+                marks = [pytest.mark.xfail(reason=KNOWN_WRONG[label, name], strict=True)]
             args = _args_of(src) if ours else []
             plain = folder / f"{name}.out"
             runs: list[tuple[str, list[str], Path | None, str]] = []  # (shape, args, golden, id)
@@ -105,11 +119,17 @@ def _golden_cases() -> list[object]:
     return params
 
 
-def _interpret(src: Path, shape: str, args: list[str], cwd: Path):  # noqa: ANN202
+@functools.cache
+def _checked(src: Path) -> object:
+    """The checked AST of src (parsed once; the interpreter never changes it)."""
+    return load(src.read_text(encoding="utf-8"), src.name)
+
+
+def _interpret(src: Path, shape: str, args: list[str], cwd: Path) -> Result:
     old = os.getcwd()
     os.chdir(cwd)
     try:
-        return run_file(str(src), shape, args, name=src.name)
+        return run_program(_checked(src), src.name, shape, args)  # type: ignore[arg-type]
     finally:
         os.chdir(old)
 

@@ -45,10 +45,9 @@ sys.path.insert(0, str(HERE))
 sys.path.insert(1, str(HERE.parent))
 
 from conftest import OMP_SHAPES, SEQ_SHAPES, SHAPES  # noqa: E402  (the one shape matrix)
-from sglgen import generate  # noqa: E402
-
 from refinterp import load as ref_load  # noqa: E402
 from refinterp import run_program as ref_run  # noqa: E402
+from sglgen import generate  # noqa: E402
 
 FAILURES = HERE / "failures"
 RUN_TIMEOUT = 20.0

@@ -60,7 +60,10 @@ CONTINUE = object()
 
 @dataclass(eq=False)
 class Frame:
-    vars: dict[tuple[int, int], Any] = field(default_factory=dict)
+    """One activation: per node of the subtree (by id), its copies of the
+    function's variables (by Symbol)."""
+
+    vars: dict[int, dict[A.Symbol, Any]] = field(default_factory=dict)
 
 
 _HOISTED_BUILTIN_STMT = {"print"}
@@ -78,6 +81,7 @@ class Interp:
         self.prog, self.path, self.root, self.args = prog, path, root, list(args)
         self.node = root
         self.frame = Frame()
+        self.cur: dict[A.Symbol, Any] = {}  # the current node's copies in the current frame
         self.out: list[str] = []
         self.depth = 0
         self.consts: dict[int, Any] = {}
@@ -115,18 +119,18 @@ class Interp:
     def call_function(self, fd: A.FuncDecl, vals: list[Any], call: Optional[A.Call]) -> Any:
         if self.depth >= MAX_CALL_DEPTH and call is not None:
             self.fail(call, "recursion too deep")
-        saved = self.frame
+        saved, saved_cur = self.frame, self.cur
         self.frame = Frame()
-        nid = id(self.node)
+        self.cur = self.frame.vars[id(self.node)] = {}
         for p, v in zip(fd.params, vals):
             assert p.sym is not None
-            self.frame.vars[(id(p.sym), nid)] = v
+            self.cur[p.sym] = v
         self.depth += 1
         try:
             r = self.block(fd.body.stmts)
         finally:
             self.depth -= 1
-            self.frame = saved
+            self.frame, self.cur = saved, saved_cur
         return r.value if isinstance(r, Ret) else None
 
     # ------------------------------------------------------------ variables
@@ -134,12 +138,25 @@ class Interp:
     def _slot(self, sym: A.Symbol) -> tuple[dict[Any, Any], Any]:
         if sym.kind == "node":
             return self.node.globals, id(sym)
-        return self.frame.vars, (id(sym), id(self.node))
+        return self.cur, sym
+
+    def set_node(self, n: Node) -> None:
+        """Run the following code on node n (same activation)."""
+        self.node = n
+        cur = self.frame.vars.get(id(n))
+        if cur is None:
+            cur = self.frame.vars[id(n)] = {}
+        self.cur = cur
 
     def read_var(self, e: A.Name) -> Any:
         sym = e.sym
         assert sym is not None
         k = sym.kind
+        if k == "var" or k == "param" or k == "loop":
+            try:
+                return self.cur[sym]
+            except KeyError:
+                pass
         if k == "const":
             v = self.const_value(sym)
             return float(v) if e.ty == FLOAT and type(v) is int else v
@@ -227,7 +244,7 @@ class Interp:
         if t is A.VarDecl:
             if s.init is not None:  # type: ignore[attr-defined]
                 v = self.ev(s.init)  # type: ignore[attr-defined]
-                self.frame.vars[(id(s.sym), id(self.node))] = copy_value(v)  # type: ignore[attr-defined]
+                self.cur[s.sym] = copy_value(v)  # type: ignore[attr-defined]
             return None
         if t is A.If:
             while True:
@@ -272,8 +289,8 @@ class Interp:
     def for_loop(self, s: A.For) -> Any:
         a = self.ev(s.start)
         b = self.ev(s.stop)
-        key = (id(s.sym), id(self.node))
-        vars_ = self.frame.vars
+        key = s.sym
+        vars_ = self.cur
         for i in range(a, b):
             vars_[key] = i
             r = self.block(s.body.stmts)
@@ -320,10 +337,10 @@ class Interp:
         master = self.node
         try:
             for i, c in enumerate(kids):
-                self.node = c
+                self.set_node(c)
                 self.store(s.target, src if bcast else src[i])
         finally:
-            self.node = master
+            self.set_node(master)
 
     def gather(self, s: A.Gather) -> None:
         self._on_worker(s, "gather")
@@ -331,10 +348,10 @@ class Interp:
         vals = []
         try:
             for c in master.children:
-                self.node = c
+                self.set_node(c)
                 vals.append(copy_value(self.ev(s.src)))
         finally:
-            self.node = master
+            self.set_node(master)
         self.store(s.target, vals)
 
     def pardo(self, s: A.Pardo) -> None:
@@ -343,13 +360,14 @@ class Interp:
         used: list[dict[str, tuple[str, bool]]] = []
         try:
             for c in master.children:
-                self.node = c
+                self.set_node(c)
                 self.files = {}
                 r = self.block(s.body.stmts)
                 assert r is None, "return, break or continue left a pardo"
                 used.append(self.files)
         finally:
-            self.node, self.files = master, outer
+            self.set_node(master)
+            self.files = outer
         # brief §8: no two children may share a file that one of them writes
         for i in range(len(used)):
             for j in range(i + 1, len(used)):
