@@ -318,3 +318,69 @@ def test_non_ascii_columns(client: Client, tmp_path: Path) -> None:
     c.notify("exit", None)
     assert c.proc.wait(timeout=TIMEOUT) == 0
 
+
+NODE_HARNESS = r"""
+// Loads extension.js with stand-ins for 'vscode' and vscode-languageclient,
+// activates it and prints what it asked the language client for.
+const Module = require("module");
+const seen = { clients: [], started: 0, stopped: 0, errors: [] };
+let listener = null;
+const config = { "server.path": process.argv[3], "server.enable": true };
+const vscode = {
+  workspace: {
+    getConfiguration: (section) => ({ get: (k, d) => (k in config ? config[k] : d) }),
+    onDidChangeConfiguration: (f) => { listener = f; return { dispose() {} }; },
+  },
+  window: { showErrorMessage: (m) => seen.errors.push(m) },
+};
+class LanguageClient {
+  constructor(id, name, serverOptions, clientOptions) {
+    seen.clients.push({ id, name, serverOptions, clientOptions });
+  }
+  async start() { seen.started++; }
+  async stop() { seen.stopped++; }
+}
+const load = Module._load;
+Module._load = function (request, ...rest) {
+  if (request === "vscode") return vscode;
+  if (request === "vscode-languageclient/node") return { LanguageClient };
+  return load.call(this, request, ...rest);
+};
+(async () => {
+  const ext = require(process.argv[2]);
+  const context = { subscriptions: [] };
+  await ext.activate(context);
+  config["server.path"] = "/other/sglc";
+  await listener({ affectsConfiguration: (s) => s === "sgl.server" });
+  await ext.deactivate();
+  console.log(JSON.stringify(seen));
+})();
+"""
+
+
+def test_vscode_extension_starts_sglc_lsp(tmp_path: Path) -> None:
+    """extension.js (with stand-ins for VS Code and vscode-languageclient,
+    which are not here) starts `<sgl.server.path> lsp` for sgl documents,
+    restarts it when the setting changes and stops it on deactivate."""
+    import shutil
+
+    node = shutil.which("node")
+    if node is None:
+        pytest.skip("node is not installed")
+    ext = Path(__file__).resolve().parents[1] / "editors" / "vscode" / "extension.js"
+    pkg = json.loads((ext.parent / "package.json").read_text())
+    assert (ext.parent / pkg["main"]).resolve() == ext
+    props = pkg["contributes"]["configuration"]["properties"]
+    assert props["sgl.server.path"]["default"] == "sglc"
+    assert "vscode-languageclient" in pkg["dependencies"]
+    harness = tmp_path / "harness.js"
+    harness.write_text(NODE_HARNESS)
+    r = subprocess.run([node, str(harness), str(ext), "/opt/my/sglc"], capture_output=True,
+                       text=True, timeout=TIMEOUT)
+    assert r.returncode == 0, r.stderr
+    seen = json.loads(r.stdout)
+    assert seen["errors"] == []
+    assert [c["serverOptions"] for c in seen["clients"]] == [
+        {"command": "/opt/my/sglc", "args": ["lsp"]}, {"command": "/other/sglc", "args": ["lsp"]}]
+    assert seen["clients"][0]["clientOptions"]["documentSelector"] == [{"language": "sgl"}]
+    assert seen["started"] == 2 and seen["stopped"] == 2
