@@ -283,7 +283,13 @@ def make_server() -> Any:
     def refresh(uri: str) -> None:
         doc = server.workspace.get_text_document(uri)
         source = doc.source
-        a = analyze(source, path_of(uri))
+        try:
+            a = analyze(source, path_of(uri))
+        except Exception as e:  # noqa: BLE001 - a bug of sglc must not stop the server
+            server.window_log_message(T.LogMessageParams(
+                type=T.MessageType.Error,
+                message=f"sglc: internal error: {type(e).__name__}: {e} (please report it)"))
+            a = Analysis()
         analyses[uri] = a
         lines = lines_of(source)
         diags = []

@@ -384,3 +384,12 @@ def test_vscode_extension_starts_sglc_lsp(tmp_path: Path) -> None:
         {"command": "/opt/my/sglc", "args": ["lsp"]}, {"command": "/other/sglc", "args": ["lsp"]}]
     assert seen["clients"][0]["clientOptions"]["documentSelector"] == [{"language": "sgl"}]
     assert seen["started"] == 2 and seen["stopped"] == 2
+
+
+def test_without_pygls(tmp_path: Path) -> None:
+    """Without pygls, `sglc lsp` says what to install and exits 2."""
+    code = "import sys; sys.modules['pygls'] = None; from sglc.cli import main; main()"
+    r = subprocess.run([sys.executable, "-c", code, "lsp"], capture_output=True, text=True,
+                       stdin=subprocess.DEVNULL, timeout=TIMEOUT)
+    assert r.returncode == 2
+    assert "pip install 'sglc[lsp]'" in r.stderr and "Traceback" not in r.stderr
