@@ -180,8 +180,8 @@ class _Indexer:
                 continue
             self.visit(n)
             for f in dataclasses.fields(n):
-                if f.name in ("sym", "target", "symbols", "ty"):
-                    continue  # annotations, not children
+                if not f.init:
+                    continue  # an annotation set by check (Call.target, sym, ...), not a child
                 v = getattr(n, f.name, None)
                 if isinstance(v, list) or dataclasses.is_dataclass(v):
                     stack.append((v, lvl))

@@ -393,3 +393,59 @@ def test_without_pygls(tmp_path: Path) -> None:
                        stdin=subprocess.DEVNULL, timeout=TIMEOUT)
     assert r.returncode == 2
     assert "pip install 'sglc[lsp]'" in r.stderr and "Traceback" not in r.stderr
+
+
+ANNOTATED = """\
+func f(v: [int]) -> [int] {
+    var p: [int];
+    scatter split(v, nchildren) -> p;
+    var r: int;
+    pardo {
+        r = sum(p);
+        for i in 0 .. len(p) {
+            r += i;
+        }
+    }
+    var rs: [int];
+    gather r -> rs;
+    return rs;
+}
+
+func main() {
+    print(f([1, 2, 3]));
+}
+"""
+
+
+def _hover_at(a: Any, line: int, col: int) -> tuple[str, Any]:
+    e = a.at(line, col)
+    assert e is not None, (line, col)
+    return e.hover, e.definition
+
+
+def test_index_of_names() -> None:
+    """The analysis behind hover and definition: every kind of occurrence
+    (assignment and communication targets, loop variables, parameters),
+    with the levels of brief §6.2 as read off the program by hand."""
+    from sglc.lsp import analyze
+
+    a = analyze(ANNOTATED, "a.sgl")
+    assert a.diagnostics == []
+    h, d = _hover_at(a, 3, 36)  # the target p of scatter: one level below
+    assert h.startswith("(variable) p: [int]") and "level 1" in h
+    assert (d.line, d.col) == (2, 9)
+    h, _ = _hover_at(a, 3, 19)  # v, the source: the function's level
+    assert h.startswith("(parameter) v: [int]") and "level 0" in h
+    h, d = _hover_at(a, 6, 9)  # r = ...: an assignment target at level 1
+    assert h.startswith("(variable) r: int") and "level 1" in h
+    assert (d.line, d.col) == (4, 9)
+    h, d = _hover_at(a, 8, 18)  # the loop variable i, read
+    assert h.startswith("(loop variable) i: int") and "level 1" in h
+    assert (d.line, d.col) == (7, 13)
+    h, _ = _hover_at(a, 12, 12)  # gather r -> rs: the source one level below
+    assert h.startswith("(variable) r: int") and "level 1" in h
+    h, _ = _hover_at(a, 12, 17)  # ... the target at the function's level
+    assert h.startswith("(variable) rs: [int]") and "level 0" in h
+    h, d = _hover_at(a, 3, 13)  # a builtin: its forms from the builtin table
+    assert h.startswith("(builtin)") and "split(" in h and d is None
+    assert a.at(1, 1) is None  # the keyword 'func'
