@@ -254,7 +254,7 @@ def document_symbols(prog: A.Program) -> list[tuple[str, str, str, A.Span, A.Spa
 # ====================================================================== the server
 
 
-def _span_text_message(d: Diagnostic) -> str:
+def _lsp_message(d: Diagnostic) -> str:
     return "\n".join([d.message, *(f"note: {n}" for n in d.notes)])
 
 
@@ -297,7 +297,7 @@ def make_server() -> Any:
             sev = (T.DiagnosticSeverity.Warning if d.severity == "warning"
                    else T.DiagnosticSeverity.Error)
             diags.append(T.Diagnostic(range=to_range(lines, d.span),
-                                      message=_span_text_message(d), severity=sev,
+                                      message=_lsp_message(d), severity=sev,
                                       source="sglc", code=d.flag))
         server.text_document_publish_diagnostics(
             T.PublishDiagnosticsParams(uri=uri, diagnostics=diags, version=doc.version))
