@@ -162,6 +162,13 @@ static inline void *sgl_at(const sgl_vec *v, sgl_int i, size_t esz, int line, in
     if (__builtin_expect((uint64_t)i >= (uint64_t)v->len, 0)) sgl_index_fail(i, v->len, line, col);
     return (char *)v->data + (size_t)i * esz;
 }
+/* i itself, after the same check (an element of a loop's hoisted row,
+ * whose data pointer and length are locals of the generated code). */
+static inline sgl_int sgl_index(sgl_int i, int64_t len, int line, int col)
+{
+    if (__builtin_expect((uint64_t)i >= (uint64_t)len, 0)) sgl_index_fail(i, len, line, col);
+    return i;
+}
 static inline void *sgl_at_mut(const sgl_type *vt, sgl_vec *v, sgl_int i, size_t esz, int line,
                                int col)
 {
@@ -418,7 +425,18 @@ typedef struct sgl_node sgl_node;
  * stack overflow, or loops for ever on a tail recursion). */
 typedef struct sgl_node_head {
     _Atomic int cancelled;
+    /* the node's own node variables (brief §4): a struct sgl_nodevars of
+     * the generated program (sgl_program.nodevars_size), made when the node
+     * is set up and kept for the whole run; NULL without node variables */
+    void *nodevars;
 } sgl_node_head;
+
+/* The node variables of node n (generated code casts them to its struct
+ * sgl_nodevars). */
+static inline void *sgl_nodevars_of(const sgl_node *n)
+{
+    return ((const sgl_node_head *)(const void *)(uintptr_t)n)->nodevars;
+}
 
 #define SGL_CANCEL_STOP 1
 #define SGL_CANCEL_POLL 2
@@ -554,6 +572,14 @@ typedef struct sgl_program {
     int nsites;
     const sgl_site *const *sites;
     void (*main)(sgl_node *root);
+    /* node variables: the size of the generated struct sgl_nodevars (0:
+     * none), the function giving a zeroed one its initial values, and the
+     * one freeing what it holds (not the struct) */
+    size_t nodevars_size;
+    void (*nodevars_init)(void *nv);
+    void (*nodevars_free)(void *nv);
+    /* fn on every vector node variable of nv (library mode: sgl_library.c) */
+    void (*nodevars_each)(void *nv, void (*fn)(const sgl_type *vt, sgl_vec *v));
 } sgl_program;
 
 /* Entry point of a generated program: starts MPI if built with it,

@@ -228,6 +228,19 @@ struct sgl_node {
     sgl_fileset files; /* the files used in the current superstep (io part) */
 };
 
+/* Node variables (sgl_tree.c): give n its own copies, at their initial
+ * values (sgl_node_init does); free those of n and of every node below it
+ * in this process; free and make them afresh (a library's reset). */
+void sgl_nodevars_make(sgl_node *n);
+void sgl_nodevars_free_tree(sgl_node *n);
+void sgl_nodevars_reset_tree(sgl_node *n);
+/* The two halves of a reset: free their values (the structs zeroed), and
+ * give them their initial values again. */
+void sgl_nodevars_clear_tree(sgl_node *n);
+void sgl_nodevars_init_tree(sgl_node *n);
+/* fn on every vector node variable of n and below (in this process). */
+void sgl_nodevars_each_tree(sgl_node *n, void (*fn)(const sgl_type *vt, sgl_vec *v));
+
 /* The length of n's output, spilled and buffered (io part). */
 static inline size_t sgl_out_pos(const sgl_node *n) { return n->spill.len + n->out.len; }
 

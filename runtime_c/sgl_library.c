@@ -187,6 +187,26 @@ static void reset_nodes(sgl_node *n)
     for (int i = 0; i < n->nlocal; i++) reset_nodes(&n->kids[i]);
 }
 
+#ifdef SGL_LIBRARY
+/* Register (for the call starting) the buffers of node variable *v that
+ * it alone holds (one reference: nothing outside the tree shares them),
+ * and so the buffers of its elements.  A failed call frees the node
+ * variables (by their references), then sweeps what is registered: a
+ * buffer that a temporary of the call still held goes too.  A buffer
+ * with more references (shared with the caller's result, or another
+ * node's variable) is left alone, never freed by a sweep. */
+static void node_track(const sgl_type *vt, sgl_vec *v)
+{
+    sgl_vbuf *b = v->buf;
+    if (!b || b->parent || atomic_load_explicit(&b->refs, memory_order_acquire) != 1) return;
+    if (vbuf_link(b)->reg == NULL) sgl_lib_track(b, vt->elem);
+    if (vt->elem->kind == SGL_T_VEC) {
+        sgl_vec *e = (sgl_vec *)vbuf_data(b);
+        for (int64_t i = 0; i < b->used; i++) node_track(vt->elem, &e[i]);
+    }
+}
+#endif
+
 static void free_nodes(sgl_node *n)
 {
     reset_nodes(n);
@@ -202,6 +222,7 @@ void sgl_lib_finalize(void)
     pthread_mutex_lock(&lib_lock);
     if (lib_root) {
         sgl_tree_shutdown(lib_root, 0);
+        sgl_nodevars_free_tree(lib_root);
         free_nodes(lib_root);
         free(lib_root);
         lib_root = NULL;
@@ -489,6 +510,10 @@ int sgl_lib_call(sgl_lib_body_fn body, void *ctx)
     atomic_store(&lib_running, true);
 #ifdef SGL_LIBRARY
     sgl_registry_track(true);
+    /* the node variables' buffers that they alone hold: registered for
+     * the call, so that a failed call frees them also when a temporary
+     * of the call held a reference (see node_track) */
+    sgl_nodevars_each_tree(root, node_track);
 #endif
     lib_nnoted = 0;
     /* Ctrl-C cancels the call (see on_sigint), unless the host ignores it */
@@ -510,6 +535,8 @@ int sgl_lib_call(sgl_lib_body_fn body, void *ctx)
     sgl_cur = root;
     if (setjmp(jb) == 0) {
         body(root, ctx);
+        /* node variables live on: independent of the caller's memory */
+        sgl_nodevars_each_tree(root, sgl_lib_export);
         status = SGL_LIB_OK;
         lib_err[0] = '\0';
     } else {
@@ -517,6 +544,9 @@ int sgl_lib_call(sgl_lib_body_fn body, void *ctx)
         free(root->errmsg);
         root->errmsg = NULL;
         reset_nodes(root);
+        /* a failed call resets the node variables (given their initial
+         * values again below, once the registry is off) */
+        sgl_nodevars_clear_tree(root);
         status = SGL_LIB_ERR_RUNTIME;
     }
     atomic_store(&lib_running, false);
@@ -545,6 +575,7 @@ int sgl_lib_call(sgl_lib_body_fn body, void *ctx)
     else
         lib_swept_total += sgl_registry_sweep();
 #endif
+    if (status != SGL_LIB_OK) sgl_nodevars_init_tree(root);
     int oerr = deliver_output(root);
     if (oerr && status == SGL_LIB_OK) {
         char msg[600];
@@ -557,6 +588,21 @@ int sgl_lib_call(sgl_lib_body_fn body, void *ctx)
     lib_in_call = false;
     pthread_mutex_unlock(&lib_lock);
     if (interrupted) raise(SIGINT); /* to the host's handler, restored above */
+    return status;
+}
+
+int sgl_lib_reset(void)
+{
+    if (lib_in_call) return SGL_LIB_ERR_BUSY;
+    pthread_mutex_lock(&lib_lock);
+    int status = SGL_LIB_OK;
+    if (!lib_root) {
+        set_error("the library is not initialized (call its init function first)");
+        status = SGL_LIB_ERR_NOT_INIT;
+    } else {
+        sgl_nodevars_reset_tree(lib_root);
+    }
+    pthread_mutex_unlock(&lib_lock);
     return status;
 }
 

@@ -65,6 +65,10 @@ void sgl_lib_finalize(void);
 void sgl_lib_set_output(sgl_lib_output_fn fn, void *user);
 /* Run body(root, ctx) inside the boundary. */
 int sgl_lib_call(sgl_lib_body_fn body, void *ctx);
+/* Give every node's node variables their initial values again (they keep
+ * their values from one call to the next; a failed call resets them, and
+ * so does sgl_lib_init, which builds a new tree). */
+int sgl_lib_reset(void);
 
 /* The last error's whole message ("" if none), and its parts: line and col
  * (0 if unknown), node path ("" if unknown), the message alone. */

@@ -714,6 +714,7 @@ int sgl_run(int argc, char **argv, const sgl_program *prog)
 
     int status = run_hosted(top);
     fflush(stdout);
+    sgl_nodevars_free_tree(top); /* this process's nodes: no thread runs SGL code now */
     sgl_instr_finish();
     sgl_mpi_finalize();
     free(o.args);

@@ -14,6 +14,10 @@ Types: int <-> int (OverflowError outside int64), float <-> float, bool
 <-> bool, [int]/[float]/[bool] <-> 1-D numpy arrays of int64/float64/bool
 (a C-contiguous array of that dtype is read in place; results own the
 runtime's buffer), [[T]] <-> lists of those.  Without numpy, lists.
+
+Node variables keep their values from one call of a loaded module to the
+next (one copy per node of its tree); `m.reset()` gives them their initial
+values again, and so does a call that fails with a run-time error.
 """
 
 from __future__ import annotations
@@ -254,8 +258,9 @@ def load(path_or_source: str | os.PathLike[str], target: str = "omp", shape: str
     mod = SGLModule(name, f"SGL program {path} ({target}):\n\n" + "\n".join(
         "    " + f["signature"] for f in meta["functions"]))
     ctx = _Context(ffi, lib, prefix, path, use_np, init)
-    mod.__dict__.update(_ffi=ffi, _lib=lib, _on_output=on_output, _ctx=ctx, __file__=path)
-    for f in meta["functions"]:
+    mod.__dict__.update(_ffi=ffi, _lib=lib, _on_output=on_output, _ctx=ctx, __file__=path,
+                        reset=ctx.reset, _reset=ctx.reset)
+    for f in meta["functions"]:  # a program's own `reset` takes the name (then: _reset)
         setattr(mod, f["name"], ctx.function(f, name))
     return mod
 
@@ -387,6 +392,14 @@ class _Context:
         return conv
 
     # ---------------------------------------------------------- functions
+
+    def reset(self) -> None:
+        """Give the program's node variables their initial values again, on
+        every node (they keep their values from one call to the next; a call
+        that fails with a run-time error resets them too)."""
+        rc = int(getattr(self.lib, f"{self.prefix}_reset")())
+        if rc:
+            self.raise_error(rc)
 
     def raise_error(self, rc: int) -> None:
         ffi, lib, p = self.ffi, self.lib, self.prefix

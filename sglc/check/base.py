@@ -165,6 +165,8 @@ class CheckerBase:
         self.scopes: list[dict[str, A.Symbol]] = []
         self.fn: Optional[_Func] = None
         self.in_const: Optional[A.ConstDecl] = None
+        self.nodevars: dict[str, A.NodeVarDecl] = {}
+        self.in_init: Optional[A.NodeVarDecl] = None  # checking a node variable's initializer
         self._stmt_err = False
 
     # The parts of the checker call one another through these methods (for
@@ -184,7 +186,7 @@ class CheckerBase:
         def _declare(self, name: str, kind: str, ty: Optional[Type], span: A.Span,
                      name_span: Optional[A.Span]) -> Optional[A.Symbol]: ...
 
-        def _const_only(self, e: A.Expr, what: str) -> bool: ...
+        def _const_only(self, e: A.Expr, what: str, init_ok: bool = False) -> bool: ...
 
         def func_decl(self, f: A.FuncDecl) -> None: ...
 
