@@ -6,6 +6,7 @@
     sglc probe -np 2 -o m.json   measure the machine's l, g, r per level and its workers' speeds
     sglc cost prog.sgl           symbolic cost of every superstep
     sglc fmt prog.sgl ...        rewrite in the canonical layout (--check, --diff)
+    sglc lsp                     the language server (LSP on stdin/stdout)
 
 compile, check and run take -W flags: -Wall (the default set of warnings),
 -WNAME / -Wno-NAME (one warning on / off), -Werror (warnings are errors).
@@ -611,6 +612,33 @@ def fmt_cmd(files: tuple[str, ...], check: bool, diff: bool, debug: bool) -> Non
 
     _guard(go, debug)
 
+
+
+@cli.command("lsp")
+@click.option("--stdio", is_flag=True, help="Talk over stdin/stdout (the default and only way; "
+              "accepted for clients that pass it).")
+@_debug_opt
+def lsp_cmd(stdio: bool, debug: bool) -> None:
+    """Run the SGL language server on stdin/stdout (for editors).
+
+    It speaks the Language Server Protocol: diagnostics as you type (the
+    messages of 'sglc check'), hover (types, levels, signatures), go to
+    definition, document symbols and formatting ('sglc fmt'). It needs the
+    optional extra lsp: pip install 'sglc[lsp]'. See docs/tools.md.
+    """
+
+    def go() -> None:
+        try:
+            from .lsp import make_server
+
+            server = make_server()
+        except ImportError as e:
+            click.echo(f"sglc: error: the language server needs pygls and lsprotocol ({e}); "
+                       "install them with: pip install 'sglc[lsp]'", err=True)
+            raise _Failure(EXIT_USAGE) from None
+        server.start_io()
+
+    _guard(go, debug)
 
 
 @cli.command("doctor")
