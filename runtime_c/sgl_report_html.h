@@ -197,7 +197,7 @@ static const char *const sgl_report_tail[] = {
     "  } else {\n",
     "    var pmax = 0;\n",
     "    predict.forEach(function (r) { pmax = Math.max(pmax, r.predicted, r.measured); });\n",
-    "    var ph = predict.length * 40 + 10, ps = el(\"svg\", {width: 640, height: ph, id: \"sgl-predict\"}, pd);\n",
+    "    var ph = predict.length * 40 + 10, ps = el(\"svg\", {width: 900, height: ph, id: \"sgl-predict\"}, pd);\n",
     "    predict.forEach(function (r, i) {\n",
     "      var y = i * 40 + 5, sc = pmax > 0 ? 400 / pmax : 0;\n",
     "      el(\"text\", {x: 0, y: y + 12}, ps, \"level \" + r.level + (r.known ? \"\" : \" (no parameters)\"));\n",
