@@ -571,6 +571,40 @@ def _refuse_source_as_output(source: str, dest: str) -> None:
         raise _Failure(EXIT_USAGE)
 
 
+@cli.command("report")
+@click.argument("stats", metavar="STATS.json")
+@click.option("--trace", "trace", default=None, metavar="TRACE.json",
+              help="A timeline written by --sgl-trace=FILE.json (the page's timeline).")
+@click.option("--machine", "machine", default=None, metavar="MACHINE.json",
+              help="A machine file of sglc probe: predicted against measured time per level.")
+@click.option("-o", "output", default="report.html", show_default=True, metavar="FILE.html",
+              help="The page to write.")
+@_debug_opt
+def report_cmd(stats: str, trace: str | None, machine: str | None, output: str,
+               debug: bool) -> None:
+    """Write one self-contained HTML page of a run from STATS.json (written by
+    --sgl-stats=FILE.json): the machine tree with each node's busy and waiting
+    time, the imbalance per level and the timeline (docs/cost-model.md).
+    A program run with --sgl-report=FILE.html writes the same page itself."""
+
+    def go() -> None:
+        from . import report
+
+        try:
+            page = report.build(stats, trace, machine)
+        except report.ReportError as e:
+            click.echo(f"sglc: error: {e}", err=True)
+            raise _Failure(EXIT_USAGE) from None
+        try:
+            Path(output).write_text(page, encoding="utf-8")
+        except OSError as e:
+            click.echo(f"sglc: error: cannot write {output}: {e.strerror or e}", err=True)
+            raise _Failure(EXIT_USAGE) from None
+        click.echo(f"sglc: report written to {output}", err=True)
+
+    _guard(go, debug)
+
+
 def _check_writable(out: Path) -> None:
     """A usage error (exit 2) when the executable cannot be written there,
     before anything is compiled."""
