@@ -19,7 +19,7 @@ ops are lowered, a pardo's own action after those of its body.
 from __future__ import annotations
 
 from . import ast, ir
-from .types import FLOAT, VOID, Type
+from .types import FLOAT, STR, VOID, Type
 
 
 class _FuncLowering:
@@ -168,6 +168,8 @@ class _FuncLowering:
                 value = sym.value
                 if ty == FLOAT:
                     value = float(value)
+                if ty == STR:
+                    return ir.Str(ty, lvl, line, col, value=value)
                 return ir.Lit(ty, lvl, line, col, value=value)
             if sym.kind == "query":
                 return ir.Query(ty, lvl, line, col, name=sym.name)

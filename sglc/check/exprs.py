@@ -51,13 +51,6 @@ class Exprs(CheckerBase):
             what = f"'{e.func}'" if isinstance(e, A.Call) else "this"
             self.error(e.span, f"{what} has no value; it cannot be used in an expression")
             return None
-        if t == STR and not allow_str:
-            self.error(
-                e.span,
-                "a string can only be an argument of print or the file name of "
-                "read_ints, read_floats, write_ints and write_floats",
-            )
-            return None
         return t
 
     def _raw(self, e: A.Expr, level: int) -> Optional[Type]:
@@ -94,8 +87,6 @@ class Exprs(CheckerBase):
         return BOOL
 
     def e_StrLit(self, e: A.StrLit, level: int) -> Optional[Type]:
-        if self._const_only(e, "a string"):
-            return None
         return STR
 
     def e_Name(self, e: A.Name, level: int) -> Optional[Type]:
@@ -117,6 +108,10 @@ class Exprs(CheckerBase):
         bt = self.expr(e.base, level)
         it = self.expr(e.index, level, INT)
         if bt is None:
+            return None
+        if bt == STR:
+            self.error(e.span, f"cannot index the string '{_show(e.base)}': a string is never indexed",
+                       [f"for the bytes i .. i+n-1 as a string, use slice({_show(e.base)}, i, i + n)"])
             return None
         if not isinstance(bt, Vec):
             self.error(e.span, f"cannot index '{_show(e.base)}': it has type {bt}, not a vector type")
@@ -211,9 +206,15 @@ class Exprs(CheckerBase):
                 return None
             return BOOL
         if op in ("<", "<=", ">", ">="):
+            if lt == STR and rt == STR:
+                return BOOL
             if not is_numeric(lt) or not is_numeric(rt):
-                bad = lt if not is_numeric(lt) else rt
-                self.error(e.span, f"'{op}' compares numbers, not {bad}")
+                bad = lt if not is_numeric(lt) and lt != STR else rt
+                if (lt == STR) != (rt == STR):
+                    self.error(e.span, f"cannot compare {lt} with {rt} using '{op}'",
+                               ["to compare a number with a string, convert it: str(x)"])
+                    return None
+                self.error(e.span, f"'{op}' compares numbers or strings, not {bad}")
                 return None
             if lt != rt:
                 self.error(e.span, f"cannot compare {lt} with {rt} using '{op}'", self._mix_note(lt, rt))
@@ -226,6 +227,13 @@ class Exprs(CheckerBase):
                 return None
             return INT
         # + - * /
+        if op == "+" and lt == STR and rt == STR:
+            return STR
+        if op == "+" and STR in (lt, rt):
+            other = rt if lt == STR else lt
+            self.error(e.span, f"'+' joins two strings, not string and {other}",
+                       ["convert the other operand first: str(x)"])
+            return None
         if not is_numeric(lt) or not is_numeric(rt):
             bad = lt if not is_numeric(lt) else rt
             notes = ["to join vectors, use concat([a, b])"] if op == "+" and isinstance(bad, Vec) else []

@@ -10,7 +10,7 @@ from typing import Any, Optional
 
 from .. import ast as A
 from .. import builtins as B
-from ..types import BOOL, FLOAT, INT, Type
+from ..types import BOOL, FLOAT, INT, STR, Type
 from .base import CheckerBase
 
 QUERIES: dict[str, Type] = {
@@ -132,8 +132,8 @@ class Names(CheckerBase):
         self.new_stmt()
         t = self.expr(cd.value, 0)
         value: Any = None
-        if t is not None and t not in (INT, FLOAT, BOOL):
-            self.error(cd.value.span, f"a constant must be an int, a float or a bool, not {t}")
+        if t is not None and t not in (INT, FLOAT, BOOL, STR):
+            self.error(cd.value.span, f"a constant must be an int, a float, a bool or a string, not {t}")
             t = None
         if t is not None:
             value = self._fold(cd.value)
@@ -146,7 +146,7 @@ class Names(CheckerBase):
         """The value of a checked constant expression (None after an error)."""
         if isinstance(e, A.IntLit):
             return float(e.value) if e.ty == FLOAT else e.value
-        if isinstance(e, (A.FloatLit, A.BoolLit)):
+        if isinstance(e, (A.FloatLit, A.BoolLit, A.StrLit)):
             return e.value
         if isinstance(e, A.Name):
             return e.sym.value if e.sym is not None else None
@@ -185,6 +185,8 @@ class Names(CheckerBase):
                 return a >= b
             if op in A.BITWISE_OPS:
                 return self._fold_bitwise(e, a, b)
+            if e.ty == STR:  # '+' of two strings (code point order is UTF-8's byte order)
+                return a + b
             if e.ty == INT:
                 if op in ("/", "%") and b == 0:
                     self.error(e.span, "division by zero in a constant")
