@@ -40,7 +40,7 @@ __all__ = ["parse_program", "KEYWORDS", "SourceToken", "tokens", "comments"]
 
 KEYWORDS = frozenset(
     "func const var if else while for in return break continue scatter gather "
-    "bcast pardo true false int float bool".split()
+    "bcast pardo true false int float bool string".split()
 )
 
 _parser: Optional[Lark] = None
