@@ -111,7 +111,7 @@ class Exprs(CheckerBase):
             return None
         if bt == STR:
             self.error(e.span, f"cannot index the string '{_show(e.base)}': a string is never indexed",
-                       [f"for the bytes i .. i+n-1 as a string, use slice({_show(e.base)}, i, i + n)"])
+                       [_slice_note(e)])
             return None
         if not isinstance(bt, Vec):
             self.error(e.span, f"cannot index '{_show(e.base)}': it has type {bt}, not a vector type")
@@ -267,3 +267,13 @@ class Exprs(CheckerBase):
                 return ta, ta
         return ta, tb
 
+
+
+def _slice_note(e: A.Index) -> str:
+    """The note of s[i]: the slice that gives that byte as a string."""
+    i = e.index
+    if isinstance(i, A.IntLit):
+        end = str(i.value + 1)
+    else:
+        end = f"{_show(i)} + 1" if not isinstance(i, A.Binary) else f"({_show(i)}) + 1"
+    return f"for byte {_show(i)} as a string, use slice({_show(e.base)}, {_show(i)}, {end})"
