@@ -8,7 +8,6 @@ from __future__ import annotations
 import subprocess
 
 import pytest
-
 from conftest import sglc_command
 
 import sglc
