@@ -276,7 +276,7 @@ ANY = Arg("a value", any_type)
 
 
 def _exact(t: Type) -> Arg:
-    want = "a string" if t == STR else str(t)
+    want = str(t)
     return Arg(want, Exactly(t), expect=t, allow_str=t == STR)
 
 
