@@ -276,7 +276,7 @@ ANY = Arg("a value", any_type)
 
 
 def _exact(t: Type) -> Arg:
-    want = str(t)
+    want = "a file name (a string)" if t == STR else str(t)
     return Arg(want, Exactly(t), expect=t, allow_str=t == STR)
 
 
@@ -368,7 +368,8 @@ _ENTRIES: list[Builtin] = [
     Builtin("rand_floats", (_fixed([INT, INT], Vec(FLOAT), "sgl_rand_floats({0}, {1}, {loc})", can_fail=True),)),
     Builtin("arg_int", (_fixed([INT, INT], INT, "sgl_arg_int({0}, {1}, {loc})", can_fail=True),)),
     Builtin("arg_float", (_fixed([INT, FLOAT], FLOAT, "sgl_arg_float({0}, {1}, {loc})", can_fail=True),)),
-    Builtin("arg_str", (_fixed([INT, STR], STR, "sgl_arg_str({0}, &{v1}, {loc})"),)),
+    Builtin("arg_str", (Form((_exact(INT), Arg("string", Exactly(STR), expect=STR)), Fixed(STR),
+                             "sgl_arg_str({0}, &{v1}, {loc})", each=True),)),
     # ---- strings
     Builtin("str", (Form((ANY,), Fixed(STR), "sgl_str({T0}, &{a0}, {loc})"),)),
     Builtin("wtime", (_fixed([], FLOAT, "sgl_wtime()"),), pure=False),  # reads the clock
