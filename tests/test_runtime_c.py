@@ -94,6 +94,17 @@ def test_c_unit_tests(build):
     assert last.endswith(" passed, 0 failed"), res.stdout
 
 
+def test_c_string_tests(build):
+    """The string type (runtime_c/tests/test_strings.c)."""
+    exe = build("test_strings")
+    res = subprocess.run(
+        [str(exe)], capture_output=True, text=True, env={**os.environ, **SAN_ENV}, timeout=300
+    )
+    assert res.returncode == 0, res.stdout + res.stderr
+    last = res.stdout.strip().splitlines()[-1]
+    assert last.endswith(" passed, 0 failed") and not last.startswith("0 "), res.stdout
+
+
 def test_c_sort_tests(build):
     """The typed sorts against a reference merge sort (runtime_c/tests/test_sort.c)."""
     exe = build("test_sort")
