@@ -254,6 +254,11 @@ sgl_vec sgl_split(const sgl_type *vt, const sgl_vec *v, sgl_int k, int line, int
  * elements, each block gets a range handle of its own (disjoint views,
  * each written in place); else as sgl_split. */
 sgl_vec sgl_split_take(const sgl_type *vt, sgl_vec *v, sgl_int k, int line, int col);
+/* split_bounds(n, k), split_by_bounds(n, w): the k+1 (len(w)+1) boundaries
+ * of split's (split_by's) blocks of a vector of length n, by the same
+ * arithmetic and with the same run-time errors (brief §8). */
+sgl_vec sgl_split_bounds(sgl_int n, sgl_int k, int line, int col);
+sgl_vec sgl_split_by_bounds(sgl_int n, const sgl_type *wt, const sgl_vec *w, int line, int col);
 /* vt: type of v ([T]), wt: type of w ([int] or [float]); result is [[T]]:
  * len(w) blocks of v (views, as split's), block i ending at
  * floor(len(v) * (w[0] + ... + w[i]) / sum(w)), the last at len(v). */
@@ -375,10 +380,30 @@ sgl_float sgl_arg_float(sgl_int i, sgl_float dflt, int line, int col);
 /* arg_str(i, default): the argument as it is, or a copy of the default. */
 sgl_vec sgl_arg_str(sgl_int i, const sgl_vec *dflt, int line, int col);
 sgl_float sgl_wtime(void);
+/* The whole of the C string s as an int / a float (false when it is not
+ * one; no white space around it): arguments and the words of text files. */
+bool sgl_parse_int(const char *s, sgl_int *out);
+bool sgl_parse_float(const char *s, sgl_float *out);
+
+/* Files (brief §8, sgl_files.c): text, or NumPy's .npy format when the path
+ * ends in ".npy".  read_*_slice read only the numbers a .. b-1 of the file
+ * (0 <= a <= b <= file_len(path), else a run-time error). */
 sgl_vec sgl_read_ints(const char *path, int line, int col);
 sgl_vec sgl_read_floats(const char *path, int line, int col);
+sgl_vec sgl_read_ints_slice(const char *path, sgl_int a, sgl_int b, int line, int col);
+sgl_vec sgl_read_floats_slice(const char *path, sgl_int a, sgl_int b, int line, int col);
+sgl_int sgl_file_len(const char *path, int line, int col);
 void sgl_write_ints(const char *path, const sgl_vec *v, int line, int col);
 void sgl_write_floats(const char *path, const sgl_vec *v, int line, int col);
+/* The n bytes at s quoted for a message: in single quotes, with every byte
+ * outside printable ASCII, the quote and the backslash escaped (\xHH, \',
+ * \\), so that a file's bytes or a path cannot send the terminal control
+ * sequences; cut with "..." past about cap/4 source bytes.  Returns out. */
+char *sgl_quote(char *out, size_t cap, const char *s, size_t n);
+/* The path as the file-sharing check compares it (brief §8): realpath of
+ * the file when it exists, else realpath of its directory + its name, else
+ * the path as written.  Owned by the caller (free). */
+char *sgl_file_identity(const char *path);
 
 /* ------------------------------------------------------------------ */
 /* Byte buffers, printing, serialization                                */

@@ -2,8 +2,7 @@
  * sgl_misc.c: the SGL builtins that touch the world outside the values.
  *
  * SplitMix64 random data (brief §8), the program's arguments (arg_int,
- * arg_float), wtime, and the file builtins read_ints/read_floats/
- * write_ints/write_floats.
+ * arg_float) and wtime.  The file builtins are in sgl_files.c.
  */
 #define _POSIX_C_SOURCE 200809L
 
@@ -67,7 +66,7 @@ void sgl_set_args(int argc, char **argv)
 }
 
 /* The whole of s as an int; false when it is not one. */
-static bool parse_int(const char *s, sgl_int *out)
+bool sgl_parse_int(const char *s, sgl_int *out)
 {
     if (*s == '\0' || (*s != '-' && *s != '+' && (*s < '0' || *s > '9')))
         return false; /* strtoll would skip white space */
@@ -82,7 +81,7 @@ static bool parse_int(const char *s, sgl_int *out)
 
 /* The whole of s as a float; false when it is not one.  Overflow reads as
  * an infinity and underflow as a subnormal or zero, as in Python. */
-static bool parse_float(const char *s, sgl_float *out)
+bool sgl_parse_float(const char *s, sgl_float *out)
 {
     if (*s == '\0' || *s == ' ' || (*s >= '\t' && *s <= '\r'))
         return false;
@@ -94,13 +93,20 @@ static bool parse_float(const char *s, sgl_float *out)
     return true;
 }
 
+/* An argument quoted for a message (sgl_quote: no control bytes). */
+static const char *quote_arg(const char *a)
+{
+    static _Thread_local char q[512];
+    return sgl_quote(q, sizeof q, a, strlen(a));
+}
+
 sgl_int sgl_arg_int(sgl_int i, sgl_int dflt, int line, int col)
 {
     if (i < 0 || i >= n_args)
         return dflt;
     sgl_int v;
-    if (!parse_int(args[i], &v))
-        sgl_fail(line, col, "bad argument %lld: '%s' is not an int", (long long)i, args[i]);
+    if (!sgl_parse_int(args[i], &v))
+        sgl_fail(line, col, "bad argument %lld: %s is not an int", (long long)i, quote_arg(args[i]));
     return v;
 }
 
@@ -109,8 +115,8 @@ sgl_float sgl_arg_float(sgl_int i, sgl_float dflt, int line, int col)
     if (i < 0 || i >= n_args)
         return dflt;
     sgl_float v;
-    if (!parse_float(args[i], &v))
-        sgl_fail(line, col, "bad argument %lld: '%s' is not a float", (long long)i, args[i]);
+    if (!sgl_parse_float(args[i], &v))
+        sgl_fail(line, col, "bad argument %lld: %s is not a float", (long long)i, quote_arg(args[i]));
     return v;
 }
 
@@ -126,133 +132,4 @@ sgl_float sgl_wtime(void)
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
-
-/* ------------------------------------------------------------------ */
-/* Files                                                               */
-
-/* Brief §8's file-sharing rule: the tree half of the runtime records the
- * path on the node that runs the builtin (sgl_output.c).  A weak reference,
- * so that the value half links alone (runtime_c/tests). */
-__attribute__((weak)) void sgl_files_note_cur(const char *path, bool wrote);
-
-static void note_file(const char *path, bool wrote)
-{
-    if (sgl_files_note_cur)
-        sgl_files_note_cur(path, wrote);
-}
-
-/* The whole content of the file at path, NUL-terminated (caller frees). */
-static char *read_file(const char *path, int line, int col)
-{
-    note_file(path, false); /* brief §8's file-sharing rule */
-    FILE *f = fopen(path, "rb");
-    if (!f)
-        sgl_fail(line, col, "cannot open '%s': %s", path, strerror(errno));
-    size_t len = 0, cap = 1 << 16;
-    char *buf = sgl_alloc(cap, line, col);
-    for (;;) {
-        len += fread(buf + len, 1, cap - 1 - len, f);
-        if (len < cap - 1)
-            break;
-        cap *= 2;
-        buf = sgl_realloc(buf, cap, line, col);
-    }
-    int err = ferror(f) ? errno : 0;
-    fclose(f);
-    if (err) {
-        free(buf);
-        sgl_fail(line, col, "cannot read '%s': %s", path, strerror(err));
-    }
-    buf[len] = '\0';
-    return buf;
-}
-
-static bool is_space(char c)
-{
-    return c == ' ' || (c >= '\t' && c <= '\r');
-}
-
-/* Reads the white-space-separated numbers of a file, as ints or floats. */
-static sgl_vec read_numbers(const char *path, bool floats, int line, int col)
-{
-    const sgl_type vt = {SGL_T_VEC, floats ? &sgl_t_float : &sgl_t_int};
-    char *text = read_file(path, line, col);
-    sgl_vec r = {NULL, 0, 0};
-    char *p = text;
-    for (;;) {
-        while (is_space(*p))
-            p++;
-        if (*p == '\0')
-            break;
-        char *tok = p;
-        while (*p != '\0' && !is_space(*p))
-            p++;
-        char saved = *p;
-        *p = '\0';
-        union {
-            sgl_int i;
-            sgl_float f;
-        } x;
-        bool ok = floats ? parse_float(tok, &x.f) : parse_int(tok, &x.i);
-        if (!ok) {
-            char shown[64];
-            snprintf(shown, sizeof shown, "%.40s%s", tok, strlen(tok) > 40 ? "..." : "");
-            free(text);
-            sgl_vec_free(&vt, &r);
-            sgl_fail(line, col, "'%s' in '%s' is not %s", shown, path,
-                     floats ? "a float" : "an int");
-        }
-        sgl_vec_push_move(&vt, &r, &x, line, col);
-        *p = saved;
-    }
-    free(text);
-    return r;
-}
-
-sgl_vec sgl_read_ints(const char *path, int line, int col)
-{
-    return read_numbers(path, false, line, col);
-}
-
-sgl_vec sgl_read_floats(const char *path, int line, int col)
-{
-    return read_numbers(path, true, line, col);
-}
-
-/* Writes the numbers of v to path, one a line. */
-static void write_numbers(const char *path, const sgl_vec *v, bool floats, int line, int col)
-{
-    note_file(path, true); /* brief §8's file-sharing rule */
-    sgl_buf b = {NULL, 0, 0};
-    for (int64_t i = 0; i < v->len; i++) {
-        if (floats)
-            sgl_fmt_float(&b, ((const sgl_float *)v->data)[i]);
-        else
-            sgl_fmt_int(&b, ((const sgl_int *)v->data)[i]);
-        sgl_buf_put(&b, "\n", 1);
-    }
-    FILE *f = fopen(path, "wb");
-    if (!f) {
-        int err = errno;
-        sgl_buf_free(&b);
-        sgl_fail(line, col, "cannot open '%s': %s", path, strerror(err));
-    }
-    size_t written = b.len ? fwrite(b.data, 1, b.len, f) : 0;
-    int err = written < b.len ? errno : 0;
-    if (fclose(f) != 0 && !err)
-        err = errno;
-    sgl_buf_free(&b);
-    if (err)
-        sgl_fail(line, col, "cannot write '%s': %s", path, strerror(err));
-}
-
-void sgl_write_ints(const char *path, const sgl_vec *v, int line, int col)
-{
-    write_numbers(path, v, false, line, col);
-}
-
-void sgl_write_floats(const char *path, const sgl_vec *v, int line, int col)
-{
-    write_numbers(path, v, true, line, col);
 }

@@ -275,13 +275,14 @@ static int out_spill(sgl_node *n)
  * back from, a temporary file: errno err, on node n, at line:col. */
 static char *spill_error(sgl_node *n, int line, int col, bool reading, int err)
 {
-    char what[700];
+    char what[700], q[400];
+    sgl_quote(q, sizeof q, spill_dir(), strlen(spill_dir()));
     if (reading)
-        snprintf(what, sizeof what, "cannot read the output back from its temporary file in '%.300s': %s",
-                 spill_dir(), strerror(err));
+        snprintf(what, sizeof what, "cannot read the output back from its temporary file in %s: %s", q,
+                 strerror(err));
     else
-        snprintf(what, sizeof what, "cannot keep the output in a temporary file in '%.300s': %s",
-                 spill_dir(), strerror(err));
+        snprintf(what, sizeof what, "cannot keep the output in a temporary file in %s: %s", q,
+                 strerror(err));
     char msg[1400];
     error_line(msg, sizeof msg, line, col, what, n->path);
     return sgl_strdup(msg);
@@ -438,7 +439,14 @@ void sgl_files_note(sgl_node *n, const char *path, bool wrote)
 
 /* Called by the file builtins (sgl_misc.c) on the node that runs them. */
 void sgl_files_note_cur(const char *path, bool wrote);
-void sgl_files_note_cur(const char *path, bool wrote) { sgl_files_note(sgl_cur, path, wrote); }
+void sgl_files_note_cur(const char *path, bool wrote)
+{
+    /* compared as resolved (sgl_file_identity): x.txt and ./x.txt are one file */
+    if (!sgl_cur || sgl_cur->depth == 0) return;
+    char *id = sgl_file_identity(path);
+    sgl_files_note(sgl_cur, id, wrote);
+    free(id);
+}
 
 void sgl_files_clear(sgl_fileset *f)
 {
@@ -472,11 +480,12 @@ static void files_check(sgl_node *n, const sgl_site *s, sgl_child_result *res, i
                         op = &s->ops[q];
                         break;
                     }
-                char what[2048];
+                char what[2048], q[1100];
+                sgl_quote(q, sizeof q, a->path[k], strlen(a->path[k]));
                 snprintf(what, sizeof what,
-                         "children %s.%d and %s.%d of this pardo share the file '%.300s', which %s "
+                         "children %s.%d and %s.%d of this pardo share the file %s, which %s "
                          "(children run at once: they must not share a file that one of them writes)",
-                         n->path, i, n->path, j, a->path[k],
+                         n->path, i, n->path, j, q,
                          a->wrote[k] && b->wrote[m] ? "both write"
                          : a->wrote[k]              ? "the first writes"
                                                     : "the second writes");

@@ -432,9 +432,12 @@ static void normalize(void)
  * message printed. */
 static bool read_machine(double *speeds)
 {
+    /* the path and the file's strings quoted for messages (sgl_quote) */
+    char qp[1100], qw[200], qv[200];
+    sgl_quote(qp, sizeof qp, machine_path, strlen(machine_path));
     FILE *f = fopen(machine_path, "rb");
     if (!f) {
-        speed_error("cannot read machine file '%s': %s", machine_path, strerror(errno));
+        speed_error("cannot read machine file %s: %s", qp, strerror(errno));
         return false;
     }
     sgl_buf text = {0};
@@ -449,10 +452,10 @@ static bool read_machine(double *speeds)
     fclose(f);
     if (failed || large) {
         if (large)
-            speed_error("cannot read machine file '%s': larger than %d MiB (not a machine file?)",
-                        machine_path, MACHINE_FILE_MAX >> 20);
+            speed_error("cannot read machine file %s: larger than %d MiB (not a machine file?)",
+                        qp, MACHINE_FILE_MAX >> 20);
         else
-            speed_error("cannot read machine file '%s': read error", machine_path);
+            speed_error("cannot read machine file %s: read error", qp);
         sgl_buf_free(&text);
         return false;
     }
@@ -461,25 +464,30 @@ static bool read_machine(double *speeds)
     char why[160];
     bool ok = false;
     if (!json_parse(text.data, &doc, why, sizeof why)) {
-        speed_error("machine file '%s' is not valid JSON: %s", machine_path, why);
+        speed_error("machine file %s is not valid JSON: %s", qp, why);
         goto done;
     }
     const json_val *root = &doc.vals[0];
     const json_val *ws = json_get(&doc, root, "worker_speeds");
     const json_val *shape = json_get(&doc, root, "shape");
     const char *written = shape && shape->kind == JSON_STRING ? shape->str : NULL;
+    if (written) { /* escaped, shown without the quotes */
+        sgl_quote(qw, sizeof qw, written, strlen(written));
+        qw[strlen(qw) - 1] = '\0';
+        written = qw + 1;
+    }
     if (root->kind != JSON_OBJECT || !ws) {
-        speed_error("machine file '%s' has no \"worker_speeds\" (write one with `sglc probe`)",
-                    machine_path);
+        speed_error("machine file %s has no \"worker_speeds\" (write one with `sglc probe`)",
+                    qp);
         goto done;
     }
     if (ws->kind != JSON_ARRAY) {
-        speed_error("machine file '%s': \"worker_speeds\" must be a list of numbers", machine_path);
+        speed_error("machine file %s: \"worker_speeds\" must be a list of numbers", qp);
         goto done;
     }
     if (ws->n != nworkers_all) {
-        speed_error("machine file '%s' has speeds for %d worker%s, but this tree has %lld%s%s%s",
-                    machine_path, ws->n, ws->n == 1 ? "" : "s", (long long)nworkers_all,
+        speed_error("machine file %s has speeds for %d worker%s, but this tree has %lld%s%s%s",
+                    qp, ws->n, ws->n == 1 ? "" : "s", (long long)nworkers_all,
                     written ? " (the file was written for shape " : "", written ? written : "",
                     written ? ")" : "");
         goto done;
@@ -487,8 +495,8 @@ static bool read_machine(double *speeds)
     for (int k = 0; k < ws->n; k++) {
         const json_val *v = json_item(&doc, ws, k);
         if (v->kind != JSON_NUMBER || !(v->num > 0) || !isfinite(v->num)) {
-            speed_error("machine file '%s': worker_speeds[%d] must be a positive number",
-                        machine_path, k);
+            speed_error("machine file %s: worker_speeds[%d] must be a positive number",
+                        qp, k);
             goto done;
         }
         speeds[k] = v->num;
@@ -499,17 +507,17 @@ static bool read_machine(double *speeds)
         for (int k = 0; good && k < wp->n; k++) {
             const json_val *v = json_item(&doc, wp, k);
             if (v->kind != JSON_STRING || strcmp(v->str, table[k].path) != 0) {
-                speed_error("machine file '%s' was written for another tree: its worker %d is "
-                            "'%s', this tree's is '%s'%s%s%s",
-                            machine_path, k, v->kind == JSON_STRING ? v->str : "?",
+                speed_error("machine file %s was written for another tree: its worker %d is "
+                            "%s, this tree's is '%s'%s%s%s",
+                            qp, k, v->kind == JSON_STRING ? sgl_quote(qv, sizeof qv, v->str, strlen(v->str)) : "?",
                             table[k].path, written ? " (the file is for shape " : "",
                             written ? written : "", written ? ")" : "");
                 goto done;
             }
         }
         if (!good) {
-            speed_error("machine file '%s': \"worker_paths\" must list one path per speed",
-                        machine_path);
+            speed_error("machine file %s: \"worker_paths\" must list one path per speed",
+                        qp);
             goto done;
         }
     }

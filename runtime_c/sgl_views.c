@@ -189,19 +189,52 @@ static void put_block(const sgl_type *vt, sgl_vec *blocks, int64_t i, sgl_vec *v
     blocks[i] = (sgl_vec){elem_ptr(v, sgl_sizeof(vt->elem), pos), n, b};
 }
 
-static sgl_vec split_blocks(const sgl_type *vt, sgl_vec *v, sgl_int k, bool own, int line, int col)
+/* Boundary i (0 <= i <= k) of split's k blocks of a vector of length n:
+ * the first n % k blocks have one element more (brief §8).  The one home
+ * of that arithmetic: split and split_bounds. */
+static int64_t split_bound(int64_t n, int64_t k, int64_t i)
+{
+    int64_t base = n / k, extra = n % k;
+    return i * base + (i < extra ? i : extra);
+}
+
+static void check_blocks(const char *what, sgl_int k, int line, int col)
 {
     if (k < 1)
-        sgl_fail(line, col, "split into %lld blocks (must be at least 1)", (long long)k);
+        sgl_fail(line, col, "%s into %lld blocks (must be at least 1)", what, (long long)k);
+}
+
+static sgl_vec split_blocks(const sgl_type *vt, sgl_vec *v, sgl_int k, bool own, int line, int col)
+{
+    check_blocks("split", k, line, col);
     sgl_vec r = sgl_vec_alloc(vt, k, true, line, col);
     sgl_vec *blocks = r.data;
-    int64_t len = v->len, base = len / k, extra = len % k, pos = 0;
+    int64_t len = v->len;
     /* the blocks are views of v's buffer: no copy until someone writes */
     for (int64_t i = 0; i < k; i++) {
-        int64_t n = base + (i < extra ? 1 : 0);
-        put_block(vt, blocks, i, v, pos, n, own, line, col);
-        pos += n;
+        int64_t pos = split_bound(len, k, i);
+        put_block(vt, blocks, i, v, pos, split_bound(len, k, i + 1) - pos, own, line, col);
     }
+    return r;
+}
+
+static const sgl_type vec_int = {SGL_T_VEC, &sgl_t_int};
+
+static void check_length(const char *what, sgl_int n, int line, int col)
+{
+    if (n < 0)
+        sgl_fail(line, col, "%s of a negative length (%lld)", what, (long long)n);
+}
+
+sgl_vec sgl_split_bounds(sgl_int n, sgl_int k, int line, int col)
+{
+    check_length("split_bounds", n, line, col);
+    check_blocks("split_bounds", k, line, col);
+    /* k + 1 would overflow: ask for k, which fails as too large a vector */
+    sgl_vec r = sgl_vec_new_uninit(&vec_int, k < INT64_MAX ? k + 1 : k, line, col);
+    sgl_int *b = r.data;
+    for (int64_t i = 0; i <= k; i++)
+        b[i] = split_bound(n, k, i);
     return r;
 }
 
@@ -244,68 +277,104 @@ static int64_t mul_div_u128(int64_t n, u128 c, u128 w)
     return (int64_t)q;
 }
 
-static sgl_vec split_by_blocks(const sgl_type *vt, sgl_vec *v, const sgl_type *wt, const sgl_vec *w,
-                               bool own, int line, int col)
+/* split_by's arithmetic (brief §8), the one home of it for split_by and
+ * split_by_bounds: the weights checked and summed once (split_by_start),
+ * then each block's end in order (split_by_end). */
+typedef struct {
+    int64_t n, k;
+    bool ints;
+    const sgl_int *wi;
+    const sgl_float *wf;
+    u128 isum, ic;
+    sgl_float fsum, fc;
+    double scale;
+} split_by_state;
+
+static split_by_state split_by_start(const char *what, int64_t n, const sgl_type *wt, const sgl_vec *w,
+                                     int line, int col)
 {
-    int64_t k = w->len, n = v->len;
+    split_by_state st = {.n = n, .k = w->len, .ints = wt->elem->kind == SGL_T_INT, .wi = w->data,
+                         .wf = w->data, .scale = 1.0};
+    int64_t k = st.k;
     if (k == 0)
-        sgl_fail(line, col, "split_by with no weights (the weight vector is empty)");
-    bool ints = wt->elem->kind == SGL_T_INT;
-    const sgl_int *wi = w->data;
-    const sgl_float *wf = w->data;
-    u128 isum = 0;
-    sgl_float fsum = 0.0;
+        sgl_fail(line, col, "%s with no weights (the weight vector is empty)", what);
+    const sgl_int *wi = st.wi;
+    const sgl_float *wf = st.wf;
     for (int64_t i = 0; i < k; i++) {
-        if (ints) {
+        if (st.ints) {
             if (wi[i] < 0)
-                sgl_fail(line, col, "split_by with a negative weight (w[%lld] = %lld)", (long long)i,
+                sgl_fail(line, col, "%s with a negative weight (w[%lld] = %lld)", what, (long long)i,
                          (long long)wi[i]);
-            isum += (uint64_t)wi[i];
+            st.isum += (uint64_t)wi[i];
         } else {
             if (!isfinite(wf[i]))
-                sgl_fail(line, col, "split_by with a weight that is not finite (w[%lld] = %s)", (long long)i,
+                sgl_fail(line, col, "%s with a weight that is not finite (w[%lld] = %s)", what, (long long)i,
                          isnan(wf[i]) ? "nan" : wf[i] > 0 ? "inf" : "-inf");
             if (wf[i] < 0)
-                sgl_fail(line, col, "split_by with a negative weight (w[%lld] = %.17g)", (long long)i, wf[i]);
-            fsum += wf[i];
+                sgl_fail(line, col, "%s with a negative weight (w[%lld] = %.17g)", what, (long long)i, wf[i]);
+            st.fsum += wf[i];
         }
     }
-    if (ints ? isum == 0 : fsum == 0.0)
-        sgl_fail(line, col, "split_by with weights whose sum is 0 (it must be positive)");
+    if (st.ints ? st.isum == 0 : st.fsum == 0.0)
+        sgl_fail(line, col, "%s with weights whose sum is 0 (it must be positive)", what);
     /* A float sum too large for a double: the weights are all scaled by
      * one power of two (exact), so that the ratios c_i / W stay those of
      * the brief; when the sum is finite no scaling happens at all. */
-    double scale = 1.0;
-    if (!ints && !isfinite(fsum)) {
-        scale = 0x1p-64;
-        fsum = 0.0;
+    if (!st.ints && !isfinite(st.fsum)) {
+        st.scale = 0x1p-64;
+        st.fsum = 0.0;
         for (int64_t i = 0; i < k; i++)
-            fsum += wf[i] * scale;
+            st.fsum += wf[i] * st.scale;
     }
-    sgl_vec r = sgl_vec_alloc(vt, k, true, line, col);
-    sgl_vec *blocks = r.data;
-    u128 ic = 0;
-    sgl_float fc = 0.0;
-    int64_t pos = 0;
-    for (int64_t i = 0; i < k; i++) {
-        int64_t end = n;
-        if (i < k - 1) {
-            if (ints) {
-                ic += (uint64_t)wi[i];
-                end = mul_div_u128(n, ic, isum);
-            } else {
-                fc += wf[i] * scale;
-                double x = (double)n * fc;
-                double e = isinf(x) ? (double)n * (fc / fsum) : x / fsum;
-                end = e >= (double)n ? n : (int64_t)floor(e);
-            }
-            if (end < pos)
-                end = pos;
+    return st;
+}
+
+/* The end (exclusive) of block i, given that block i starts at pos; called
+ * for i = 0, 1, ..., k-1 in order. */
+static int64_t split_by_end(split_by_state *st, int64_t i, int64_t pos)
+{
+    int64_t n = st->n, end = n;
+    if (i < st->k - 1) {
+        if (st->ints) {
+            st->ic += (uint64_t)st->wi[i];
+            end = mul_div_u128(n, st->ic, st->isum);
+        } else {
+            st->fc += st->wf[i] * st->scale;
+            double x = (double)n * st->fc;
+            double e = isinf(x) ? (double)n * (st->fc / st->fsum) : x / st->fsum;
+            end = e >= (double)n ? n : (int64_t)floor(e);
         }
+        if (end < pos)
+            end = pos;
+    }
+    return end;
+}
+
+static sgl_vec split_by_blocks(const sgl_type *vt, sgl_vec *v, const sgl_type *wt, const sgl_vec *w,
+                               bool own, int line, int col)
+{
+    split_by_state st = split_by_start("split_by", v->len, wt, w, line, col);
+    sgl_vec r = sgl_vec_alloc(vt, st.k, true, line, col);
+    sgl_vec *blocks = r.data;
+    int64_t pos = 0;
+    for (int64_t i = 0; i < st.k; i++) {
+        int64_t end = split_by_end(&st, i, pos);
         /* the blocks are views of v's buffer, as split's */
         put_block(vt, blocks, i, v, pos, end - pos, own, line, col);
         pos = end;
     }
+    return r;
+}
+
+sgl_vec sgl_split_by_bounds(sgl_int n, const sgl_type *wt, const sgl_vec *w, int line, int col)
+{
+    check_length("split_by_bounds", n, line, col);
+    split_by_state st = split_by_start("split_by_bounds", n, wt, w, line, col);
+    sgl_vec r = sgl_vec_new_uninit(&vec_int, st.k + 1, line, col);
+    sgl_int *b = r.data;
+    b[0] = 0;
+    for (int64_t i = 0; i < st.k; i++)
+        b[i + 1] = split_by_end(&st, i, b[i]);
     return r;
 }
 

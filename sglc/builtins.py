@@ -19,7 +19,7 @@ Schema
   as a statement (print, push, write_ints, write_floats).
 - `effects`: what an impure builtin touches outside the program's values
   when it is not only output: "file" for the file builtins (read_ints,
-  read_floats, write_ints, write_floats).  Fusion never joins a superstep
+  read_floats, file_len, write_ints, write_floats).  Fusion never joins a superstep
   after a pardo that may touch files (sglc.passes.fuse), so what one
   superstep writes the next one reads (brief §8).
 - `joins_blocks`: it joins the vectors of its argument, which costs no copy
@@ -348,6 +348,9 @@ _ENTRIES: list[Builtin] = [
     Builtin("split_by", (Form((VECTOR, NUM_VEC), VecOf(0),
                               "sgl_split_by({T0}, &{v0}, {T1}, &{v1}, {loc})", can_fail=True,
                               take="sgl_split_by_take({T0}, &{m0}, {T1}, &{v1}, {loc})"),)),
+    Builtin("split_bounds", (_fixed([INT, INT], Vec(INT), "sgl_split_bounds({0}, {1}, {loc})", can_fail=True),)),
+    Builtin("split_by_bounds", (Form((INT_ARG, NUM_VEC), Fixed(Vec(INT)),
+                                     "sgl_split_by_bounds({0}, {T1}, &{v1}, {loc})", can_fail=True),)),
     Builtin("sort", (Form((SORTABLE,), ArgType(0), "sgl_sort({T0}, &{v0}, {loc})",
                           take="sgl_sort_take({T0}, &{m0}, {loc})"),)),
     Builtin("sum", (Form((NUM_VEC,), ElemOf(0), "sgl_sum_{S}(&{v0})"),)),
@@ -378,10 +381,14 @@ _ENTRIES: list[Builtin] = [
     # ---- output and files
     Builtin("print", (Form((Arg("a value", any_type, allow_str=True),), Fixed(VOID), _lower_print,
                            variadic=True),), pure=False, statement=True),
-    Builtin("read_ints", (_fixed([STR], Vec(INT), "sgl_read_ints({0}, {loc})", can_fail=True),), pure=False,
+    Builtin("read_ints", (_fixed([STR], Vec(INT), "sgl_read_ints({0}, {loc})", can_fail=True),
+                          _fixed([STR, INT, INT], Vec(INT), "sgl_read_ints_slice({0}, {1}, {2}, {loc})",
+                                 can_fail=True)), pure=False, effects="file"),
+    Builtin("read_floats", (_fixed([STR], Vec(FLOAT), "sgl_read_floats({0}, {loc})", can_fail=True),
+                            _fixed([STR, INT, INT], Vec(FLOAT), "sgl_read_floats_slice({0}, {1}, {2}, {loc})",
+                                   can_fail=True)), pure=False, effects="file"),
+    Builtin("file_len", (_fixed([STR], INT, "sgl_file_len({0}, {loc})", can_fail=True),), pure=False,
             effects="file"),
-    Builtin("read_floats", (_fixed([STR], Vec(FLOAT), "sgl_read_floats({0}, {loc})", can_fail=True),),
-            pure=False, effects="file"),
     Builtin("write_ints", (_fixed([STR, Vec(INT)], VOID, "sgl_write_ints({0}, &{v1}, {loc})", can_fail=True),),
             pure=False, statement=True, effects="file"),
     Builtin("write_floats", (_fixed([STR, Vec(FLOAT)], VOID, "sgl_write_floats({0}, &{v1}, {loc})",

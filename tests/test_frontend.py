@@ -436,7 +436,7 @@ def test_empty_vector_without_context(src: str) -> None:
         ("var s = wtime(1);", "takes 0 arguments"),
         ("var s = min(1, 2, 3);", "takes 1 or 2 arguments"),
         ("write_ints(\"f\", [1.5]);", "must be [int]"),
-        ("var x = read_floats(\"f\", 1);", "takes 1 argument"),
+        ("var x = read_floats(\"f\", 1);", "takes 1 or 3 arguments but 2 were given"),
         ("var x = write_floats(\"f\", [1.5]);", "has no value"),
         ("var x = \"s\"; var y = x[0];", "a string is never indexed"),
         ("var x = \"s\" + 1;", "'+' joins two strings, not string and int"),

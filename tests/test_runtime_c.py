@@ -30,7 +30,8 @@ from sglc import build as sglc_build
 RUNTIME = Path(__file__).resolve().parent.parent / "runtime_c"
 SOURCES = [RUNTIME / name
            for name in ("sgl_value.c", "sgl_blocks.c", "sgl_views.c", "sgl_sort.c", "sgl_ser.c",
-                        "sgl_print.c", "sgl_misc.c", "sgl_registry.c", "sgl_string.c")]
+                        "sgl_print.c", "sgl_misc.c", "sgl_files.c", "sgl_npy.c",
+                        "sgl_registry.c", "sgl_string.c")]
 STUB = RUNTIME / "tests" / "stub_tree.c"
 BASE_FLAGS = ["-std=c11", "-Wall", "-Wextra", "-Werror", "-O1"]
 SANITIZE = ["-fsanitize=address,undefined", "-fno-sanitize-recover=undefined"]

@@ -333,6 +333,15 @@ static void test_concat_split(void)
     sgl_vec_free(&T_IVV, &s);
     CHECK_FAILS(sgl_split(&T_IV, &v, 0, 2, 3), "split into 0 blocks (must be at least 1)");
     CHECK_FAILS(sgl_split(&T_IV, &v, -4, 2, 3), "split into -4 blocks (must be at least 1)");
+    /* split_bounds: the same blocks' boundaries, the same errors */
+    s = sgl_split_bounds(10, 4, 1, 1);
+    CHECK_STR(show(&T_IV, &s), "[0, 3, 6, 8, 10]");
+    sgl_vec_free(&T_IV, &s);
+    s = sgl_split_bounds(2, 3, 1, 1);
+    CHECK_STR(show(&T_IV, &s), "[0, 1, 2, 2]");
+    sgl_vec_free(&T_IV, &s);
+    CHECK_FAILS(sgl_split_bounds(3, 0, 2, 3), "split_bounds into 0 blocks (must be at least 1)");
+    CHECK_FAILS(sgl_split_bounds(-1, 2, 2, 3), "split_bounds of a negative length (-1)");
     sgl_vec_free(&T_IV, &v);
     s = sgl_split(&T_IV, &e, 2, 1, 1);
     CHECK_STR(show(&T_IVV, &s), "[[], []]");
@@ -846,6 +855,21 @@ static void test_files(void)
     sgl_vec e = {NULL, 0, 0};
     sgl_write_ints(bad, &e, 1, 1);
     CHECK_STR(file_text(bad), "");
+
+    /* slices and file_len: words outside the slice are not converted */
+    write_text(bad, "x 1\v2\f3 y");
+    CHECK(sgl_file_len(bad, 1, 1) == 5);
+    w = sgl_read_ints_slice(bad, 1, 4, 1, 1);
+    CHECK_STR(show(&T_IV, &w), "[1, 2, 3]");
+    sgl_vec_free(&T_IV, &w);
+    w = sgl_read_ints_slice(bad, 5, 5, 1, 1);
+    CHECK(w.len == 0);
+
+    /* quoting for messages */
+    char q[64];
+    CHECK_STR(sgl_quote(q, sizeof q, "a\x1b[0m\\'\0b", 9), "'a\\x1b[0m\\\\\\'\\x00b'");
+    CHECK(strlen(sgl_quote(q, sizeof q, "0123456789012345678901234567890123456789012345678901234567890123456789", 70))
+          < sizeof q);
 
     /* errors */
     char msg[1200];
