@@ -57,6 +57,14 @@ class Owned:
 Val = Borrowed | Owned
 
 
+def _str_lit(value: str) -> str:
+    """A string literal as a C expression: a `sgl_vec` that views static
+    storage and owns no buffer (sgl.h), so it costs no allocation."""
+    data = value.encode("utf-8", "surrogateescape")
+    lit = c.string_lit(data.decode("utf-8", "surrogateescape")).render()
+    return f"((sgl_vec){{(void *){lit}, {len(data)}, NULL}})"
+
+
 def _ptr(t: Type) -> str:
     return ctype(t) + " *"
 
@@ -112,6 +120,15 @@ class _Context:
         # (var id, level) of the vectors an enclosing loop made unique
         # (ir.For.unique): written without the copy-on-write check
         self.unique: set[tuple[int, int]] = set()
+        # the statement being written calls a user function, which may
+        # change a node variable: its reads of node variables are taken
+        # first, in order (unknown: assume so)
+        self.calls_here = True
+
+    def nodevar(self, v: ir.NodeVar) -> c.Expr:
+        """A node variable of the node running this code (N: in an action,
+        the child)."""
+        return c.Member(Name("SGL_NV"), v.cname, arrow=True)
 
     def var(self, v: ir.Var) -> c.Expr:
         """A variable of the node running this code: a C local in the
@@ -208,9 +225,7 @@ class _Expressions(_Context):
 
     def ex_Str(self, e: ir.Str) -> Val:
         """A literal: a view of static storage, no buffer (sgl.h)."""
-        data = e.value.encode("utf-8", "surrogateescape")
-        lit = c.string_lit(data.decode("utf-8", "surrogateescape")).render()
-        return Borrowed(Name(f"((sgl_vec){{(void *){lit}, {len(data)}, NULL}})"))
+        return Borrowed(Name(_str_lit(e.value)))
 
     def ex_VarRef(self, e: ir.VarRef) -> Val:
         if e.row is not None:  # read once before the loop (loop_fast)
@@ -223,6 +238,20 @@ class _Expressions(_Context):
             self.scope.add(c.assign(var, Name("(sgl_vec){0}")))
             return Owned(t)
         return Borrowed(self.var(e.var))
+
+    def ex_NodeRef(self, e: ir.NodeRef) -> Val:
+        """A node variable: read where it lies, unless the statement calls
+        a user function (which may assign it): then its value is taken at
+        this point of the evaluation (a scalar copied, a vector shared by
+        one more reference), so that a call later in the statement, or the
+        callee it is passed to, cannot change or free what this read
+        saw (brief §4: a node variable passed as an argument is a copy)."""
+        place = self.nodevar(e.var)
+        if not self.calls_here:
+            return Borrowed(place)
+        if owns_memory(e.ty):
+            return self.owned_vec(c.call("sgl_vec_copy", self.T.ref(e.ty), c.addr(place)), e.ty)
+        return Borrowed(self.hoist(ctype(e.ty), place).ref)
 
     def movable(self, v: ir.Var) -> bool:
         """May a read of v take its value?  Not a borrowed parameter of the
@@ -264,13 +293,26 @@ class _Expressions(_Context):
         flag (sgl.h)."""
         return c.stmt(c.call("sgl_call_check", Name("N"), *self.loc(e)))
 
+    def call_done(self, e: ir.Call) -> list[str]:
+        """After a call that may recurse (its callee can call this function
+        back): sgl_call_done, so that the call is never a tail call, every
+        level of the recursion keeps its frame and the stack check fires at
+        every -O level (sgl.h); other calls keep their tail calls."""
+        if e.func in self.em.recursive.get(self.func.cname, ()):
+            return [c.stmt(c.call("sgl_call_done"))]
+        return []
+
     def ex_Call(self, e: ir.Call) -> Val:
         args = self.call_args(e)
         self.scope.add(self.call_check(e))
         call = c.call(e.func, Name("N"), *args)
         if owns_memory(e.ty):
-            return self.owned_vec(call, e.ty)
-        return Borrowed(self.hoist(ctype(e.ty), call).ref)
+            v: Val = self.owned_vec(call, e.ty)
+        else:
+            v = Borrowed(self.hoist(ctype(e.ty), call).ref)
+        for ln in self.call_done(e):
+            self.scope.add(ln)
+        return v
 
     def ex_Unary(self, e: ir.Unary) -> Val:
         x = self.scalar(e.operand)
@@ -356,6 +398,8 @@ class _Places(_Expressions):
             if e.row is not None:  # the vector of an in-place store (loop_fast)
                 return Name(self.rows[id(e.row)])
             return self.var(e.var)
+        if isinstance(e, ir.NodeRef):
+            return self.nodevar(e.var)
         return self.place_Index(e)
 
     def place_Index(self, e: ir.Index) -> c.Expr:
@@ -434,7 +478,7 @@ class _Builtins(_Places):
         for kind, i in sorted(tmpl.arg_holes, key=lambda h: (h[0] == "p", h[1])):
             a = e.args[i]
             if kind == "p":
-                assert isinstance(a, (ir.VarRef, ir.Index))
+                assert isinstance(a, (ir.VarRef, ir.NodeRef, ir.Index))
                 holes[f"p{i}"] = self.place(a)
             elif kind == "a":
                 holes[f"a{i}"] = self.addressable(a)
@@ -473,7 +517,10 @@ class _Statements(_Builtins):
 
     def stmt(self, s: ir.Stmt) -> None:
         self.line_directive(s.line)
+        saved = self.calls_here
+        self.calls_here = _stmt_calls(s)
         getattr(self, "st_" + type(s).__name__)(s)
+        self.calls_here = saved
 
     def st_Block(self, s: ir.Block) -> None:
         self.out("{")
@@ -527,7 +574,8 @@ class _Statements(_Builtins):
             main, block = builtin
         elif isinstance(e, ir.Call) and not _has_value(e.ty):
             args = self.call_args(e)
-            main = [self.call_check(e), c.stmt(c.call(e.func, Name("N"), *args))]
+            main = [self.call_check(e), c.stmt(c.call(e.func, Name("N"), *args)),
+                    *self.call_done(e)]
         else:
             v = self.ex(e)
             if isinstance(v, Borrowed) and not isinstance(e, ir.Call):
@@ -766,6 +814,30 @@ class _Body(_Statements):
         self.write_stmt(self.close_scope(), main, block=True)
 
 
+def _calls_user(x: ir.Expr | None) -> bool:
+    """Does expression x call a user function?"""
+    todo: list[object] = [x]
+    while todo:
+        y = todo.pop()
+        if isinstance(y, ir.Call):
+            return True
+        if isinstance(y, list):
+            todo.extend(y)
+        elif isinstance(y, ir.Expr):
+            todo.extend(getattr(y, n) for n in y.__dataclass_fields__)
+    return False
+
+
+def _stmt_calls(s: ir.Stmt) -> bool:
+    """Do the expressions that statement s itself evaluates (not those of
+    the statements inside it) call a user function?"""
+    exprs = [getattr(s, n) for n in s.__dataclass_fields__]
+    if isinstance(s, ir.Superstep):
+        for op in s.site.ops:
+            exprs += [op.src, op.target]
+    return any(_calls_user(e) for e in exprs if isinstance(e, ir.Expr))
+
+
 def _level0_vars(stmts: list[ir.Stmt]) -> set[int]:
     """ids of the variables that code at the function's own level uses
     (everything but the actions, which run on the children)."""
@@ -788,6 +860,44 @@ def _level0_vars(stmts: list[ir.Stmt]) -> set[int]:
 
     walk(stmts)
     return found
+
+
+def _calls(x: object, found: set[str]) -> None:
+    """Adds the cnames of the functions that x calls at its own level.  Not
+    those of its actions: an action is called by the runtime on a child,
+    so a recursion through a pardo has the runtime's frames at every level
+    and never becomes a loop."""
+    if isinstance(x, ir.Call):
+        found.add(x.func)
+    if isinstance(x, list):
+        for y in x:
+            _calls(y, found)
+    elif isinstance(x, ir.Op):
+        _calls(x.src, found)
+    elif isinstance(x, (ir.Expr, ir.Stmt, ir.Site)):
+        for name in x.__dataclass_fields__:
+            _calls(getattr(x, name), found)
+
+
+def _recursive_calls(prog: ir.Program) -> dict[str, set[str]]:
+    """Per function (cname): the functions it calls at its own level that
+    can call it back so, directly or not (its strongly connected component
+    of the call graph without the actions' calls)."""
+    direct: dict[str, set[str]] = {}
+    for f in prog.functions:
+        direct[f.cname] = set()
+        _calls(f.body, direct[f.cname])
+    reach: dict[str, set[str]] = {}
+    for name in direct:
+        seen: set[str] = set()
+        todo = list(direct[name])
+        while todo:
+            g = todo.pop()
+            if g not in seen:
+                seen.add(g)
+                todo.extend(direct.get(g, ()))
+        reach[name] = seen
+    return {f: {g for g in calls if f in reach.get(g, ())} for f, calls in direct.items()}
 
 
 def _joined_vars(stmts: list[ir.Stmt]) -> set[int]:
@@ -881,6 +991,7 @@ class Emitter:
         self.locals: dict[str, list[ir.Var]] = {}
         self.joined: dict[str, set[int]] = {}  # per function: _joined_vars
         self.functions: dict[str, ir.Function] = {f.cname: f for f in prog.functions}
+        self.recursive = _recursive_calls(prog)  # per function: callees that may call it back
 
     def epilogue(self, f: ir.Function) -> list[str]:
         owned = [p for i, p in enumerate(f.params) if f.owns(i) and owns_memory(p.ty)]
@@ -947,6 +1058,41 @@ class Emitter:
             b.write_stmt(b.close_scope(), main)
         return b.lines
 
+    def nodevar_init(self) -> list[str]:
+        """The body of sgl_nodevars_init: each node variable (of V, a zeroed
+        struct) set to its initial value, computed by check."""
+        lines: list[str] = []
+        for nv in self.prog.nodevars:
+            pre: list[str] = []
+            val = self._init_value(nv.ty, nv.init, pre)
+            target = f"V->{nv.cname}"
+            if pre:
+                lines += ["{", *("    " + ln for ln in pre), f"    {target} = {val};", "}"]
+            else:
+                lines.append(f"{target} = {val};")
+        return lines
+
+    def _init_value(self, t: Type, value: object, pre: list[str]) -> str:
+        """A C expression of the folded value `value` of type t; vectors are
+        built by statements appended to pre (each moved into its owner)."""
+        if isinstance(t, Vec):
+            assert isinstance(value, list)
+            self.ntemps += 1
+            name = f"iv{self.ntemps}"
+            pre.append(f"sgl_vec {name} = sgl_vec_new({self.types.ref(t)}, {len(value)}, 0, 0);")
+            for i, x in enumerate(value):
+                v = self._init_value(t.elem, x, pre)
+                pre.append(f"(({ctype(t.elem)} *){name}.data)[{i}] = {v};")
+            return name
+        if t == BOOL:
+            return "true" if value else "false"
+        if t == STR:  # a view of static storage, as a literal (ex_Str)
+            assert isinstance(value, str)
+            return _str_lit(value)
+        if t == FLOAT:
+            return c.float_lit(float(value)).render()  # type: ignore[arg-type]
+        return c.int_lit(int(value)).render()  # type: ignore[call-overload]
+
     def render(self) -> str:
         funcs = []
         for f in self.prog.functions:
@@ -982,6 +1128,10 @@ class Emitter:
                                            lambda t: self.types.ref(t).render())
         tmpl = env.get_template("program.c.j2")
         return tmpl.render(
+            nodevars=[(ctype(nv.ty), nv) for nv in self.prog.nodevars],
+            nodevar_init=self.nodevar_init(),
+            nodevar_vecs=[(nv, self.types.ref(nv.ty)) for nv in self.prog.nodevars
+                          if owns_memory(nv.ty)],
             library=self.library is not None,
             library_lines=library_lines,
             file=self.prog.file,

@@ -15,7 +15,8 @@ The layout:
   plus `-(-x)`; literals as written (`1_000`, `1e-3`);
 - no line is wrapped;
 - between top-level declarations: a blank line around every function, and
-  between constants the blank line of the source if it had one;
+  between constants and node variables the blank line of the source if it
+  had one;
   inside a block, one blank line where the source had one or more
   (none after `{` or before `}`).
 
@@ -188,9 +189,10 @@ class _Printer:
     # ------------------------------------------------------------ declarations
 
     def program(self, prog: ast.Program) -> None:
-        decls: list[Union[ast.ConstDecl, ast.FuncDecl]] = [*prog.consts, *prog.funcs]
+        decls: list[Union[ast.ConstDecl, ast.NodeVarDecl, ast.FuncDecl]] = [
+            *prog.consts, *prog.nodevars, *prog.funcs]
         decls.sort(key=lambda d: (d.span.line, d.span.col))
-        prev: Optional[Union[ast.ConstDecl, ast.FuncDecl]] = None
+        prev: Optional[Union[ast.ConstDecl, ast.NodeVarDecl, ast.FuncDecl]] = None
         for d in decls:
             force = prev is not None and (isinstance(prev, ast.FuncDecl)
                                           or isinstance(d, ast.FuncDecl))
@@ -201,6 +203,8 @@ class _Printer:
                 self.tok("=")
                 self.expr(d.value)
                 self.tok(";", False)
+            elif isinstance(d, ast.NodeVarDecl):  # laid out as a `var` statement
+                self.var_decl(d.name, d.type, d.init)
             else:
                 self.func(d)
             prev = d
@@ -221,6 +225,17 @@ class _Printer:
             self.tok("->")
             self.type(f.ret.ty)
         self.block(f.body, 0)
+
+    def var_decl(self, name: str, ty: Optional[ast.TypeRef], init: Optional[ast.Expr]) -> None:
+        self.tok("var", False)
+        self.tok(name)
+        if ty is not None:
+            self.tok(":", False)
+            self.type(ty.ty)
+        if init is not None:
+            self.tok("=")
+            self.expr(init)
+        self.tok(";", False)
 
     def type(self, t: Type, space: bool = True) -> None:
         if isinstance(t, Vec):
@@ -256,15 +271,7 @@ class _Printer:
         if isinstance(s, ast.Block):
             self.block(s, depth)
         elif isinstance(s, ast.VarDecl):
-            self.tok("var", False)
-            self.tok(s.name)
-            if s.type is not None:
-                self.tok(":", False)
-                self.type(s.type.ty)
-            if s.init is not None:
-                self.tok("=")
-                self.expr(s.init)
-            self.tok(";", False)
+            self.var_decl(s.name, s.type, s.init)
         elif isinstance(s, ast.Assign):
             self.expr(s.target, space=False)
             self.tok(s.op)

@@ -78,6 +78,11 @@ class _Writer:
         self.lines.append(f"# IR of {prog.file} after {stage}: {len(prog.functions)} "
                           f"function{'s' * (len(prog.functions) != 1)}, {nsites} superstep "
                           f"site{'s' * (nsites != 1)}")
+        if prog.nodevars:
+            self.lines.append("")
+        for nv in prog.nodevars:  # per node, for the whole run; ::name in the code
+            self.lines.append(f"node var {nv.name}: {nv.ty} = {_value_text(nv.init)}"
+                              f"  # {nv.cname}, line {nv.line}")
         for f in prog.functions:
             self.lines.append("")
             self.function(f)
@@ -234,6 +239,8 @@ class _Writer:
             if e.move:  # the last use: the value is moved out (the moves pass)
                 return f"move {self.var(e.var)}", _UNARY
             return self.var(e.var), _ATOM
+        if isinstance(e, ir.NodeRef):
+            return f"::{e.var.name}", _ATOM
         if isinstance(e, ir.Query):
             return e.name, _ATOM
         if isinstance(e, ir.Index):
@@ -265,6 +272,13 @@ class _Writer:
                 right = f"({right})"
             return f"{left} {e.op} {right}", p
         return f"<{type(e).__name__}>", _ATOM
+
+
+def _value_text(v: object) -> str:
+    """A node variable's initial value (a folded value), as SGL text."""
+    if isinstance(v, list):
+        return "[" + ", ".join(_value_text(x) for x in v) + "]"
+    return lit_text(v)  # type: ignore[arg-type]
 
 
 def format_program(prog: ir.Program, stage: str = "fuse") -> str:

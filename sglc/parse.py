@@ -219,7 +219,9 @@ class _Builder(Transformer):
     def start(self, c: list[Any]) -> ast.Program:
         consts = [x for x in c if isinstance(x, ast.ConstDecl)]
         funcs = [x for x in c if isinstance(x, ast.FuncDecl)]
-        return ast.Program(consts, funcs, ast.Span(1, 1, 1, 1))
+        nodevars = [ast.NodeVarDecl(x.name, x.type, x.init, x.span, x.name_span or x.span)
+                    for x in c if isinstance(x, ast.VarDecl)]  # top-level `var`s
+        return ast.Program(consts, funcs, ast.Span(1, 1, 1, 1), nodevars)
 
     def const_decl(self, c: list[Any]) -> ast.ConstDecl:
         name = c[1]
@@ -705,9 +707,10 @@ def _token_diagnostic(parser: Lark, source: str, tok: Token, expected: set[str])
                          ["braces are required around the body"], width)
 
     # --- the top level
-    if expected and expected <= {"CONST", "FUNC", "$END"}:
-        return _diag(at_line, at_col, f"expected 'func' or 'const', found {found}",
-                     ["a program is a list of 'const' and 'func' declarations"], width)
+    if expected and expected <= {"CONST", "FUNC", "VAR", "$END"}:
+        return _diag(at_line, at_col, f"expected 'func', 'const' or 'var', found {found}",
+                     ["a program is a list of 'const', 'var' (node variable) and 'func' "
+                      "declarations"], width)
 
     if tok.type == "$END":
         if prev is not None:
