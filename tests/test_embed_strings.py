@@ -103,3 +103,26 @@ def test_header_documents_strings(tmp_path):
                          capture_output=True, text=True, check=True).stdout
     assert "int strs_greet(const sglc_vec *who, int64_t n, sglc_vec *result)" in out
     assert "A string is a sglc_vec of" in out
+
+
+def test_string_node_variables():
+    """A string node variable keeps what calls give it; a failed call and
+    reset() give it its initial value (a view of static storage) again."""
+    m2 = sglc.load("""
+var name: string = "start";
+var names: [string] = [];
+func set(s: string) { name = s; push(names, s + "!"); }
+func get() -> [string] { return concat([[name], names]); }
+func fail(s: string) -> int { name = s; var v = [1]; return v[2]; }
+func main() { }
+""", shape="2")
+    assert m2.get() == ["start"]
+    m2.set("é")
+    m2.set("b")
+    assert m2.get() == ["b", "é!", "b!"]
+    with pytest.raises(sglc.SGLRuntimeError, match="index 2 out of range"):
+        m2.fail("zz")
+    assert m2.get() == ["start"]  # a failed call resets them (docs/embedding.md)
+    m2.set("c")
+    m2.reset()
+    assert m2.get() == ["start"]
