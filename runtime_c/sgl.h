@@ -181,6 +181,13 @@ static inline void *sgl_at(const sgl_vec *v, sgl_int i, size_t esz, int line, in
     if (__builtin_expect((uint64_t)i >= (uint64_t)v->len, 0)) sgl_index_fail(i, v->len, line, col);
     return (char *)v->data + (size_t)i * esz;
 }
+/* i itself, after the same check (an element of a loop's hoisted row,
+ * whose data pointer and length are locals of the generated code). */
+static inline sgl_int sgl_index(sgl_int i, int64_t len, int line, int col)
+{
+    if (__builtin_expect((uint64_t)i >= (uint64_t)len, 0)) sgl_index_fail(i, len, line, col);
+    return i;
+}
 static inline void *sgl_at_mut(const sgl_type *vt, sgl_vec *v, sgl_int i, size_t esz, int line,
                                int col)
 {

@@ -323,6 +323,7 @@ static void gather_masters(void)
     sgl_buf_put(&b, "", 1);
     char *all = b.data;
 #ifdef SGL_USE_MPI
+    if (sgl_mpi_up) {
     int len = (int)b.len;
     int *lens = NULL, *displs = NULL;
     size_t total = 0;
@@ -347,6 +348,7 @@ static void gather_masters(void)
             if (all[i] == '\0') all[i] = '\n';
     free(lens);
     free(displs);
+    }
 #endif
     if (my_rank == 0) {
         /* parse the lines back into records (in place of this process's) */
@@ -383,9 +385,7 @@ static void gather_masters(void)
         masters = t;
         masters_n = k;
     }
-#ifdef SGL_USE_MPI
-    free(all);
-#endif
+    if (all != b.data) free(all);
     sgl_buf_free(&b);
 }
 
@@ -448,6 +448,7 @@ static const char *transport(int level)
 static void reduce_accs(void)
 {
 #ifdef SGL_USE_MPI
+    if (!sgl_mpi_up) return;
     size_t n = (size_t)(n_sites ? n_sites : 1) * MAX_LEVELS;
     size_t per = sizeof(acc) / sizeof(double);
     double *sums = malloc(n * per * sizeof(double));
@@ -652,6 +653,7 @@ static void write_trace(void)
     char *all = mine.data;
     size_t total = mine.len;
 #ifdef SGL_USE_MPI
+    if (sgl_mpi_up) {
     int len = (int)mine.len;
     int *lens = NULL, *displs = NULL;
     if (my_rank == 0) {
@@ -675,6 +677,7 @@ static void write_trace(void)
                           MPI_CHAR, 0, MPI_COMM_WORLD));
     free(lens);
     free(displs);
+    }
 #endif
     if (my_rank == 0) {
         FILE *f = fopen(trace_path, "w");
@@ -688,9 +691,7 @@ static void write_trace(void)
             fclose(f);
         }
     }
-#ifdef SGL_USE_MPI
-    free(all);
-#endif
+    if (all != mine.data) free(all);
     sgl_buf_free(&mine);
 }
 

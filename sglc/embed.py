@@ -22,6 +22,7 @@ values again, and so does a call that fails with a run-time error.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import inspect
 import json
@@ -108,16 +109,34 @@ def _compile_key(source: str, path: str, target: str, opt: int, unchecked: bool)
     return hashlib.sha256("\0".join(parts).encode()).hexdigest()[:20]
 
 
-def _build(source: str, path: str, target: str, opt: int, unchecked: bool) -> Path:
-    """The cache folder holding lib.so and meta.json for the program."""
+def _cached_meta(folder: Path) -> dict | None:
+    """meta.json of a cached build when it and lib.so are whole: lib.so of
+    the size and SHA-256 that meta.json records (a truncated or damaged
+    library would crash the process at dlopen, with SIGBUS); else None."""
+    try:
+        meta = json.loads((folder / "meta.json").read_text(encoding="utf-8"))
+        so = (folder / "lib.so").read_bytes()
+    except (OSError, ValueError):
+        return None
+    if not isinstance(meta, dict) or not {"prefix", "cdef", "functions"} <= meta.keys():
+        return None
+    if meta.get("so_size") != len(so) or meta.get("so_sha256") != hashlib.sha256(so).hexdigest():
+        return None
+    return meta
+
+
+def _build(source: str, path: str, target: str, opt: int, unchecked: bool) -> tuple[Path, dict]:
+    """The cache folder holding lib.so and meta.json for the program, and
+    the meta; a damaged cached build is built again."""
     from . import pipeline
     from .build import cache_dir
     from .diagnostics import render_all
     from .emit_library import c_prefix, cdef_text, exports
 
     folder = cache_dir() / "lib" / _compile_key(source, path, target, opt, unchecked)
-    if (folder / "meta.json").exists():
-        return folder
+    meta = _cached_meta(folder)
+    if meta is not None:
+        return folder, meta
     prefix = c_prefix(Path(path).stem)
     opts = pipeline.Options(target, opt, unchecked)
     try:
@@ -142,7 +161,15 @@ def _build(source: str, path: str, target: str, opt: int, unchecked: bool) -> Pa
                 "ret": None if ex.func.ret is None else str(ex.func.ret),
             } for ex in exports(prog, prefix)],
         }
+        so = (tmp / "lib.so").read_bytes()
+        meta["so_size"] = len(so)
+        meta["so_sha256"] = hashlib.sha256(so).hexdigest()
         (tmp / "meta.json").write_text(json.dumps(meta, indent=1))
+        if folder.exists():  # damaged (_cached_meta): set it aside, then replace it
+            bad = Path(tempfile.mkdtemp(dir=folder.parent, prefix=".bad-"))
+            with contextlib.suppress(OSError):
+                os.replace(folder, bad / "old")
+            shutil.rmtree(bad, ignore_errors=True)
         try:
             os.replace(tmp, folder)
         except OSError:  # another process built it first
@@ -150,7 +177,7 @@ def _build(source: str, path: str, target: str, opt: int, unchecked: bool) -> Pa
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)
         raise
-    return folder
+    return folder, _cached_meta(folder) or meta
 
 
 _loaded: set[str] = set()
@@ -231,8 +258,7 @@ def load(path_or_source: str | os.PathLike[str], target: str = "omp", shape: str
     use_np = (_np is not None) if numpy is None else numpy
     if use_np and _np is None:
         raise ImportError("sglc.load(numpy=True) needs numpy: pip install 'sglc[numpy]'")
-    folder = _build(source, path, target, opt, unchecked)
-    meta = json.loads((folder / "meta.json").read_text())
+    folder, meta = _build(source, path, target, opt, unchecked)
     ffi = cffi.FFI()
     ffi.cdef(meta["cdef"])
     lib = ffi.dlopen(_private_copy(folder / "lib.so"))

@@ -22,6 +22,7 @@ builtins, statements, supersteps.
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 from typing import Optional
 
@@ -30,6 +31,7 @@ from . import cnodes as c
 from . import ir
 from .cnodes import Name, Scope, Temp, ctype
 from .emit_library import export_c_lines
+from .passes.bounds import ablated
 from .templates import environment
 from .types import BOOL, FLOAT, INT, STR, VOID, Type, Vec, c_desc, owns_memory
 
@@ -276,9 +278,24 @@ class _Expressions(_Context):
             return Borrowed(c.Unary("!", c.call("sgl_q_master", Name("N"))))
         return Borrowed(c.call(f"sgl_q_{e.name}", Name("N")))
 
+    def row_of(self, base: ir.Expr) -> str | None:
+        """The C name of the hoisted row that `base` is (loop_fast), or None."""
+        row = base.row if isinstance(base, (ir.VarRef, ir.Index)) else None
+        return None if row is None else self.rows[id(row)]
+
+    def row_elem(self, row: str, e: ir.Index, idx: c.Expr) -> c.Expr:
+        """An element of a hoisted row: its data pointer indexed, checked
+        against its length unless a guard proved it."""
+        if self.em.checked and e.checked:
+            idx = c.call("sgl_index", idx, Name(f"{row}_n"), *self.loc(e))
+        return c.Index(Name(f"{row}_d"), idx)
+
     def ex_Index(self, e: ir.Index) -> Val:
         if e.row is not None:  # looked up before the loop (loop_fast)
             return Borrowed(Name(self.rows[id(e.row)]))
+        row = self.row_of(e.base)
+        if row is not None:
+            return Borrowed(self.row_elem(row, e, self.scalar(e.index)))
         base = self.ex(e.base).expr
         idx = self.scalar(e.index)
         ct = ctype(e.ty)
@@ -421,6 +438,9 @@ class _Places(_Expressions):
     def unique_place(self, e: ir.Index, base: c.Expr, idx: c.Expr) -> c.Expr:
         """An element of a vector that a guard before the loop found unique:
         written in place, with its bounds check unless a guard proved it."""
+        row = self.row_of(e.base)
+        if row is not None:
+            return self.row_elem(row, e, idx)
         if self.em.checked and e.checked:
             at = c.call("sgl_at", c.addr(base), idx, c.SizeOf(ctype(e.ty)), *self.loc(e))
             return c.deref(c.Cast(_ptr(e.ty), at))
@@ -671,25 +691,41 @@ class _Statements(_Builtins):
         """A loop with a hoisted version (the pass `bounds`): its prelude
         (guards, rows) after the bounds, then the fast body if the loop is
         not empty and every guard holds, else the checked loop."""
+        if not fast.prelude:
+            # every guard was hoisted into an enclosing loop's prelude
+            # (bounds.hoist_nested), which runs this only where they held
+            self.out(f"if ({c.Binary('<', a, b)}) {{")
+            self.indent += 1
+            self.fast_body(s, a, b, fast.body)
+            self.indent -= 1
+            self.out("}")
+            return
         ok = Name(self.new_name("ok"))
         self.out(c.decl("sgl_bool", ok.text, c.Binary("<", a, b)))
         for step in fast.prelude:
             self.open_scope()
             if isinstance(step, ir.HoistedRow):
+                # the vector, and its data pointer and length as locals of
+                # their own (C then keeps them in registers: no store
+                # through an element pointer can change them)
                 name = self.new_name("row")
                 self.rows[id(step)] = name
+                assert isinstance(step.expr.ty, Vec)
+                ptr = _ptr(step.expr.ty.elem) + (" restrict" if step.restrict else "")
                 self.out(c.decl("sgl_vec", name, Name("{0}")))
-                lines = [c.assign(Name(name), self.ex(step.expr).expr)]
+                self.out(f"{ptr} {name}_d SGL_MAYBE_UNUSED = NULL;")
+                self.out(f"int64_t {name}_n SGL_MAYBE_UNUSED = 0;")
+                lines = [c.assign(Name(name), self.ex(step.expr).expr),
+                         c.assign(Name(f"{name}_d"), c.Cast(_ptr(step.expr.ty.elem),
+                                                            c.member(Name(name), "data"))),
+                         c.assign(Name(f"{name}_n"), c.member(Name(name), "len"))]
             else:
                 lines = [c.assign(ok, self.guard_cond(step, a, b))]
             sc = self.close_scope()
             self.out(f"if ({ok}) {{ " + " ".join(sc.pre + lines + sc.frees()) + " }")
         self.out(f"if ({ok}) {{")
         self.indent += 1
-        if _straight_line(fast.body):
-            self.for_loop_batched(s, a, b, fast.body)
-        else:
-            self.for_loop(s, a, b, fast.body)
+        self.fast_body(s, a, b, fast.body)
         self.indent -= 1
         self.out("} else {")
         self.indent += 1
@@ -697,16 +733,37 @@ class _Statements(_Builtins):
         self.indent -= 1
         self.out("}")
 
+    def fast_body(self, s: ir.For, a: c.Expr, b: c.Expr, body: list[ir.Stmt]) -> None:
+        if _straight_line(body):
+            self.for_loop_batched(s, a, b, body)
+        else:
+            self.for_loop(s, a, b, body)
+
     def for_loop_batched(self, s: ir.For, a: c.Expr, b: c.Expr, body: list[ir.Stmt]) -> None:
-        """A fast loop body that cannot fail, print, call or loop
+        """A fast loop body that cannot print, call, leave or loop
         (`_straight_line`): the cancellation check runs once per batch of
-        LOOP_BATCH iterations instead of each one, so that the C compiler
-        can optimize the inner loop; a cancelled node stops at most a batch
-        later, having computed only values that nobody sees."""
-        i, end = self.new_name("i"), self.new_name("e")
-        self.out(f"for (sgl_int {i} = {a}; {i} < {b};) {{")
+        LOOP_BATCH iterations instead of each one, between two batches, so
+        that the C compiler can optimize the inner loop, and a loop of at
+        most one batch (the inner loop of a nest, typically) is a plain
+        loop that pays nothing for it; a cancelled node stops at most a
+        batch later, having computed only values that nobody sees.  The
+        loop is not empty (a < b)."""
+        # at most one batch (an inner loop, typically): a plain loop
+        self.out(f"if ((uint64_t){b} - (uint64_t){a} <= {LOOP_BATCH}) {{")
         self.indent += 1
-        self.loop_check()
+        i = self.new_name("i")
+        self.out(f"for (sgl_int {i} = {a}; {i} < {b}; {i}++) {{")
+        self.indent += 1
+        self.out(c.assign(self.var(s.var), Name(i)))
+        self.block(body)
+        self.indent -= 1
+        self.out("}")
+        self.indent -= 1
+        self.out("} else {")
+        self.indent += 1
+        i, end = self.new_name("i"), self.new_name("e")
+        self.out(f"for (sgl_int {i} = {a};;) {{")
+        self.indent += 1
         self.out(f"sgl_int {end} = (uint64_t){b} - (uint64_t){i} > {LOOP_BATCH} ? "
                  f"{i} + {LOOP_BATCH} : {b};")
         self.out(f"for (; {i} < {end}; {i}++) {{")
@@ -715,11 +772,22 @@ class _Statements(_Builtins):
         self.block(body)
         self.indent -= 1
         self.out("}")
+        self.out(f"if ({i} >= {b}) break;")
+        self.loop_check()
+        self.indent -= 1
+        self.out("}")
         self.indent -= 1
         self.out("}")
 
     def guard_cond(self, g: ir.Guard, a: c.Expr, b: c.Expr) -> c.Expr:
-        """The C condition of a guard, for the loop `a .. b` (a < b)."""
+        """The C condition of a guard, for the loop `a .. b` (a < b); a
+        guard of a nested loop (g.start set) holds when the nested loop's
+        range is empty, else for that range."""
+        if g.start is not None and g.stop is not None:
+            a2 = self.hoist("sgl_int", self.scalar(g.start)).ref
+            b2 = self.hoist("sgl_int", self.scalar(g.stop)).ref
+            inner = dataclasses.replace(g, var=None, start=None, stop=None)
+            return c.Binary("||", c.Binary(">=", a2, b2), self.guard_cond(inner, a2, b2))
         vec = self.ex(g.vec).expr
         if g.kind == "unique":
             return c.call("sgl_vec_unique", c.addr(vec))
@@ -931,28 +999,42 @@ LOOP_BATCH = 1024  # iterations of a straight-line fast loop between cancellatio
 
 def _straight_line(stmts: list[ir.Stmt]) -> bool:
     """Is a fast loop body (sglc.passes.bounds) straight-line code that
-    cannot fail, print or run long: assignments and ifs of scalar
-    arithmetic, unchecked accesses and in-place stores, no call, builtin
-    (but len), division, break, nested loop or vector value?"""
+    cannot print, call, leave the loop or run long: assignments and ifs of
+    scalars, accesses and in-place stores, scalar builtins (`len`, `sqrt`,
+    ...: pure, no vector argument or result), no user call, nested loop,
+    `break` or vector value?  It may fail (a checked access, `/`, `int`):
+    a node that fails after it was cancelled reports nothing, since the
+    error reported is the first in depth-first order (brief §9)."""
+
+    may_fail = not ablated("batch")  # bench/loops.md: as before that change
 
     def expr(e: ir.Expr) -> bool:
         if isinstance(e, (ir.Lit, ir.VarRef, ir.Query)):
             return not owns_memory(e.ty) or isinstance(e, ir.VarRef)
         if isinstance(e, ir.Index):
-            return (not e.checked or e.row is not None) and expr(e.base) and expr(e.index)
+            return (may_fail or not e.checked or e.row is not None) and expr(e.base) and \
+                expr(e.index)
+        if isinstance(e, ir.Binary) and e.op in ("/", "%") and not may_fail:
+            return False
+        if isinstance(e, ir.Builtin) and e.name != "len" and not may_fail:
+            return False
         if isinstance(e, ir.Unary):
             return expr(e.operand)
         if isinstance(e, ir.Binary):
-            return not ir.can_fail(e.op, e.right) and expr(e.left) and expr(e.right)
+            return expr(e.left) and expr(e.right)
         if isinstance(e, ir.Builtin):
-            return e.name == "len" and all(expr(x) for x in e.args)
+            if e.name == "len":
+                return all(expr(x) for x in e.args)
+            b = B.lookup(e.name)
+            return (b is not None and b.pure and not b.statement and not isinstance(e.ty, Vec)
+                    and all(not isinstance(x.ty, Vec) and expr(x) for x in e.args))
         return False
 
     def stmt(s: ir.Stmt) -> bool:
         if isinstance(s, ir.Assign):
             t = s.target
-            return (not owns_memory(t.ty) and not ir.can_fail(s.op[:-1], s.value) and expr(t)
-                    and expr(s.value) and (not isinstance(t, ir.Index) or not t.shared))
+            return (not owns_memory(t.ty) and expr(t) and expr(s.value)
+                    and (not isinstance(t, ir.Index) or not t.shared))
         if isinstance(s, ir.If):
             return expr(s.cond) and all(map(stmt, s.then)) and all(map(stmt, s.orelse))
         if isinstance(s, ir.Block):

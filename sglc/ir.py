@@ -227,21 +227,32 @@ class Guard:
     - "index": 0 <= index < len(vec) (index invariant in the loop);
     - "span": 0 <= i + index < len(vec) for every i of the loop ("span-":
       i - index; index None: i itself), without overflow;
-    - "unique": the buffer of vec, a variable, has one reference."""
+    - "unique": the buffer of vec, a variable, has one reference.
+
+    A guard of a nested loop `for var in start .. stop` whose range and
+    vectors the enclosing loop cannot change is tested in the enclosing
+    loop's prelude instead (`var`, `start` and `stop` set): it holds when
+    that range is empty, else as above for it."""
 
     kind: str
     vec: Expr
     index: Optional[Expr] = None
+    var: Optional[Var] = None
+    start: Optional[Expr] = None
+    stop: Optional[Expr] = None
 
 
 @dataclass(eq=False)
 class HoistedRow:
     """A vector read once before a loop: a row `expr` of a nested vector,
     after the guards before it proved its index in range, or a variable
-    whose vector (buffer and length) the loop cannot change."""
+    whose vector (buffer and length) the loop cannot change.  `restrict`:
+    the fast body reaches the row's elements through this row only, or
+    never writes them (emit declares its data pointer `restrict`)."""
 
     name: str  # unique in its function (row1, row2, ...)
     expr: Union[Index, VarRef]
+    restrict: bool = False
 
 
 @dataclass(eq=False)

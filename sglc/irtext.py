@@ -172,8 +172,17 @@ class _Writer:
                 if step.index is not None:
                     text, prec = self.prec_expr(step.index, lv)
                     off = f" {sign} " + (f"({text})" if prec <= _PREC["+"] else text)
-                text = f"0 <= {i}{off} < len({vec}) for every {i}"
+                j = i if step.var is None else self.var(step.var)
+                text = f"0 <= {j}{off} < len({vec}) for every {j}"
+            if step.start is not None and step.stop is not None:
+                assert step.var is not None
+                text += (f" (of the nested loop {self.var(step.var)} in "
+                         f"{self.expr(step.start, lv)} .. {self.expr(step.stop, lv)})")
             self.line(lv, None, depth + 1, f"guard {text}")
+        if not fast.prelude:
+            self.line(lv, None, depth + 1, "fast (its guards hoisted before the enclosing loop):")
+            self.block(fast.body, depth + 2)
+            return
         self.line(lv, None, depth + 1, "fast:")
         self.block(fast.body, depth + 2)
         self.line(lv, None, depth + 1, "checked:")

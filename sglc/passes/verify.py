@@ -128,6 +128,12 @@ class _Verifier:
                 self.expr(step.vec)
                 if step.index is not None:
                     self.expr(step.index)
+                if (step.start is None) != (step.stop is None) or \
+                        (step.start is None) != (step.var is None):
+                    self.fail("a nested loop's guard without its range", s)
+                for x in (step.start, step.stop):
+                    if x is not None:
+                        self.expr(x)
         self.block(fast.body, s.level)
         self.rows = outer
 
