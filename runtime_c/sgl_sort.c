@@ -642,6 +642,8 @@ static sgl_vec sorted_copy(const sgl_type *vt, const sgl_vec *v, int line, int c
 
 sgl_vec sgl_sort(const sgl_type *vt, const sgl_vec *v, int line, int col)
 {
+    if (vt->elem->kind == SGL_T_STR)
+        return sgl_sort_str(vt, v, line, col);
     if (v->len == 0 || in_order(vt, v))
         return sgl_vec_copy(vt, v); /* shares v (copy-on-write) */
     return sorted_copy(vt, v, line, col);
@@ -649,6 +651,8 @@ sgl_vec sgl_sort(const sgl_type *vt, const sgl_vec *v, int line, int col)
 
 sgl_vec sgl_sort_take(const sgl_type *vt, sgl_vec *v, int line, int col)
 {
+    if (vt->elem->kind == SGL_T_STR)
+        return sgl_sort_str_take(vt, v, line, col);
     sgl_vec r = *v;
     *v = (sgl_vec){NULL, 0, NULL};
     if (r.len == 0 || in_order(vt, &r))

@@ -19,7 +19,7 @@ import re
 from dataclasses import dataclass
 from functools import cache
 
-from .types import BOOL, FLOAT, INT, Type, Vec
+from .types import Type, c_type
 
 # Precedence levels, higher binds tighter.
 PRIMARY, POSTFIX, UNARY = 16, 15, 14
@@ -159,9 +159,7 @@ class Binary(Expr):
 
 def ctype(t: Type) -> str:
     """The C type of values of the SGL type t."""
-    if isinstance(t, Vec):
-        return "sgl_vec"
-    return {INT: "sgl_int", FLOAT: "sgl_float", BOOL: "sgl_bool"}[t]  # type: ignore[index]
+    return c_type(t)
 
 
 # ---------------------------------------------------------------- constructors

@@ -387,6 +387,65 @@ class _Context:
             return v
         return conv
 
+    def _str_in(self, depth: int, pname: str, sgl: str) -> Callable[[Any, list[Any]], Any]:
+        """A string (depth 0) or a vector of them: a Python str is its UTF-8
+        bytes (errors="surrogateescape", so that a str that came out of
+        a string goes back as the same bytes); bytes are taken as they are."""
+        ffi = self.ffi
+
+        def fill(v: Any, x: Any, d: int, keep: list[Any]) -> None:
+            if d == 0:
+                if isinstance(x, str):
+                    b = x.encode("utf-8", "surrogateescape")
+                elif isinstance(x, (bytes, bytearray)):
+                    b = bytes(x)
+                else:
+                    raise TypeError(f"parameter '{pname}' is {sgl}: got {type(x).__name__}")
+                if b:
+                    arr = ffi.new("char[]", b)
+                    keep.append(arr)
+                    v.data = arr
+                v.len = len(b)
+                return
+            if isinstance(x, (str, bytes)) or not hasattr(x, "__len__"):
+                raise TypeError(f"parameter '{pname}' is {sgl}: got {type(x).__name__}")
+            items = list(x)
+            if items:
+                arr = ffi.new("sglc_vec[]", len(items))
+                keep.append(arr)
+                for i, e in enumerate(items):
+                    fill(arr[i], e, d - 1, keep)
+                v.data = arr
+            v.len = len(items)
+
+        def conv(x: Any, keep: list[Any]) -> Any:
+            v = ffi.new("sglc_vec *")
+            keep.append(v)
+            fill(v, x, depth, keep)
+            return v
+        return conv
+
+    def _str_result(self, depth: int) -> Callable[[Any], Any]:
+        """A string result (depth 0) or a vector of them: str, decoded from
+        UTF-8 with errors="surrogateescape" (bytes that are not UTF-8 become
+        lone surrogates, and go back unchanged as an argument)."""
+        ffi, vec_free = self.ffi, self.vec_free
+
+        def nested(v: Any, d: int) -> Any:
+            if d == 0:
+                return ffi.buffer(ffi.cast("char *", v.data), v.len)[:].decode(
+                    "utf-8", "surrogateescape") if v.len else ""
+            items = ffi.cast("sglc_vec *", v.data)
+            return [nested(items[i], d - 1) for i in range(v.len)]
+
+        def conv(out: Any) -> Any:
+            holder = ffi.new("sglc_vec *", out[0])
+            try:
+                return nested(holder[0], depth)
+            finally:
+                vec_free(holder, depth + 1)
+        return conv
+
     # ---------------------------------------------------------- results
 
     def _result(self, depth: int, elem: str) -> Callable[[Any], Any]:
@@ -450,6 +509,9 @@ class _Context:
         convs = []
         for pname, ptype in f["params"]:
             depth, elem = _parse_type(ptype)
+            if elem == "string":
+                convs.append(self._str_in(depth, pname, ptype))
+                continue
             convs.append(self._vec_in(depth, elem, pname, ptype) if depth
                          else self._scalar_in(elem, pname, ptype))
         ret = f["ret"]
@@ -457,8 +519,12 @@ class _Context:
         result: Callable[[Any], Any] | None = None
         if ret is not None:
             depth, elem = _parse_type(ret)
-            out_type = "sglc_vec *" if depth else _SCALAR_C[elem] + " *"
-            result = self._result(depth, elem) if depth else None
+            if elem == "string":
+                out_type = "sglc_vec *"
+                result = self._str_result(depth)
+            else:
+                out_type = "sglc_vec *" if depth else _SCALAR_C[elem] + " *"
+                result = self._result(depth, elem) if depth else None
         nparams = len(convs)
         fname = f["name"]
         raise_error = self.raise_error

@@ -33,7 +33,7 @@ from .cnodes import Name, Scope, Temp, ctype
 from .emit_library import export_c_lines
 from .passes.bounds import ablated
 from .templates import environment
-from .types import BOOL, FLOAT, INT, VOID, Type, Vec
+from .types import BOOL, FLOAT, INT, STR, VOID, Type, Vec, c_desc, owns_memory
 
 
 @dataclass(frozen=True)
@@ -59,6 +59,14 @@ class Owned:
 Val = Borrowed | Owned
 
 
+def _str_lit(value: str) -> str:
+    """A string literal as a C expression: a `sgl_vec` that views static
+    storage and owns no buffer (sgl.h), so it costs no allocation."""
+    data = value.encode("utf-8", "surrogateescape")
+    lit = c.string_lit(data.decode("utf-8", "surrogateescape")).render()
+    return f"((sgl_vec){{(void *){lit}, {len(data)}, NULL}})"
+
+
 def _ptr(t: Type) -> str:
     return ctype(t) + " *"
 
@@ -75,7 +83,7 @@ class _Types:
             if t not in self.vec_types:
                 self.vec_types.append(t)
             return "T_" + self._mangle(t)
-        return {INT: "sgl_t_int", FLOAT: "sgl_t_float", BOOL: "sgl_t_bool"}[t]  # type: ignore[index]
+        return c_desc(t)
 
     def ref(self, t: Type) -> c.Expr:
         """The address of t's descriptor (a `const sgl_type *`)."""
@@ -197,7 +205,7 @@ class _Expressions(_Context):
 
     def take(self, v: Val, t: Type) -> c.Expr:
         """An owned copy of v: an owned temp is moved, a borrowed vector copied."""
-        if not isinstance(t, Vec):
+        if not owns_memory(t):
             return v.expr
         if isinstance(v, Owned):
             return v.temp.move()
@@ -206,7 +214,7 @@ class _Expressions(_Context):
     def addressable(self, e: ir.Expr) -> c.Expr:
         """An lvalue holding e's value (scalars get a temporary)."""
         v = self.ex(e)
-        if isinstance(e.ty, Vec):
+        if owns_memory(e.ty):
             return v.expr
         return self.hoist(ctype(e.ty), v.expr).ref
 
@@ -218,12 +226,13 @@ class _Expressions(_Context):
         return Borrowed(c.int_lit(int(e.value)))
 
     def ex_Str(self, e: ir.Str) -> Val:
-        return Borrowed(c.string_lit(e.value))
+        """A literal: a view of static storage, no buffer (sgl.h)."""
+        return Borrowed(Name(_str_lit(e.value)))
 
     def ex_VarRef(self, e: ir.VarRef) -> Val:
         if e.row is not None:  # read once before the loop (loop_fast)
             return Borrowed(Name(self.rows[id(e.row)]))
-        if e.move and isinstance(e.ty, Vec) and self.movable(e.var):
+        if e.move and owns_memory(e.ty) and self.movable(e.var):
             # the variable's last use (the moves pass): its value is taken
             # out, the variable left empty, so its buffer is not shared
             var = self.var(e.var)
@@ -242,7 +251,7 @@ class _Expressions(_Context):
         place = self.nodevar(e.var)
         if not self.calls_here:
             return Borrowed(place)
-        if isinstance(e.ty, Vec):
+        if owns_memory(e.ty):
             return self.owned_vec(c.call("sgl_vec_copy", self.T.ref(e.ty), c.addr(place)), e.ty)
         return Borrowed(self.hoist(ctype(e.ty), place).ref)
 
@@ -314,7 +323,7 @@ class _Expressions(_Context):
         args = self.call_args(e)
         self.scope.add(self.call_check(e))
         call = c.call(e.func, Name("N"), *args)
-        if isinstance(e.ty, Vec):
+        if owns_memory(e.ty):
             v: Val = self.owned_vec(call, e.ty)
         else:
             v = Borrowed(self.hoist(ctype(e.ty), call).ref)
@@ -356,7 +365,11 @@ class _Expressions(_Context):
         lt = e.left.ty
         a = self.ex(e.left).expr
         b = self.ex(e.right).expr
-        if e.op in ("==", "!=") and isinstance(lt, Vec):
+        if lt == STR and e.op == "+":
+            return self.owned_vec(c.call("sgl_str_concat", c.addr(a), c.addr(b), *self.loc(e)), STR)
+        if lt == STR and e.op in c.COMPARISONS and e.op not in ("==", "!="):
+            return Borrowed(c.Binary(e.op, c.call("sgl_str_cmp", c.addr(a), c.addr(b)), Name("0")))
+        if e.op in ("==", "!=") and owns_memory(lt):
             eq = c.call("sgl_value_eq", self.T.ref(lt), c.addr(a), c.addr(b))
             return Borrowed(eq if e.op == "==" else c.Unary("!", eq))
         if lt == INT and e.op not in c.COMPARISONS:
@@ -434,7 +447,7 @@ class _Places(_Expressions):
         return c.Index(c.Cast(_ptr(e.ty), c.member(base, "data")), idx)
 
     def assign_into(self, place: c.Expr, t: Type, v: Val) -> str:
-        if not isinstance(t, Vec):
+        if not owns_memory(t):
             return c.assign(place, v.expr)
         if isinstance(v, Owned):
             return c.stmt(c.call("sgl_value_assign_move", self.T.ref(t), c.addr(place),
@@ -453,7 +466,7 @@ class _Builtins(_Places):
 
     def ex_Builtin(self, e: ir.Builtin) -> Val:
         code = self._builtin_c(e)
-        if isinstance(e.ty, Vec):
+        if owns_memory(e.ty):
             return self.owned_vec(code, e.ty)
         return Borrowed(code)
 
@@ -493,7 +506,12 @@ class _Builtins(_Places):
                 v = first[i] if i in first else self.ex(a)
                 holes[f"m{i}"] = self.hoist(ctype(a.ty), self.take(v, a.ty)).ref
             else:
-                holes[f"{kind}{i}"] = (first[i] if i in first else self.ex(a)).expr
+                x = (first[i] if i in first else self.ex(a)).expr
+                if kind == "" and a.ty == STR:
+                    # a string as {i}: a C string (a file name), NUL-terminated
+                    t = self.hoist("sgl_vec", c.call("sgl_str_cstr", c.addr(x), *self.loc(e)), self.T.ref(STR))
+                    x = c.Cast("const char *", c.member(t.ref, "data"))
+                holes[f"{kind}{i}"] = x
         for name in tmpl.other_holes:
             if name == "loc":
                 holes[name] = self.loc(e)
@@ -539,7 +557,7 @@ class _Statements(_Builtins):
             # The value first, as a value of its own: making the target's
             # vector unique (sgl_at_mut) may release the buffer the value
             # is read from, when it is read from that vector (vv[0] = vv[1]).
-            if isinstance(t, Vec):
+            if owns_memory(t):
                 if isinstance(v, Borrowed):
                     v = self.owned_vec(self.take(v, t), t)
             else:
@@ -555,6 +573,10 @@ class _Statements(_Builtins):
                 p = self.new_name("p")
                 main.append(c.decl(_ptr(t), p, c.addr(place)))
                 cur = c.deref(Name(p))
+            if t == STR:  # s += t
+                main.append(c.stmt(c.call("sgl_str_append", c.addr(cur), c.addr(v.expr), *self.loc(s))))
+                self.write_stmt(self.close_scope(), main, block=len(main) > 1)
+                return
             if t == INT:
                 rhs = self.int_arith(op, cur, v.expr, s, s.value)
             else:
@@ -795,7 +817,7 @@ class _Statements(_Builtins):
         main: list[str] = []
         if s.value is not None and f.ret is not None:
             v = self.ex(s.value)
-            if (isinstance(f.ret, Vec) and isinstance(v, Borrowed) and isinstance(s.value, ir.VarRef)
+            if (owns_memory(f.ret) and isinstance(v, Borrowed) and isinstance(s.value, ir.VarRef)
                     and self.movable(s.value.var)):
                 # a local vector is moved out, not copied
                 var = self.var(s.value.var)
@@ -988,7 +1010,7 @@ def _straight_line(stmts: list[ir.Stmt]) -> bool:
 
     def expr(e: ir.Expr) -> bool:
         if isinstance(e, (ir.Lit, ir.VarRef, ir.Query)):
-            return not isinstance(e.ty, Vec) or isinstance(e, ir.VarRef)
+            return not owns_memory(e.ty) or isinstance(e, ir.VarRef)
         if isinstance(e, ir.Index):
             return (may_fail or not e.checked or e.row is not None) and expr(e.base) and \
                 expr(e.index)
@@ -1011,7 +1033,7 @@ def _straight_line(stmts: list[ir.Stmt]) -> bool:
     def stmt(s: ir.Stmt) -> bool:
         if isinstance(s, ir.Assign):
             t = s.target
-            return (not isinstance(t.ty, Vec) and expr(t) and expr(s.value)
+            return (not owns_memory(t.ty) and expr(t) and expr(s.value)
                     and (not isinstance(t, ir.Index) or not t.shared))
         if isinstance(s, ir.If):
             return expr(s.cond) and all(map(stmt, s.then)) and all(map(stmt, s.orelse))
@@ -1029,7 +1051,7 @@ def site_masks(site: ir.Site) -> str:
     for j, op in enumerate(site.ops):
         if op.kind in masks:
             masks[op.kind] |= 1 << j
-        if isinstance(op.ty, Vec):
+        if owns_memory(op.ty):
             masks["vec"] |= 1 << j
     return "{" + ", ".join(f".{k} = UINT64_C({m:#x})" for k, m in masks.items()) + "}"
 
@@ -1054,9 +1076,9 @@ class Emitter:
         self.recursive = _recursive_calls(prog)  # per function: callees that may call it back
 
     def epilogue(self, f: ir.Function) -> list[str]:
-        owned = [p for i, p in enumerate(f.params) if f.owns(i) and isinstance(p.ty, Vec)]
+        owned = [p for i, p in enumerate(f.params) if f.owns(i) and owns_memory(p.ty)]
         lines = [c.stmt(c.call("sgl_vec_free", self.types.ref(v.ty), c.addr(Name(v.cname))))
-                 for v in self.locals[f.cname] + owned if isinstance(v.ty, Vec)]
+                 for v in self.locals[f.cname] + owned if owns_memory(v.ty)]
         if f.runs_supersteps:
             lines.append("sgl_leave(N, K);")
         return lines
@@ -1075,7 +1097,7 @@ class Emitter:
         self.locals[f.cname] = [v for v in f.frame if not v.is_param and id(v) in used]
         b.out("(void)N;")
         for v in self.locals[f.cname]:
-            if isinstance(v.ty, Vec):
+            if owns_memory(v.ty):
                 b.out(f"sgl_vec {v.cname} = {{0}};")
             else:  # maybe only written (a loop variable nobody reads)
                 b.out(f"{ctype(v.ty)} {v.cname} SGL_MAYBE_UNUSED = 0;")
@@ -1100,7 +1122,7 @@ class Emitter:
             t = a.target.ty
             b.open_scope()
             place = b.place(a.target)
-            if isinstance(t, Vec):
+            if owns_memory(t):
                 main = [c.stmt(c.call("sgl_value_assign_move", self.types.ref(t), c.addr(place),
                                       Name("value_")))]
             else:
@@ -1146,6 +1168,9 @@ class Emitter:
             return name
         if t == BOOL:
             return "true" if value else "false"
+        if t == STR:  # a view of static storage, as a literal (ex_Str)
+            assert isinstance(value, str)
+            return _str_lit(value)
         if t == FLOAT:
             return c.float_lit(float(value)).render()  # type: ignore[arg-type]
         return c.int_lit(int(value)).render()  # type: ignore[call-overload]
@@ -1160,7 +1185,7 @@ class Emitter:
                 "actions": [
                     {"a": a, "body": self.action_body(f, a)} for a in f.actions
                 ],
-                "vec_fields": [(v, self.types.ref(v.ty)) for v in f.frame if isinstance(v.ty, Vec)],
+                "vec_fields": [(v, self.types.ref(v.ty)) for v in f.frame if owns_memory(v.ty)],
                 "fields": [(ctype(v.ty), v) for v in f.frame],
             })
         sites = []
@@ -1188,7 +1213,7 @@ class Emitter:
             nodevars=[(ctype(nv.ty), nv) for nv in self.prog.nodevars],
             nodevar_init=self.nodevar_init(),
             nodevar_vecs=[(nv, self.types.ref(nv.ty)) for nv in self.prog.nodevars
-                          if isinstance(nv.ty, Vec)],
+                          if owns_memory(nv.ty)],
             library=self.library is not None,
             library_lines=library_lines,
             file=self.prog.file,

@@ -34,13 +34,13 @@ from lark.exceptions import UnexpectedCharacters, UnexpectedEOF, UnexpectedInput
 from . import ast
 from .diagnostics import CompileError, Diagnostic
 from .paths import grammar_path, make_cache_dir
-from .types import BOOL, FLOAT, INT, Vec
+from .types import BOOL, FLOAT, INT, STR, Vec
 
 __all__ = ["parse_program", "KEYWORDS", "SourceToken", "tokens", "comments"]
 
 KEYWORDS = frozenset(
     "func const var if else while for in return break continue scatter gather "
-    "bcast pardo true false int float bool".split()
+    "bcast pardo true false int float bool string".split()
 )
 
 _parser: Optional[Lark] = None
@@ -257,6 +257,9 @@ class _Builder(Transformer):
 
     def t_bool(self, c: list[Any]) -> ast.TypeRef:
         return ast.TypeRef(BOOL, _tspan(c[0]))
+
+    def t_string(self, c: list[Any]) -> ast.TypeRef:
+        return ast.TypeRef(STR, _tspan(c[0]))
 
     def t_vec(self, c: list[Any]) -> ast.TypeRef:
         return ast.TypeRef(Vec(c[1].ty), _sp(c[0], c[2]))

@@ -77,7 +77,7 @@ import re
 from dataclasses import dataclass, field
 
 from .. import builtins, ir
-from ..types import Vec
+from ..types import owns_memory
 from .base import Pass
 
 Key = tuple[int, int]  # (id of the Var, level)
@@ -134,7 +134,7 @@ class _Collector:
         if e is None:
             return
         if isinstance(e, ir.VarRef):
-            if isinstance(e.ty, Vec):
+            if owns_memory(e.ty):
                 self.unit.mention(_key(e))
                 self.unit.reads.append(_Read(e, ctx, self.cond > 0))
         elif isinstance(e, ir.Index):
@@ -166,7 +166,7 @@ class _Collector:
         """An assignment target read as a place (its base variables are
         mentioned, never moved; its indices are read)."""
         if isinstance(e, ir.VarRef):
-            if isinstance(e.ty, Vec):
+            if owns_memory(e.ty):
                 self.unit.mention(_key(e))
         elif isinstance(e, ir.Index):
             self.place(e.base)
@@ -186,7 +186,7 @@ def _uses(unit: _Unit) -> set[Key]:
 
 def _defined(t: ir.LValue | None) -> Key | None:
     """The variable an assignment to t overwrites whole (None: an element)."""
-    if isinstance(t, ir.VarRef) and isinstance(t.ty, Vec):
+    if isinstance(t, ir.VarRef) and owns_memory(t.ty):
         return _key(t)
     return None
 
@@ -244,7 +244,10 @@ class _Liveness:
         if isinstance(s, ir.Assign):
             c = _Collector()
             c.expr(s.value, ("owner",))
-            c.target(s.target)
+            if s.op == "=":
+                c.target(s.target)
+            else:  # s += t reads the string s as it writes it
+                c.place(s.target)
             d = _defined(s.target) if s.op == "=" else None
             after = out - {d} if d is not None else out
             self.unit(c.unit, after)
@@ -391,7 +394,7 @@ def _mentioned(x: object, level: int) -> set[Key]:
     while todo:
         y = todo.pop()
         if isinstance(y, ir.VarRef):
-            if isinstance(y.ty, Vec) and y.level == level:
+            if owns_memory(y.ty) and y.level == level:
                 found.add(_key(y))
         elif isinstance(y, list):
             todo.extend(y)
@@ -411,8 +414,8 @@ def _loop_unique(s: ir.For) -> list[ir.Var]:
     for st in s.body:
         if isinstance(st, ir.Assign) and isinstance(st.target, ir.Index):
             base = st.target.base
-            if (isinstance(base, ir.VarRef) and isinstance(base.ty, Vec)
-                    and not isinstance(base.ty.elem, Vec) and base.level == s.level
+            if (isinstance(base, ir.VarRef) and owns_memory(base.ty)
+                    and not owns_memory(base.ty.elem) and base.level == s.level
                     and base.var not in written):
                 written.append(base.var)
     if not written:

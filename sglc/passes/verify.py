@@ -18,7 +18,7 @@ inside it.
 from __future__ import annotations
 
 from .. import ir
-from ..types import Vec
+from ..types import owns_memory
 from .fuse import MAX_OPS
 
 _KIND_OF_ACTION = {ir.SCATTER: "recv", ir.BCAST: "recv", ir.PARDO: "body", ir.GATHER: "eval"}
@@ -101,7 +101,7 @@ class _Verifier:
             self.fail("a drop of nothing", s)
         for i, v in enumerate(s.vars):
             self.var(v, s)
-            if not isinstance(v.ty, Vec):
+            if not owns_memory(v.ty):
                 self.fail(f"a drop of {v.name}, not a vector", s)
             if v in s.vars[:i]:
                 self.fail(f"{v.name} dropped twice", s)

@@ -69,15 +69,15 @@ def _range(ctx: Any, call: Any, a: list[Any]) -> list[int]:
     return list(range(a[0], a[1]))
 
 
-def _slice_check(ctx: Any, call: Any, n: int, lo: int, hi: int) -> None:
+def _slice_check(ctx: Any, call: Any, n: int, lo: int, hi: int, what: str = "vector") -> None:
     if not 0 <= lo <= hi <= n:
-        ctx.fail(call, f"slice {lo}..{hi} out of range for vector of length {n}")
+        ctx.fail(call, f"slice {lo}..{hi} out of range for {what} of length {n}")
 
 
 @builtin("slice")
 def _slice(ctx: Any, call: Any, a: list[Any]) -> Any:
     v, lo, hi = a
-    _slice_check(ctx, call, len(v), lo, hi)
+    _slice_check(ctx, call, len(v), lo, hi, "string" if isinstance(v, bytes) else "vector")
     return copy_value(v[lo:hi])
 
 
