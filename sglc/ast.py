@@ -130,6 +130,15 @@ class Index(Expr):
 
 
 @dataclass(eq=False)
+class Field(Expr):
+    """base.name: a field of a struct value."""
+
+    base: Expr = None  # type: ignore[assignment]
+    name: str = ""
+    name_span: Optional[Span] = None
+
+
+@dataclass(eq=False)
 class Call(Expr):
     func: str = ""
     args: list[Expr] = field(default_factory=list)
@@ -137,6 +146,8 @@ class Call(Expr):
     # set by check: exactly one of these
     target: Optional[FuncDecl] = field(default=None, init=False, repr=False)
     builtin: Optional[str] = field(default=None, init=False, repr=False)
+    # set by check for a struct constructor S(...): the struct type
+    struct: Optional[Type] = field(default=None, init=False, repr=False)
 
 
 @dataclass(eq=False)
@@ -289,7 +300,24 @@ class ConstDecl:
 
 
 @dataclass(eq=False)
+class FieldDecl:
+    name: str
+    type: TypeRef
+    span: Span
+
+
+@dataclass(eq=False)
+class StructDecl:
+    name: str
+    fields: list[FieldDecl]
+    span: Span
+    name_span: Span
+    ty: Optional[Type] = field(default=None, init=False, repr=False)  # set by check
+
+
+@dataclass(eq=False)
 class Program:
     consts: list[ConstDecl]
     funcs: list[FuncDecl]
     span: Span
+    structs: list[StructDecl] = field(default_factory=list)

@@ -19,7 +19,7 @@ import re
 from dataclasses import dataclass
 from functools import cache
 
-from .types import BOOL, FLOAT, INT, Type, Vec
+from .types import BOOL, FLOAT, INT, Type, Vec, c_name
 
 # Precedence levels, higher binds tighter.
 PRIMARY, POSTFIX, UNARY = 16, 15, 14
@@ -159,9 +159,7 @@ class Binary(Expr):
 
 def ctype(t: Type) -> str:
     """The C type of values of the SGL type t."""
-    if isinstance(t, Vec):
-        return "sgl_vec"
-    return {INT: "sgl_int", FLOAT: "sgl_float", BOOL: "sgl_bool"}[t]  # type: ignore[index]
+    return c_name(t)
 
 
 # ---------------------------------------------------------------- constructors
@@ -404,7 +402,8 @@ class Temp:
         desc = self.free_with
         assert desc is not None and not self.moved and not self.freed, f"{self.name} is not to free"
         self.freed = True
-        return stmt(call("sgl_vec_free", desc, addr(self.ref)))
+        fn = "sgl_vec_free" if self.ctype == "sgl_vec" else "sgl_value_free"
+        return stmt(call(fn, desc, addr(self.ref)))
 
     def __repr__(self) -> str:
         state = "moved" if self.moved else "freed" if self.freed else "owned" if self.owns else "plain"

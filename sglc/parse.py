@@ -34,7 +34,7 @@ from lark.exceptions import UnexpectedCharacters, UnexpectedEOF, UnexpectedInput
 from . import ast
 from .diagnostics import CompileError, Diagnostic
 from .paths import grammar_path, make_cache_dir
-from .types import BOOL, FLOAT, INT, Vec
+from .types import BOOL, FLOAT, INT, Struct, Vec
 
 __all__ = ["parse_program", "KEYWORDS", "SourceToken", "tokens", "comments"]
 
@@ -219,7 +219,17 @@ class _Builder(Transformer):
     def start(self, c: list[Any]) -> ast.Program:
         consts = [x for x in c if isinstance(x, ast.ConstDecl)]
         funcs = [x for x in c if isinstance(x, ast.FuncDecl)]
-        return ast.Program(consts, funcs, ast.Span(1, 1, 1, 1))
+        structs = [x for x in c if isinstance(x, ast.StructDecl)]
+        return ast.Program(consts, funcs, ast.Span(1, 1, 1, 1), structs)
+
+    def struct_decl(self, c: list[Any]) -> ast.StructDecl:
+        # STRUCT NAME { field_decl* }
+        name = c[1]
+        fields = [x for x in c if isinstance(x, ast.FieldDecl)]
+        return ast.StructDecl(str(name), fields, _sp(c[0], c[-1]), _tspan(name))
+
+    def field_decl(self, c: list[Any]) -> ast.FieldDecl:
+        return ast.FieldDecl(str(c[0]), c[2], _sp(c[0], c[-1]))
 
     def const_decl(self, c: list[Any]) -> ast.ConstDecl:
         name = c[1]
@@ -255,6 +265,10 @@ class _Builder(Transformer):
 
     def t_bool(self, c: list[Any]) -> ast.TypeRef:
         return ast.TypeRef(BOOL, _tspan(c[0]))
+
+    def t_named(self, c: list[Any]) -> ast.TypeRef:
+        # a struct's name; check resolves it to the declared struct
+        return ast.TypeRef(Struct(str(c[0])), _tspan(c[0]))
 
     def t_vec(self, c: list[Any]) -> ast.TypeRef:
         return ast.TypeRef(Vec(c[1].ty), _sp(c[0], c[2]))
@@ -380,6 +394,9 @@ class _Builder(Transformer):
 
     def index(self, c: list[Any]) -> ast.Index:
         return ast.Index(_sp(c[0], c[3]), base=c[0], index=c[2])
+
+    def field(self, c: list[Any]) -> ast.Field:
+        return ast.Field(_sp(c[0], c[2]), base=c[0], name=str(c[2]), name_span=_tspan(c[2]))
 
     def unop(self, c: list[Any]) -> ast.Unary:
         return ast.Unary(_sp(c[0], c[1]), op=str(c[0]), operand=c[1])

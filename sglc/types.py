@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 
 @dataclass(frozen=True)
@@ -59,3 +59,51 @@ def is_numeric(t: Type) -> bool:
 
 def is_vec(t: Type) -> bool:
     return isinstance(t, Vec)
+
+
+@dataclass(frozen=True)
+class Struct(Type):
+    """A struct type (brief §3).  Compares by name; `fields` (name, type)
+    in declaration order is filled by check (the parser makes a Struct
+    with its name only, check resolves every one to the declared one)."""
+
+    name: str
+    fields: list = field(default_factory=list, compare=False, hash=False, repr=False)
+
+    def __str__(self) -> str:
+        return self.name
+
+    def field_type(self, name: str) -> Type | None:
+        for f, t in self.fields:
+            if f == name:
+                return t
+        return None
+
+
+def is_struct(t: Type) -> bool:
+    return isinstance(t, Struct)
+
+
+def owns_memory(t: Type | None) -> bool:
+    """Does a value of type t own heap memory (copied by reference count,
+    freed when dropped)?  Vectors, and structs with such a field."""
+    if isinstance(t, Vec):
+        return True
+    if isinstance(t, Struct):
+        return any(owns_memory(ft) for _, ft in t.fields)
+    return False
+
+
+def is_scalar_struct(t: Type) -> bool:
+    """A struct whose fields are all int, float or bool (sortable, stored
+    flat, a NumPy structured dtype in embedding)."""
+    return isinstance(t, Struct) and all(isinstance(ft, Scalar) for _, ft in t.fields)
+
+
+def c_name(t: Type) -> str:
+    """The C type of a value of type t in generated code."""
+    if isinstance(t, Vec):
+        return "sgl_vec"
+    if isinstance(t, Struct):
+        return "S_" + t.name
+    return {"int": "sgl_int", "float": "sgl_float", "bool": "sgl_bool"}[t.name]  # type: ignore[attr-defined]

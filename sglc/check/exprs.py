@@ -5,11 +5,12 @@ binary operators, and the implicit coercions (an int literal as a float,
 
 from __future__ import annotations
 
+import difflib
 from typing import Optional
 
 from .. import ast as A
 from ..builtins import TABLE
-from ..types import BOOL, FLOAT, INT, STR, VOID, Type, Vec, is_numeric
+from ..types import BOOL, FLOAT, INT, STR, VOID, Struct, Type, Vec, is_numeric
 from .base import PENDING, CheckerBase, _apply_coerce, _bitwise_note, _can_coerce, _show, _tstr
 
 _INT_MAX = (1 << 63) - 1
@@ -127,6 +128,24 @@ class Exprs(CheckerBase):
             self.error(e.index.span, f"a vector index must be an int, not {it}", self._conv_note(INT, it))
             return None
         return bt.elem
+
+    def e_Field(self, e: A.Field, level: int) -> Optional[Type]:
+        bt = self.expr(e.base, level)
+        if bt is None:
+            return None
+        nsp = e.name_span or e.span
+        if not isinstance(bt, Struct):
+            self.error(nsp, f"'{_show(e.base)}' has type {bt}, not a struct type: it has no field '{e.name}'")
+            return None
+        ft = bt.field_type(e.name)
+        if ft is None:
+            names = [f for f, _ in bt.fields]
+            close = difflib.get_close_matches(e.name, names, n=1)
+            hint = f" (did you mean '{close[0]}'?)" if close else ""
+            self.error(nsp, f"struct {bt} has no field '{e.name}'{hint}",
+                       [f"its fields are {', '.join(names)}"] if names else [])
+            return None
+        return ft
 
     def e_VecLit(self, e: A.VecLit, level: int) -> Optional[Type]:
         if self._const_only(e, "a vector"):

@@ -10,7 +10,7 @@ from typing import Any, Optional
 
 from .. import ast as A
 from .. import builtins as B
-from ..types import BOOL, FLOAT, INT, Type
+from ..types import BOOL, FLOAT, INT, Struct, Type, Vec
 from .base import CheckerBase
 
 QUERIES: dict[str, Type] = {
@@ -49,11 +49,12 @@ class Names(CheckerBase):
         for q, t in QUERIES.items():
             self.queries[q] = A.Symbol(q, "query", t, zero, q)
 
-        # names of the top level: functions and consts share one namespace
+        # names of the top level: functions, consts and structs share one namespace
         top: dict[str, A.Span] = {}
-        for d in sorted([*prog.consts, *prog.funcs], key=lambda d: (d.span.line, d.span.col)):
+        for d in sorted([*prog.consts, *prog.funcs, *prog.structs], key=lambda d: (d.span.line, d.span.col)):
             self.new_stmt()
-            what = "constant" if isinstance(d, A.ConstDecl) else "function"
+            what = ("constant" if isinstance(d, A.ConstDecl) else
+                    "struct" if isinstance(d, A.StructDecl) else "function")
             if self._fixed_name(d.name, d.name_span, what):
                 continue
             if d.name in top:
@@ -66,8 +67,12 @@ class Names(CheckerBase):
             top[d.name] = d.name_span
             if isinstance(d, A.ConstDecl):
                 self.consts[d.name] = d
+            elif isinstance(d, A.StructDecl):
+                d.ty = self.structs[d.name] = Struct(d.name)
             else:
                 self.funcs[d.name] = d
+
+        self._struct_types(prog)
 
         for cd in prog.consts:
             self.const_decl(cd)
@@ -94,6 +99,96 @@ class Names(CheckerBase):
             self.new_stmt()
             if main.ret is not None:
                 self.error(main.ret.span, "'main' cannot return a value")
+
+    # ------------------------------------------------------------ structs
+
+    def _struct_types(self, prog: A.Program) -> None:
+        """Fill the declared structs' fields, reject cycles, and resolve
+        every type written in the program to the declared structs."""
+        for sd in prog.structs:
+            st = self.structs.get(sd.name)
+            if st is None or sd.ty is not st:
+                continue
+            seen: dict[str, A.FieldDecl] = {}
+            for fd in sd.fields:
+                self.new_stmt()
+                ft = self.resolve_type(fd.type)
+                if fd.name in seen:
+                    self.error(fd.span, f"struct {sd.name} has two fields named '{fd.name}'",
+                               [f"the first is at line {seen[fd.name].span.line}"])
+                    continue
+                seen[fd.name] = fd
+                st.fields.append((fd.name, ft))
+        # a struct may not contain itself, directly or through others
+        state: dict[str, int] = {}
+
+        def visit(st: Struct, path: list[str]) -> Optional[list[str]]:
+            if state.get(st.name) == 2:
+                return None
+            if state.get(st.name) == 1:
+                return path[path.index(st.name):] + [st.name]
+            state[st.name] = 1
+            for _, ft in st.fields:
+                while isinstance(ft, Vec):
+                    ft = ft.elem
+                if isinstance(ft, Struct):
+                    cyc = visit(ft, path + [st.name])
+                    if cyc is not None:
+                        return cyc
+            state[st.name] = 2
+            return None
+
+        for sd in prog.structs:
+            st = self.structs.get(sd.name)
+            if st is None or sd.ty is not st or state.get(st.name):
+                continue
+            cyc = visit(st, [])
+            if cyc is not None:
+                self.new_stmt()
+                self.error(sd.name_span, f"struct {sd.name} contains itself: {' -> '.join(cyc)}",
+                           ["a struct value would be infinitely large; no struct may contain itself, "
+                            "directly or through other structs or vectors"])
+                for n in cyc:  # break the cycle so later stages terminate
+                    self.structs[n].fields.clear()
+                    state[n] = 2
+        for f in prog.funcs:
+            self.new_stmt()
+            for p in f.params:
+                self.resolve_type(p.type)
+            if f.ret is not None:
+                self.resolve_type(f.ret)
+            self._resolve_body(f.body)
+
+    def _resolve_body(self, x: object) -> None:
+        if isinstance(x, A.VarDecl) and x.type is not None:
+            self.resolve_type(x.type)
+        if isinstance(x, (A.Stmt, A.Block)):
+            for v in vars(x).values():
+                if isinstance(v, (A.Stmt, A.Block)):
+                    self._resolve_body(v)
+                elif isinstance(v, list):
+                    for y in v:
+                        self._resolve_body(y)
+
+    def resolve_type(self, tr: A.TypeRef) -> Type:
+        """tr's type with every struct name resolved to the declared struct
+        (an unknown name is an error; int stands in for it afterwards)."""
+
+        def res(t: Type) -> Type:
+            if isinstance(t, Vec):
+                return Vec(res(t.elem))
+            if isinstance(t, Struct):
+                st = self.structs.get(t.name)
+                if st is None:
+                    close = difflib.get_close_matches(t.name, sorted(self.structs) + ["int", "float", "bool"], n=1)
+                    hint = f" (did you mean '{close[0]}'?)" if close else ""
+                    self.error(tr.span, f"there is no type '{t.name}'{hint}")
+                    return INT
+                return st
+            return t
+
+        tr.ty = res(tr.ty)
+        return tr.ty
 
     def _fixed_name(self, name: str, span: Optional[A.Span], what: str) -> bool:
         sp = span or A.Span(1, 1, 1, 2)
@@ -243,6 +338,9 @@ class Names(CheckerBase):
         ok = True
         what = {"param": "parameter", "var": "variable", "loop": "loop variable"}[kind]
         if self._fixed_name(name, nsp, what):
+            ok = False
+        elif name in self.structs:
+            self.error(nsp, f"'{name}' is a struct and cannot be the name of a {what}")
             ok = False
         scope = self.scopes[-1]
         if ok and name in scope:
