@@ -43,6 +43,11 @@ extern "C" {
  * runs of fused statements into several sites). */
 #define SGL_MAX_OPS 64
 
+/* The most bytes one value may take in memory (a struct's C size; sglc
+ * rejects a larger struct): a superstep's inputs and outputs are held in
+ * slots of this size (sgl_slot). */
+#define SGL_VALUE_MAX 512
+
 /* Serialized sizes in bytes (sgl_ser, what a superstep sends): an int or
  * a float, a bool, and the length that precedes a vector's elements. */
 #define SGL_SER_INT_SIZE 8
@@ -57,13 +62,39 @@ typedef int64_t sgl_int;
 typedef double sgl_float;
 typedef bool sgl_bool;
 
-typedef enum { SGL_T_INT, SGL_T_FLOAT, SGL_T_BOOL, SGL_T_VEC } sgl_kind;
+typedef enum { SGL_T_INT, SGL_T_FLOAT, SGL_T_BOOL, SGL_T_VEC, SGL_T_STRUCT } sgl_kind;
 
-/* A run-time type descriptor.  For SGL_T_VEC, `elem` is the element type. */
+struct sgl_type;
+
+/* A field of a struct type: its SGL name, its byte offset, its type. */
+typedef struct sgl_field {
+    const char *name;
+    size_t offset;
+    const struct sgl_type *type;
+} sgl_field;
+
+/* A run-time type descriptor.  For SGL_T_VEC, `elem` is the element type
+ * (the other members are zero).  For SGL_T_STRUCT (a C struct generated
+ * per SGL struct): `name`, `size` (sizeof the C struct), `managed` (some
+ * field owns heap memory: copying copies the fields, freeing frees them;
+ * otherwise the value is plain bytes) and the `nfields` fields in
+ * declaration order. */
 typedef struct sgl_type {
     sgl_kind kind;
     const struct sgl_type *elem;
+    const char *name;
+    size_t size;
+    bool managed;
+    int nfields;
+    const sgl_field *fields;
 } sgl_type;
+
+/* Does a value of type t own heap memory (a vector, a managed struct)?
+ * Values that do not are copied as bytes. */
+static inline bool sgl_managed(const struct sgl_type *t)
+{
+    return t->kind == SGL_T_VEC || (t->kind == SGL_T_STRUCT && t->managed);
+}
 
 extern const sgl_type sgl_t_int;
 extern const sgl_type sgl_t_float;
@@ -103,6 +134,13 @@ typedef struct sgl_vec {
     sgl_vbuf *buf;
 } sgl_vec;
 
+/* Storage for one value of any type (at most SGL_VALUE_MAX bytes). */
+typedef union sgl_slot {
+    sgl_vec v;
+    long double align_;
+    char bytes[SGL_VALUE_MAX];
+} sgl_slot;
+
 /* Size in bytes of one value of type t. */
 static inline size_t sgl_sizeof(const sgl_type *t)
 {
@@ -111,6 +149,7 @@ static inline size_t sgl_sizeof(const sgl_type *t)
     case SGL_T_FLOAT: return sizeof(sgl_float);
     case SGL_T_BOOL: return sizeof(sgl_bool);
     case SGL_T_VEC: return sizeof(sgl_vec);
+    case SGL_T_STRUCT: return t->size;
     }
     return 0;
 }

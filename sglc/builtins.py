@@ -103,7 +103,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Optional, Protocol, Union
 
 from . import cnodes as c
-from .types import BOOL, FLOAT, INT, STR, VOID, Type, Vec, is_numeric
+from .types import BOOL, FLOAT, INT, STR, VOID, Struct, Type, Vec, is_numeric
 
 if TYPE_CHECKING:  # pragma: no cover
     from . import ir
@@ -293,8 +293,8 @@ def _lower_print(b: CBody, e: ir.Builtin) -> list[str]:
     vals: list[c.Expr] = []
     for a in e.args:
         x = b.ex(a).expr
-        if isinstance(a.ty, Vec):
-            x = b.hoist("const sgl_vec *", c.addr(x)).ref
+        if isinstance(a.ty, (Vec, Struct)):
+            x = b.hoist(f"const {c.ctype(a.ty)} *", c.addr(x)).ref
         elif a.ty != STR:
             x = b.hoist("sgl_" + C_SUFFIX[a.ty], x).ref
         vals.append(x)
@@ -305,7 +305,7 @@ def _lower_print(b: CBody, e: ir.Builtin) -> list[str]:
             main.append(c.stmt(c.call("sgl_buf_put", ob, c.string_lit(" "), c.Name("1"))))
         if a.ty == STR:
             main.append(c.stmt(c.call("sgl_buf_puts", ob, x)))
-        elif isinstance(a.ty, Vec):
+        elif isinstance(a.ty, (Vec, Struct)):
             main.append(c.stmt(c.call("sgl_fmt_value", ob, b.T.ref(a.ty), x)))
         else:
             main.append(c.stmt(c.call(f"sgl_fmt_{C_SUFFIX[a.ty]}", ob, x)))

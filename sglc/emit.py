@@ -31,7 +31,7 @@ from . import ir
 from .cnodes import Name, Scope, Temp, ctype
 from .emit_library import export_c_lines
 from .templates import environment
-from .types import BOOL, FLOAT, INT, VOID, Type, Vec
+from .types import BOOL, FLOAT, INT, VOID, Struct, Type, Vec, owns_memory
 
 
 @dataclass(frozen=True)
@@ -62,10 +62,12 @@ def _ptr(t: Type) -> str:
 
 
 class _Types:
-    """Run-time type descriptors used by the program."""
+    """Run-time type descriptors used by the program, and the C structs of
+    its struct types."""
 
-    def __init__(self) -> None:
-        self.vec_types: list[Vec] = []
+    def __init__(self, structs: list[Type] | None = None) -> None:
+        self.vec_types: list[Type] = []  # vectors and structs, each after its parts
+        self.structs = [t for t in structs or [] if isinstance(t, Struct)]
 
     def desc(self, t: Type) -> str:
         if isinstance(t, Vec):
@@ -73,7 +75,34 @@ class _Types:
             if t not in self.vec_types:
                 self.vec_types.append(t)
             return "T_" + self._mangle(t)
+        if isinstance(t, Struct):
+            if t not in self.vec_types:
+                for _, ft in t.fields:
+                    self.desc(ft)
+                self.vec_types.append(t)
+            return "T_" + self._mangle(t)
         return {INT: "sgl_t_int", FLOAT: "sgl_t_float", BOOL: "sgl_t_bool"}[t]  # type: ignore[index]
+
+    def struct_defs(self) -> list[str]:
+        """The C struct of every struct type, each after the structs it holds."""
+        out: list[str] = []
+        done: set[str] = set()
+
+        def define(t: Struct) -> None:
+            if t.name in done:
+                return
+            done.add(t.name)
+            for _, ft in t.fields:
+                while isinstance(ft, Vec):
+                    ft = ft.elem
+                if isinstance(ft, Struct):
+                    define(ft)
+            members = [f"    {ctype(ft)} f_{f};" for f, ft in t.fields] or ["    char unused_;"]
+            out.append(f"typedef struct {ctype(t)} {{\n" + "\n".join(members) + f"\n}} {ctype(t)};")
+
+        for t in self.structs:
+            define(t)
+        return out
 
     def ref(self, t: Type) -> c.Expr:
         """The address of t's descriptor (a `const sgl_type *`)."""
@@ -84,13 +113,28 @@ class _Types:
         while isinstance(t, Vec):
             depth += 1
             t = t.elem
-        return "v" * depth + "_" + str(t)
+        return "v" * depth + ("_S_" if isinstance(t, Struct) else "_") + str(t)
 
     def decls(self) -> list[str]:
-        return [
-            f"static const sgl_type {self.desc(t)} = {{SGL_T_VEC, {self.ref(t.elem)}}};"
-            for t in self.vec_types
-        ]
+        out: list[str] = []
+        for t in self.vec_types:
+            if isinstance(t, Vec):
+                out.append(f"static const sgl_type {self.desc(t)} = {{SGL_T_VEC, {self.ref(t.elem)}}};")
+                continue
+            assert isinstance(t, Struct)
+            d, ct = self.desc(t), ctype(t)
+            fields = "NULL"
+            if t.fields:
+                fields = "F" + d[1:]
+                rows = ", ".join(f'{{"{f}", offsetof({ct}, f_{f}), {self.ref(ft)}}}' for f, ft in t.fields)
+                out.append(f"static const sgl_field {fields}[] = {{{rows}}};")
+            managed = "true" if owns_memory(t) else "false"
+            out.append(f'static const sgl_type {d} = {{SGL_T_STRUCT, NULL, "{t.name}", sizeof({ct}), '
+                       f"{managed}, {len(t.fields)}, {fields}}};")
+            if owns_memory(t):
+                out.append(f"static inline {ct} {ct}_copy(const {ct} *p) {{ {ct} r; "
+                           f"sgl_value_copy(&{d}, &r, p); return r; }}")
+        return out
 
 
 # ---------------------------------------------------------------- the context
@@ -181,21 +225,24 @@ class _Expressions(_Context):
         return self.ex(e).expr
 
     def owned_vec(self, init: c.Expr, t: Type) -> Owned:
-        """A new vector of type t, owned by a temp of the statement."""
-        return Owned(self.hoist("sgl_vec", init, self.T.ref(t)))
+        """A new value of type t that owns memory (a vector, a struct with
+        vectors), owned by a temp of the statement."""
+        return Owned(self.hoist(ctype(t), init, self.T.ref(t)))
 
     def take(self, v: Val, t: Type) -> c.Expr:
         """An owned copy of v: an owned temp is moved, a borrowed vector copied."""
-        if not isinstance(t, Vec):
+        if not owns_memory(t):
             return v.expr
         if isinstance(v, Owned):
             return v.temp.move()
+        if isinstance(t, Struct):
+            return c.call(ctype(t) + "_copy", c.addr(v.expr))
         return c.call("sgl_vec_copy", self.T.ref(t), c.addr(v.expr))
 
     def addressable(self, e: ir.Expr) -> c.Expr:
         """An lvalue holding e's value (scalars get a temporary)."""
         v = self.ex(e)
-        if isinstance(e.ty, Vec):
+        if owns_memory(e.ty) or (isinstance(e.ty, Struct) and not isinstance(e, ir.Construct)):
             return v.expr
         return self.hoist(ctype(e.ty), v.expr).ref
 
@@ -212,12 +259,12 @@ class _Expressions(_Context):
     def ex_VarRef(self, e: ir.VarRef) -> Val:
         if e.row is not None:  # read once before the loop (loop_fast)
             return Borrowed(Name(self.rows[id(e.row)]))
-        if e.move and isinstance(e.ty, Vec) and self.movable(e.var):
+        if e.move and owns_memory(e.ty) and self.movable(e.var):
             # the variable's last use (the moves pass): its value is taken
             # out, the variable left empty, so its buffer is not shared
             var = self.var(e.var)
-            t = self.hoist("sgl_vec", var, self.T.ref(e.ty))
-            self.scope.add(c.assign(var, Name("(sgl_vec){0}")))
+            t = self.hoist(ctype(e.ty), var, self.T.ref(e.ty))
+            self.scope.add(c.assign(var, Name(f"({ctype(e.ty)}){{0}}")))
             return Owned(t)
         return Borrowed(self.var(e.var))
 
@@ -255,6 +302,17 @@ class _Expressions(_Context):
             return Borrowed(c.deref(c.Cast(_ptr(e.ty), at)))
         return Borrowed(c.Index(c.Cast(_ptr(e.ty), c.member(base, "data")), idx))
 
+    def ex_Field(self, e: ir.Field) -> Val:
+        return Borrowed(c.member(self.ex(e.base).expr, "f_" + e.name))
+
+    def ex_Construct(self, e: ir.Construct) -> Val:
+        assert isinstance(e.ty, Struct)
+        vals = [self.take(self.ex(a), ft).render() for a, (_, ft) in zip(e.args, e.ty.fields)]
+        lit = Name(f"({ctype(e.ty)}){{{', '.join(vals) or '0'}}}")
+        if owns_memory(e.ty):
+            return self.owned_vec(lit, e.ty)
+        return Borrowed(self.hoist(ctype(e.ty), lit).ref)
+
     def call_check(self, e: ir.Call) -> str:
         """The check before a call of an SGL function: this thread's stack
         limit (`recursion too deep` at the call) and the node's cancellation
@@ -265,7 +323,7 @@ class _Expressions(_Context):
         args = self.call_args(e)
         self.scope.add(self.call_check(e))
         call = c.call(e.func, Name("N"), *args)
-        if isinstance(e.ty, Vec):
+        if owns_memory(e.ty):
             return self.owned_vec(call, e.ty)
         return Borrowed(self.hoist(ctype(e.ty), call).ref)
 
@@ -303,7 +361,7 @@ class _Expressions(_Context):
         lt = e.left.ty
         a = self.ex(e.left).expr
         b = self.ex(e.right).expr
-        if e.op in ("==", "!=") and isinstance(lt, Vec):
+        if e.op in ("==", "!=") and isinstance(lt, (Vec, Struct)):
             eq = c.call("sgl_value_eq", self.T.ref(lt), c.addr(a), c.addr(b))
             return Borrowed(eq if e.op == "==" else c.Unary("!", eq))
         if lt == INT and e.op not in c.COMPARISONS:
@@ -349,6 +407,8 @@ class _Places(_Expressions):
             if e.row is not None:  # the vector of an in-place store (loop_fast)
                 return Name(self.rows[id(e.row)])
             return self.var(e.var)
+        if isinstance(e, ir.Field):
+            return c.member(self.place(e.base), "f_" + e.name)
         return self.place_Index(e)
 
     def place_Index(self, e: ir.Index) -> c.Expr:
@@ -376,7 +436,7 @@ class _Places(_Expressions):
         return c.Index(c.Cast(_ptr(e.ty), c.member(base, "data")), idx)
 
     def assign_into(self, place: c.Expr, t: Type, v: Val) -> str:
-        if not isinstance(t, Vec):
+        if not owns_memory(t):
             return c.assign(place, v.expr)
         if isinstance(v, Owned):
             return c.stmt(c.call("sgl_value_assign_move", self.T.ref(t), c.addr(place),
@@ -395,7 +455,7 @@ class _Builtins(_Places):
 
     def ex_Builtin(self, e: ir.Builtin) -> Val:
         code = self._builtin_c(e)
-        if isinstance(e.ty, Vec):
+        if owns_memory(e.ty):
             return self.owned_vec(code, e.ty)
         return Borrowed(code)
 
@@ -427,7 +487,7 @@ class _Builtins(_Places):
         for kind, i in sorted(tmpl.arg_holes, key=lambda h: (h[0] == "p", h[1])):
             a = e.args[i]
             if kind == "p":
-                assert isinstance(a, (ir.VarRef, ir.Index))
+                assert isinstance(a, (ir.VarRef, ir.Index, ir.Field))
                 holes[f"p{i}"] = self.place(a)
             elif kind == "a":
                 holes[f"a{i}"] = self.addressable(a)
@@ -474,11 +534,11 @@ class _Statements(_Builtins):
         self.open_scope()
         t = s.target.ty
         v = self.ex(s.value)
-        if s.op == "=" and isinstance(s.target, ir.Index):
+        if s.op == "=" and not isinstance(s.target, ir.VarRef):
             # The value first, as a value of its own: making the target's
             # vector unique (sgl_at_mut) may release the buffer the value
             # is read from, when it is read from that vector (vv[0] = vv[1]).
-            if isinstance(t, Vec):
+            if owns_memory(t):
                 if isinstance(v, Borrowed):
                     v = self.owned_vec(self.take(v, t), t)
             else:
@@ -490,7 +550,7 @@ class _Statements(_Builtins):
         else:
             op = s.op[:-1]
             cur = place
-            if isinstance(s.target, ir.Index):
+            if not isinstance(s.target, ir.VarRef):
                 p = self.new_name("p")
                 main.append(c.decl(_ptr(t), p, c.addr(place)))
                 cur = c.deref(Name(p))
@@ -671,7 +731,8 @@ class _Statements(_Builtins):
         """Vectors dead here (the moves pass): freed and left empty, so that
         the free at the return or the frame's end does nothing."""
         for v in s.vars:
-            self.out(c.stmt(c.call("sgl_vec_free", self.T.ref(v.ty), c.addr(self.var(v)))))
+            fn = "sgl_vec_free" if isinstance(v.ty, Vec) else "sgl_value_free"
+            self.out(c.stmt(c.call(fn, self.T.ref(v.ty), c.addr(self.var(v)))))
 
     def st_Break(self, s: ir.Break) -> None:
         self.out("break;")
@@ -685,12 +746,12 @@ class _Statements(_Builtins):
         main: list[str] = []
         if s.value is not None and f.ret is not None:
             v = self.ex(s.value)
-            if (isinstance(f.ret, Vec) and isinstance(v, Borrowed) and isinstance(s.value, ir.VarRef)
+            if (owns_memory(f.ret) and isinstance(v, Borrowed) and isinstance(s.value, ir.VarRef)
                     and self.movable(s.value.var)):
                 # a local vector is moved out, not copied
                 var = self.var(s.value.var)
-                main.append(c.decl("sgl_vec", "r_", var))
-                main.append(c.assign(var, Name("(sgl_vec){0}")))
+                main.append(c.decl(ctype(f.ret), "r_", var))
+                main.append(c.assign(var, Name(f"({ctype(f.ret)}){{0}}")))
             else:
                 main.append(c.decl(ctype(f.ret), "r_", self.take(v, f.ret)))
         sc = self.close_scope()
@@ -811,7 +872,7 @@ def _straight_line(stmts: list[ir.Stmt]) -> bool:
 
     def expr(e: ir.Expr) -> bool:
         if isinstance(e, (ir.Lit, ir.VarRef, ir.Query)):
-            return not isinstance(e.ty, Vec) or isinstance(e, ir.VarRef)
+            return not owns_memory(e.ty) or isinstance(e, ir.VarRef)
         if isinstance(e, ir.Index):
             return (not e.checked or e.row is not None) and expr(e.base) and expr(e.index)
         if isinstance(e, ir.Unary):
@@ -825,7 +886,7 @@ def _straight_line(stmts: list[ir.Stmt]) -> bool:
     def stmt(s: ir.Stmt) -> bool:
         if isinstance(s, ir.Assign):
             t = s.target
-            return (not isinstance(t.ty, Vec) and not ir.can_fail(s.op[:-1], s.value) and expr(t)
+            return (not owns_memory(t.ty) and not ir.can_fail(s.op[:-1], s.value) and expr(t)
                     and expr(s.value) and (not isinstance(t, ir.Index) or not t.shared))
         if isinstance(s, ir.If):
             return expr(s.cond) and all(map(stmt, s.then)) and all(map(stmt, s.orelse))
@@ -843,7 +904,7 @@ def site_masks(site: ir.Site) -> str:
     for j, op in enumerate(site.ops):
         if op.kind in masks:
             masks[op.kind] |= 1 << j
-        if isinstance(op.ty, Vec):
+        if owns_memory(op.ty):
             masks["vec"] |= 1 << j
     return "{" + ", ".join(f".{k} = UINT64_C({m:#x})" for k, m in masks.items()) + "}"
 
@@ -859,7 +920,7 @@ class Emitter:
         self.library = library  # the exports' C prefix (sglc --library), or None
         self.checked = checked
         self.line_directives = line_directives
-        self.types = _Types()
+        self.types = _Types(prog.structs)
         self.ntemps = 0
         self.c_file = c.string_lit(prog.file).render()
         self.locals: dict[str, list[ir.Var]] = {}
@@ -867,9 +928,10 @@ class Emitter:
         self.functions: dict[str, ir.Function] = {f.cname: f for f in prog.functions}
 
     def epilogue(self, f: ir.Function) -> list[str]:
-        owned = [p for i, p in enumerate(f.params) if f.owns(i) and isinstance(p.ty, Vec)]
-        lines = [c.stmt(c.call("sgl_vec_free", self.types.ref(v.ty), c.addr(Name(v.cname))))
-                 for v in self.locals[f.cname] + owned if isinstance(v.ty, Vec)]
+        owned = [p for i, p in enumerate(f.params) if f.owns(i) and owns_memory(p.ty)]
+        lines = [c.stmt(c.call("sgl_vec_free" if isinstance(v.ty, Vec) else "sgl_value_free",
+                               self.types.ref(v.ty), c.addr(Name(v.cname))))
+                 for v in self.locals[f.cname] + owned if owns_memory(v.ty)]
         if f.runs_supersteps:
             lines.append("sgl_leave(N, K);")
         return lines
@@ -888,8 +950,8 @@ class Emitter:
         self.locals[f.cname] = [v for v in f.frame if not v.is_param and id(v) in used]
         b.out("(void)N;")
         for v in self.locals[f.cname]:
-            if isinstance(v.ty, Vec):
-                b.out(f"sgl_vec {v.cname} = {{0}};")
+            if isinstance(v.ty, (Vec, Struct)):
+                b.out(f"{ctype(v.ty)} {v.cname} = {{0}};")
             else:  # maybe only written (a loop variable nobody reads)
                 b.out(f"{ctype(v.ty)} {v.cname} SGL_MAYBE_UNUSED = 0;")
         if f.runs_supersteps:
@@ -913,7 +975,7 @@ class Emitter:
             t = a.target.ty
             b.open_scope()
             place = b.place(a.target)
-            if isinstance(t, Vec):
+            if owns_memory(t):
                 main = [c.stmt(c.call("sgl_value_assign_move", self.types.ref(t), c.addr(place),
                                       Name("value_")))]
             else:
@@ -941,7 +1003,7 @@ class Emitter:
                 "actions": [
                     {"a": a, "body": self.action_body(f, a)} for a in f.actions
                 ],
-                "vec_fields": [(v, self.types.ref(v.ty)) for v in f.frame if isinstance(v.ty, Vec)],
+                "vec_fields": [(v, self.types.ref(v.ty)) for v in f.frame if owns_memory(v.ty)],
                 "fields": [(ctype(v.ty), v) for v in f.frame],
             })
         sites = []
@@ -971,7 +1033,7 @@ class Emitter:
             file=self.prog.file,
             c_file=self.c_file,
             checked=self.checked,
-            type_decls=self.types.decls(),
+            type_decls=self.types.struct_defs() + self.types.decls(),
             funcs=funcs,
             sites=sites,
         )

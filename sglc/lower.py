@@ -144,7 +144,7 @@ class _FuncLowering:
 
     def lvalue(self, e: ast.Expr) -> ir.LValue:
         lowered = self.expr(e)
-        assert isinstance(lowered, (ir.VarRef, ir.Index)), "assignable target expected"
+        assert isinstance(lowered, (ir.VarRef, ir.Index, ir.Field)), "assignable target expected"
         return lowered
 
     def expr(self, e: ast.Expr) -> ir.Expr:
@@ -174,8 +174,12 @@ class _FuncLowering:
             return ir.VarRef(ty, lvl, line, col, var=self.vars[id(sym)])
         if isinstance(e, ast.Index):
             return ir.Index(ty, lvl, line, col, base=self.expr(e.base), index=self.expr(e.index))
+        if isinstance(e, ast.Field):
+            return ir.Field(ty, lvl, line, col, base=self.expr(e.base), name=e.name)
         if isinstance(e, ast.Call):
             args = [self.expr(a) for a in e.args]
+            if e.struct is not None:
+                return ir.Construct(ty, lvl, line, col, args=args)
             if e.builtin is not None:
                 return ir.Builtin(ty, lvl, line, col, name=e.builtin, args=args)
             assert e.target is not None
@@ -204,4 +208,5 @@ def lower_program(prog: ast.Program, path: str) -> ir.Program:
     """The unfused IR of a checked program (the `lower` stage)."""
     pl = _ProgLowering()
     funcs = [_FuncLowering(pl, fd).lower() for fd in prog.funcs]
-    return ir.Program(file=path, functions=funcs, sites=pl.sites)
+    return ir.Program(file=path, functions=funcs, sites=pl.sites,
+                      structs=[sd.ty for sd in prog.structs if sd.ty is not None])

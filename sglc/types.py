@@ -107,3 +107,22 @@ def c_name(t: Type) -> str:
     if isinstance(t, Struct):
         return "S_" + t.name
     return {"int": "sgl_int", "float": "sgl_float", "bool": "sgl_bool"}[t.name]  # type: ignore[attr-defined]
+
+
+def c_layout(t: Type) -> tuple[int, int]:
+    """(size, alignment) in bytes of a value of type t in memory, as the
+    generated C lays it out (x86-64 / AArch64 ABI: int and float 8, bool 1,
+    a vector 24, a struct its fields in order, each aligned)."""
+    if isinstance(t, Vec):
+        return 24, 8
+    if isinstance(t, Struct):
+        size, align = 0, 1
+        for _, ft in t.fields:
+            fs, fa = c_layout(ft)
+            size = (size + fa - 1) // fa * fa + fs
+            align = max(align, fa)
+        size = max(size, 1)
+        return (size + align - 1) // align * align, align
+    if t == BOOL:
+        return 1, 1
+    return 8, 8

@@ -77,7 +77,7 @@ import re
 from dataclasses import dataclass, field
 
 from .. import builtins, ir
-from ..types import Vec
+from ..types import Vec, owns_memory
 from .base import Pass
 
 Key = tuple[int, int]  # (id of the Var, level)
@@ -134,12 +134,17 @@ class _Collector:
         if e is None:
             return
         if isinstance(e, ir.VarRef):
-            if isinstance(e.ty, Vec):
+            if owns_memory(e.ty):
                 self.unit.mention(_key(e))
                 self.unit.reads.append(_Read(e, ctx, self.cond > 0))
         elif isinstance(e, ir.Index):
             self.expr(e.base, ("index",))
             self.expr(e.index)
+        elif isinstance(e, ir.Field):
+            self.expr(e.base, ("index",))
+        elif isinstance(e, ir.Construct):
+            for x in e.args:
+                self.expr(x, ("owner",))
         elif isinstance(e, ir.Call):
             for i, a in enumerate(e.args):
                 self.expr(a, ("call", e.func, str(i)))
@@ -166,17 +171,19 @@ class _Collector:
         """An assignment target read as a place (its base variables are
         mentioned, never moved; its indices are read)."""
         if isinstance(e, ir.VarRef):
-            if isinstance(e.ty, Vec):
+            if owns_memory(e.ty):
                 self.unit.mention(_key(e))
         elif isinstance(e, ir.Index):
             self.place(e.base)
             self.expr(e.index)
+        elif isinstance(e, ir.Field):
+            self.place(e.base)
         else:
             self.expr(e)
 
     def target(self, t: ir.LValue | None) -> None:
         """A stored-into target: a whole variable is written, not read."""
-        if isinstance(t, ir.Index):
+        if isinstance(t, (ir.Index, ir.Field)):
             self.place(t)
 
 
@@ -186,7 +193,7 @@ def _uses(unit: _Unit) -> set[Key]:
 
 def _defined(t: ir.LValue | None) -> Key | None:
     """The variable an assignment to t overwrites whole (None: an element)."""
-    if isinstance(t, ir.VarRef) and isinstance(t.ty, Vec):
+    if isinstance(t, ir.VarRef) and owns_memory(t.ty):
         return _key(t)
     return None
 
@@ -391,7 +398,7 @@ def _mentioned(x: object, level: int) -> set[Key]:
     while todo:
         y = todo.pop()
         if isinstance(y, ir.VarRef):
-            if isinstance(y.ty, Vec) and y.level == level:
+            if owns_memory(y.ty) and y.level == level:
                 found.add(_key(y))
         elif isinstance(y, list):
             todo.extend(y)
@@ -409,10 +416,13 @@ def _loop_unique(s: ir.For) -> list[ir.Var]:
     statement of the body can share or replace their buffer)."""
     written: list[ir.Var] = []
     for st in s.body:
-        if isinstance(st, ir.Assign) and isinstance(st.target, ir.Index):
-            base = st.target.base
+        t = st.target if isinstance(st, ir.Assign) else None
+        while isinstance(t, ir.Field):  # ps[i].x = e writes an element of ps
+            t = t.base
+        if isinstance(t, ir.Index):
+            base = t.base
             if (isinstance(base, ir.VarRef) and isinstance(base.ty, Vec)
-                    and not isinstance(base.ty.elem, Vec) and base.level == s.level
+                    and not owns_memory(base.ty.elem) and base.level == s.level
                     and base.var not in written):
                 written.append(base.var)
     if not written:
@@ -427,6 +437,8 @@ def _loop_unique(s: ir.For) -> list[ir.Var]:
         elif isinstance(x, ir.Index):
             todo.append((x.base, True))
             todo.append((x.index, False))
+        elif isinstance(x, ir.Field):
+            todo.append((x.base, as_base))
         elif isinstance(x, list):
             todo.extend((y, False) for y in x)
         elif isinstance(x, ir.Site):
