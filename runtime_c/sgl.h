@@ -87,7 +87,28 @@ typedef struct sgl_type {
     bool managed;
     int nfields;
     const sgl_field *fields;
+    /* sort (a struct of int, float and bool fields only): sorts n values
+     * at data in place, stably, by the generated comparison of the fields
+     * in declaration order; NULL for other types */
+    void (*sort)(void *data, int64_t n);
 } sgl_type;
+
+/* The order of one field in a struct's sort (brief §8): -1, 0 or 1.
+ * Floats as `<` orders them, -0.0 equal to 0.0, NaNs equal and last. */
+static inline int sgl_cmp_int(int64_t a, int64_t b)
+{
+    return (a > b) - (a < b);
+}
+static inline int sgl_cmp_float(double a, double b)
+{
+    if (a != a) return b != b ? 0 : 1;
+    if (b != b) return -1;
+    return (a > b) - (a < b);
+}
+static inline int sgl_cmp_bool(bool a, bool b)
+{
+    return (int)a - (int)b;
+}
 
 /* Does a value of type t own heap memory (a vector, a managed struct)?
  * Values that do not are copied as bytes. */

@@ -529,17 +529,22 @@ bool sgl_sorted_f64(const double *a, int64_t n)
 /* ------------------------------------------------------------------ */
 /* The builtin                                                         */
 
-/* Only [int] and [float] reach here (the type checker sees to it). */
+/* Only [int], [float] and [S] for a struct S of int, float and bool
+ * fields reach here (the type checker sees to it). */
 
 static bool in_order(const sgl_type *vt, const sgl_vec *v)
 {
+    if (vt->elem->kind == SGL_T_STRUCT)
+        return false; /* the generated merge sort is linear on sorted input */
     return vt->elem->kind == SGL_T_FLOAT ? sgl_sorted_f64(v->data, v->len)
                                          : sgl_sorted_i64(v->data, v->len);
 }
 
 static void sort_data(const sgl_type *vt, sgl_vec *v)
 {
-    if (vt->elem->kind == SGL_T_FLOAT)
+    if (vt->elem->kind == SGL_T_STRUCT)
+        vt->elem->sort(v->data, v->len); /* generated per struct (sglc) */
+    else if (vt->elem->kind == SGL_T_FLOAT)
         sgl_sort_f64(v->data, v->len);
     else
         sgl_sort_i64(v->data, v->len);
@@ -549,7 +554,7 @@ static void sort_data(const sgl_type *vt, sgl_vec *v)
 static sgl_vec sorted_copy(const sgl_type *vt, const sgl_vec *v, int line, int col)
 {
     sgl_vec r = sgl_vec_new_uninit(vt, v->len, line, col);
-    memcpy(r.data, v->data, (size_t)v->len * sizeof(sgl_int));
+    memcpy(r.data, v->data, (size_t)v->len * sgl_sizeof(vt->elem));
     sort_data(vt, &r);
     return r;
 }

@@ -103,7 +103,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Optional, Protocol, Union
 
 from . import cnodes as c
-from .types import BOOL, FLOAT, INT, STR, VOID, Struct, Type, Vec, is_numeric
+from .types import BOOL, FLOAT, INT, STR, VOID, Struct, Type, Vec, is_numeric, is_scalar_struct
 
 if TYPE_CHECKING:  # pragma: no cover
     from . import ir
@@ -259,6 +259,8 @@ class Builtin:
 INT_ARG = Arg("int", Exactly(INT), expect=INT)
 VECTOR = Arg("a vector", is_vec)
 NUM_VEC = Arg("[int] or [float]", is_num_vec)
+SORTABLE = Arg("[int], [float] or a vector of a struct of int, float and bool fields",
+               lambda t: is_num_vec(t) or (isinstance(t, Vec) and is_scalar_struct(t.elem)))
 NUMBER = Arg("a number (int or float)", is_numeric)
 ANY = Arg("a value", any_type)
 
@@ -339,7 +341,7 @@ _ENTRIES: list[Builtin] = [
     Builtin("split_bounds", (_fixed([INT, INT], Vec(INT), "sgl_split_bounds({0}, {1}, {loc})", can_fail=True),)),
     Builtin("split_by_bounds", (Form((INT_ARG, NUM_VEC), Fixed(Vec(INT)),
                                      "sgl_split_by_bounds({0}, {T1}, &{v1}, {loc})", can_fail=True),)),
-    Builtin("sort", (Form((NUM_VEC,), ArgType(0), "sgl_sort({T0}, &{v0}, {loc})",
+    Builtin("sort", (Form((SORTABLE,), ArgType(0), "sgl_sort({T0}, &{v0}, {loc})",
                           take="sgl_sort_take({T0}, &{m0}, {loc})"),)),
     Builtin("sum", (Form((NUM_VEC,), ElemOf(0), "sgl_sum_{S}(&{v0})"),)),
     _minmax("min"),

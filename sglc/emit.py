@@ -31,7 +31,7 @@ from . import ir
 from .cnodes import Name, Scope, Temp, ctype
 from .emit_library import export_c_lines
 from .templates import environment
-from .types import BOOL, FLOAT, INT, VOID, Struct, Type, Vec, owns_memory
+from .types import BOOL, FLOAT, INT, VOID, Struct, Type, Vec, is_scalar_struct, owns_memory
 
 
 @dataclass(frozen=True)
@@ -129,12 +129,57 @@ class _Types:
                 rows = ", ".join(f'{{"{f}", offsetof({ct}, f_{f}), {self.ref(ft)}}}' for f, ft in t.fields)
                 out.append(f"static const sgl_field {fields}[] = {{{rows}}};")
             managed = "true" if owns_memory(t) else "false"
+            sort = "NULL"
+            if is_scalar_struct(t):
+                sort = f"{ct}_sort"
+                out += _struct_sort(t)
             out.append(f'static const sgl_type {d} = {{SGL_T_STRUCT, NULL, "{t.name}", sizeof({ct}), '
-                       f"{managed}, {len(t.fields)}, {fields}}};")
+                       f"{managed}, {len(t.fields)}, {fields}, {sort}}};")
             if owns_memory(t):
                 out.append(f"static inline {ct} {ct}_copy(const {ct} *p) {{ {ct} r; "
                            f"sgl_value_copy(&{d}, &r, p); return r; }}")
         return out
+
+
+def _struct_sort(t: Struct) -> list[str]:
+    """C of a struct's comparison (fields in declaration order, sgl.h's
+    sgl_cmp_*) and of its stable merge sort (insertion sort of short runs),
+    specialised per struct: no call through a pointer per comparison."""
+    ct = ctype(t)
+    cmp = [f"static inline int {ct}_cmp(const {ct} *a, const {ct} *b)", "{", "    int c;"]
+    for f, ft in t.fields:
+        cmp.append(f"    if ((c = sgl_cmp_{ft}(a->f_{f}, b->f_{f}))) return c;")
+    cmp += ["    return 0;", "}"]
+    msort = f"""static void {ct}_msort({ct} *a, {ct} *tmp, int64_t n)
+{{
+    if (n <= 16) {{
+        for (int64_t i = 1; i < n; i++) {{
+            {ct} x = a[i];
+            int64_t j = i;
+            while (j > 0 && {ct}_cmp(&a[j - 1], &x) > 0) {{
+                a[j] = a[j - 1];
+                j--;
+            }}
+            a[j] = x;
+        }}
+        return;
+    }}
+    int64_t h = n / 2, i = 0, j = h, k = 0;
+    {ct}_msort(a, tmp, h);
+    {ct}_msort(a + h, tmp, n - h);
+    if ({ct}_cmp(&a[h - 1], &a[h]) <= 0) return;
+    memcpy(tmp, a, (size_t)h * sizeof *a);
+    while (i < h && j < n) a[k++] = {ct}_cmp(&a[j], &tmp[i]) < 0 ? a[j++] : tmp[i++];
+    while (i < h) a[k++] = tmp[i++];
+}}
+static void {ct}_sort(void *data, int64_t n)
+{{
+    if (n < 2) return;
+    {ct} *tmp = sgl_alloc((size_t)(n / 2 + 1) * sizeof *tmp, 0, 0);
+    {ct}_msort(data, tmp, n);
+    free(tmp);
+}}"""
+    return ["\n".join(cmp), msort]
 
 
 # ---------------------------------------------------------------- the context
