@@ -51,6 +51,22 @@ class Symbol:
     value: Any = None
 
 
+# ---------------------------------------------------------------- constant values
+
+
+@dataclass(frozen=True)
+class StructValue:
+    """The folded value of a constant struct expression (Symbol.value of a
+    const of struct type): its fields' values in declaration order."""
+
+    ty: Type
+    values: tuple
+
+    def __repr__(self) -> str:
+        names = [f for f, _ in getattr(self.ty, "fields", [])]
+        return f"{self.ty}(" + ", ".join(f"{n}={v!r}" for n, v in zip(names, self.values)) + ")"
+
+
 # ---------------------------------------------------------------- types
 
 

@@ -19,7 +19,7 @@ ops are lowered, a pardo's own action after those of its body.
 from __future__ import annotations
 
 from . import ast, ir
-from .types import FLOAT, VOID, Type
+from .types import FLOAT, VOID, Struct, Type
 
 
 class _FuncLowering:
@@ -165,10 +165,7 @@ class _FuncLowering:
             sym = e.sym
             assert sym is not None, f"unresolved name {e.id}"
             if sym.kind == "const":
-                value = sym.value
-                if ty == FLOAT:
-                    value = float(value)
-                return ir.Lit(ty, lvl, line, col, value=value)
+                return _const_ir(sym.value, ty, lvl, line, col)
             if sym.kind == "query":
                 return ir.Query(ty, lvl, line, col, name=sym.name)
             return ir.VarRef(ty, lvl, line, col, var=self.vars[id(sym)])
@@ -193,6 +190,17 @@ class _FuncLowering:
             return ir.Binary(ty, lvl, line, col, op=e.op, left=self.expr(e.left),
                              right=self.expr(e.right))
         raise AssertionError(f"lower: unexpected expression {type(e).__name__}")
+
+
+def _const_ir(value: object, ty: Type, lvl: int, line: int, col: int) -> ir.Expr:
+    """A constant's folded value as IR: a literal, or a struct built of them."""
+    if isinstance(value, ast.StructValue):
+        assert isinstance(ty, Struct)
+        args = [_const_ir(v, ft, lvl, line, col) for v, (_, ft) in zip(value.values, ty.fields)]
+        return ir.Construct(ty, lvl, line, col, args=args)
+    if ty == FLOAT:
+        value = float(value)  # type: ignore[arg-type]
+    return ir.Lit(ty, lvl, line, col, value=value)  # type: ignore[arg-type]
 
 
 class _ProgLowering:

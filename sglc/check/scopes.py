@@ -30,6 +30,12 @@ BUILTINS = B.NAMES
 FIXED_NAMES = frozenset(QUERIES) | BUILTINS
 
 
+def _const_struct(t: Type) -> bool:
+    """May a constant have struct type t?  Its fields are numbers, bools or
+    such structs."""
+    return isinstance(t, Struct) and all(ft in (INT, FLOAT, BOOL) or _const_struct(ft) for _, ft in t.fields)
+
+
 def _wrap(v: int) -> int:
     v &= (1 << 64) - 1
     return v - (1 << 64) if v >= (1 << 63) else v
@@ -235,8 +241,8 @@ class Names(CheckerBase):
         self.new_stmt()
         t = self.expr(cd.value, 0)
         value: Any = None
-        if t is not None and t not in (INT, FLOAT, BOOL):
-            self.error(cd.value.span, f"a constant must be an int, a float or a bool, not {t}")
+        if t is not None and t not in (INT, FLOAT, BOOL) and not _const_struct(t):
+            self.error(cd.value.span, f"a constant must be an int, a float, a bool or a struct of them, not {t}")
             t = None
         if t is not None:
             value = self._fold(cd.value)
@@ -253,6 +259,15 @@ class Names(CheckerBase):
             return e.value
         if isinstance(e, A.Name):
             return e.sym.value if e.sym is not None else None
+        if isinstance(e, A.Call) and isinstance(e.struct, Struct):
+            vals = [self._fold(x) for x in e.args]
+            return None if any(v is None for v in vals) else A.StructValue(e.struct, tuple(vals))
+        if isinstance(e, A.Field):
+            base = self._fold(e.base)
+            if not isinstance(base, A.StructValue) or not isinstance(base.ty, Struct):
+                return None
+            names = [f for f, _ in base.ty.fields]
+            return base.values[names.index(e.name)]
         if isinstance(e, A.Unary):
             v = self._fold(e.operand)
             if v is None:
