@@ -17,7 +17,7 @@ import re
 from functools import cache
 
 from .paths import runtime_dir
-from .types import Type
+from .types import Struct, Type, c_layout, owns_memory
 
 HEADER = "sgl.h"
 
@@ -68,6 +68,10 @@ _ELEM_NAMES = {"int": "SGL_SER_INT_SIZE", "float": "SGL_SER_FLOAT_SIZE",
 
 def elem_size(ty: Type | None) -> int | None:
     """Serialized size in bytes of one value of the scalar type ty (int,
-    float, bool); None for any other type."""
+    float, bool) or of a struct that owns no memory (its C size); None for
+    any other type."""
+    if isinstance(ty, Struct):
+        # a struct without vectors is sent as its bytes (runtime_c/sgl_ser.c)
+        return None if owns_memory(ty) else c_layout(ty)[0]
     name = _ELEM_NAMES.get(str(ty)) if ty is not None else None
     return constants()[name] if name else None
