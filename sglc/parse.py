@@ -719,9 +719,9 @@ def _token_diagnostic(parser: Lark, source: str, tok: Token, expected: set[str])
                          ["braces are required around the body"], width)
 
     # --- the top level
-    if expected and expected <= {"CONST", "FUNC", "$END"}:
-        return _diag(at_line, at_col, f"expected 'func' or 'const', found {found}",
-                     ["a program is a list of 'const' and 'func' declarations"], width)
+    if expected and expected <= {"CONST", "FUNC", "STRUCT", "$END"}:
+        return _diag(at_line, at_col, f"expected 'func', 'const' or 'struct', found {found}",
+                     ["a program is a list of 'const', 'struct' and 'func' declarations"], width)
 
     if tok.type == "$END":
         if prev is not None:

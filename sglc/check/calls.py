@@ -84,7 +84,7 @@ class Calls(CheckerBase):
                 e.span,
                 f"struct {st.name} has {_plural(len(fields), 'field')} but {len(e.args)} "
                 f"{'argument was' if len(e.args) == 1 else 'arguments were'} given",
-                [f"write {st.name}({names})"],
+                [f"the fields of {st.name} are {names}"],
             )
             return None
         ok = True

@@ -234,7 +234,10 @@ class Exprs(CheckerBase):
         if op in ("<", "<=", ">", ">="):
             if not is_numeric(lt) or not is_numeric(rt):
                 bad = lt if not is_numeric(lt) else rt
-                self.error(e.span, f"'{op}' compares numbers, not {bad}")
+                self.error(e.span, f"'{op}' compares numbers, not {bad}",
+                           [f"structs compare only with == and != (field by field); "
+                            f"compare a field instead, e.g. a.{bad.fields[0][0]} {op} b.{bad.fields[0][0]}"]
+                           if isinstance(bad, Struct) and bad.fields else [])
                 return None
             if lt != rt:
                 self.error(e.span, f"cannot compare {lt} with {rt} using '{op}'", self._mix_note(lt, rt))
