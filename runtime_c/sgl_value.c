@@ -455,15 +455,15 @@ void sgl_vec_push_move(const sgl_type *vt, sgl_vec *v, const void *x, int line, 
 {
     size_t esz = sgl_sizeof(vt->elem);
     /* x may point into v's own storage, which growing would move. */
-    unsigned char item[sizeof(sgl_vec)];
-    memcpy(item, x, esz);
+    sgl_slot item; /* any value: at most SGL_VALUE_MAX bytes */
+    memcpy(&item, x, esz);
     sgl_vbuf *b = v->buf;
     if (!(b && v->len < b->cap && sgl_vec_unique(v) && v->data == vbuf_data(b) &&
           v->len == b->used)) {
         int64_t cap = v->len < 2 ? 4 : (v->len > INT64_MAX / 2 ? INT64_MAX : v->len * 2);
         sgl_vec_reserve(vt, v, cap, line, col);
     }
-    memcpy(elem_ptr(v, esz, v->len), item, esz);
+    memcpy(elem_ptr(v, esz, v->len), &item, esz);
     v->len++;
     v->buf->used++;
 }
