@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Run the sglc benchmarks: SGL against hand-written hybrid C and sequential C.
+"""Run the sglc benchmarks: SGL against hand-written hybrid C, sequential C and NumPy.
 
     python bench/run.py                 # the full run (5 runs per cell)
     python bench/run.py --quick         # smoke test: tiny sizes, 1 run, shapes 1x2 and 2x2 (< 60 s)
@@ -8,11 +8,16 @@
 
 Builds every program (sglc with its default flags, sglc -O3 --unchecked,
 mpicc -O3 -fopenmp for the hand-written hybrid C, cc -O3 for the
-sequential C) into bench/build/, runs the shapes np in {1, 2} x threads in
-{1, 2} with the variants interleaved (sglc, unchecked, hand, [seq], then
-again), prints the tables and writes them to bench/results.md (a "## Findings"
-section already there is kept). Exits 1 if any two programs of a kernel
-print different `result` lines, or a program fails. See bench/README.md.
+sequential C, cc -O3 for the STREAM-like triad bench/triad.c) into
+bench/build/, runs the shapes np in {1, 2} x threads in {1, 2} with the
+variants interleaved (triad, then sglc, unchecked, hand for every shape,
+seq, NumPy (bench/numpy_kernels.py, single-threaded), then again), prints
+the tables and writes them to bench/results.md (a "## Findings" section
+already there is kept). Every kernel's row also gives sglc against NumPy,
+and the bytes the kernel must move (KERNEL_BYTES) per second of sglc's time
+as a % of the single-thread triad bandwidth measured in the same run.
+Exits 1 if any two programs of a kernel (NumPy's included) print different
+`result` lines, or a program fails. See bench/README.md.
 """
 
 from __future__ import annotations
@@ -46,6 +51,22 @@ SIZES = {
     "matmul": (400, 40),
 }
 SUPERSTEPS = (100_000, 1000)
+# the triad's array length (three arrays of doubles) and repetitions: full, quick
+TRIAD = ((1 << 24, 5), (1 << 20, 2))
+
+
+def kernel_bytes(kernel: str, n: int) -> float:
+    """The bytes a kernel must move at the least (8-byte ints): the input
+    read once and the result written once; for sort one read and one write
+    of the vector (a lower bound: a sort makes more passes); for matmul the
+    three matrices once (it is compute-bound: its % is low by nature)."""
+    return {
+        "reduce": 8.0 * n,
+        "scan": 16.0 * n,
+        "sort": 16.0 * n,
+        "matvec": 8.0 * n * n + 16.0 * n,
+        "matmul": 24.0 * n * n,
+    }[kernel]
 SHAPES = [(1, 1), (1, 2), (2, 1), (2, 2)]  # (MPI processes, threads per process)
 QUICK_SHAPES = [(1, 2), (2, 2)]  # --quick: threads only, and processes x threads
 VARIANTS = ["sglc", "unchecked", "hand"]
@@ -84,6 +105,8 @@ def build_jobs(kernels: list[str]) -> list[tuple[str, list[str]]]:
     """(description, command) for every executable, as run."""
     jobs = []
     sglc = sglc_command()
+    jobs.append(("triad", [cc(), "-O3", "-std=gnu11", "-Wall", "-o", str(BUILD / "seq" / "triad"),
+                           str(BENCH / "triad.c")]))
     for k in kernels + ["superstep"]:
         src = BENCH / "sgl" / f"{k}.sgl"
         jobs.append((f"sglc {k}", [*sglc, str(src), "-o", str(BUILD / "sglc" / k)]))
@@ -212,6 +235,25 @@ def run_once(cmd: list[str], threads: int, timeout: float) -> tuple[str, float, 
     return result, ktime, wall, rss
 
 
+def numpy_python() -> str | None:
+    """An interpreter that has NumPy (this one, else python3), or None."""
+    for exe in (sys.executable, shutil.which("python3")):
+        if exe and subprocess.run([exe, "-c", "import numpy"], capture_output=True).returncode == 0:
+            return exe
+    return None
+
+
+def run_triad(n: int, reps: int, timeout: float) -> float:
+    """The single-thread triad bandwidth in bytes per second (bench/triad.c)."""
+    rc, stdout, stderr, _, _ = run_measured([str(BUILD / "seq" / "triad"), str(n), str(reps)],
+                                            run_env(1), timeout)
+    for line in stdout.splitlines():
+        parts = line.split()
+        if rc == 0 and len(parts) == 2 and parts[0] == "bandwidth":
+            return float(parts[1])
+    raise Failure(f"triad: exit {rc}\n{stdout[-2000:]}{stderr[-2000:]}")
+
+
 def median(xs: list[float]) -> float:
     return statistics.median(xs) if xs else float("nan")
 
@@ -220,6 +262,14 @@ def fmt_s(x: float) -> str:
     if x != x:
         return "-"
     return f"{x:.4f}" if x < 10 else f"{x:.2f}"
+
+
+def fmt_pct(x: float) -> str:
+    return "-" if x != x else f"{x:.0f}%"
+
+
+def fmt_gbs(x: float) -> str:
+    return "-" if x != x else f"{x / 1e9:.2f}"
 
 
 def fmt_r(x: float) -> str:
@@ -290,20 +340,31 @@ def main() -> int:
             print(f"FAILED: {e}", file=sys.stderr)
             return
         samples.setdefault(key, []).append((kt, wall, rss))
-        shape = "seq" if key[1] is None else f"{key[1][0]}x{key[1][1]}"
+        shape = key[2] if key[1] is None else f"{key[1][0]}x{key[1][1]}"
         results.setdefault(key[0], {})[f"{key[2]} {shape}"] = res
         if len(samples[key]) == 1:
-            env = f"OMP_NUM_THREADS={threads} " if key[2] != "seq" else ""
+            env = f"OMP_NUM_THREADS={threads} " if key[2] not in ("seq", "numpy") else ""
             run_cmds.append(env + shlex.join(cmd).replace(str(ROOT) + "/", ""))
 
+    py = numpy_python()
+    if py is None:
+        print("no NumPy: the NumPy column stays empty", file=sys.stderr)
+    bandwidths: list[float] = []
     for k in kernels:
         n = SIZES[k][q]
         for r in range(runs):
             print(f"{k} n={n}: run {r + 1}/{runs}", file=sys.stderr)
+            try:
+                bandwidths.append(run_triad(*TRIAD[q], timeout))
+            except Failure as e:
+                errors.append(str(e))
             for np_, th in shapes:
                 for v in VARIANTS:
                     record((k, (np_, th), v), command(v, k, np_, th, n), th)
             record((k, None, "seq"), [str(BUILD / "seq" / k), str(n)], 1)
+            if py is not None:
+                record((k, None, "numpy"), [py, str(BENCH / "numpy_kernels.py"), k, str(n)], 1)
+    bw = median(bandwidths)
 
     # the superstep benchmark: process level (2 processes) and thread level (1 x 2 threads)
     steps = SUPERSTEPS[q]
@@ -334,16 +395,23 @@ def main() -> int:
         return median([s[which] for s in samples.get(key, [])])
 
     head = ("| kernel | n | shape (np x thr) | sglc [s] | sglc --unchecked [s] | hand C [s] "
-            "| sglc/hand | unchecked/hand | speedup sglc vs seq | seq C [s] |")
-    lines = [head, "|" + "---|" * 10]
+            "| sglc/hand | unchecked/hand | sglc/NumPy | sglc % of bw | speedup sglc vs seq "
+            "| seq C [s] | NumPy [s] |")
+    lines = [head, "|" + "---|" * 13]
     for k in kernels:
-        seq_t = med((k, None, "seq"))
+        seq_t, np_t = med((k, None, "seq")), med((k, None, "numpy"))
         for shape in shapes:
             s, u, h = (med((k, shape, v)) for v in VARIANTS)
+            pct = kernel_bytes(k, SIZES[k][q]) / s / bw * 100
             lines.append(f"| {k} | {SIZES[k][q]} | {shape[0]}x{shape[1]} | {fmt_s(s)} | {fmt_s(u)} "
-                         f"| {fmt_s(h)} | {fmt_r(s / h)} | {fmt_r(u / h)} | {fmt_r(seq_t / s)} "
-                         f"| {fmt_s(seq_t)} |")
+                         f"| {fmt_s(h)} | {fmt_r(s / h)} | {fmt_r(u / h)} | {fmt_r(s / np_t)} "
+                         f"| {fmt_pct(pct)} | {fmt_r(seq_t / s)} | {fmt_s(seq_t)} | {fmt_s(np_t)} |")
     kernel_table = "\n".join(lines)
+    bw_line = (f"Memory bandwidth of one thread (bench/triad.c, STREAM's triad, median of "
+               f"{len(bandwidths)} in this run, between the kernels): {fmt_gbs(bw)} GB/s. "
+               "`sglc % of bw`: the bytes the kernel must move at the least "
+               "(bench/run.py kernel_bytes) per second of sglc's time, as a % of it "
+               "(over 100% is possible with two threads or processes).")
 
     lines = ["| kernel | shape (np x thr) | sglc [s] | sglc --unchecked [s] | hand C [s] "
              "| seq C [s] |", "|" + "---|" * 6]
@@ -369,7 +437,7 @@ def main() -> int:
 
     total = time.perf_counter() - started
     summary = [f"## Kernels (median kernel time of {runs} run{'s' if runs > 1 else ''})", "",
-               kernel_table, ""]
+               bw_line, "", kernel_table, ""]
     if sstep_table:
         summary += [f"## Superstep overhead ({steps} supersteps, median of {runs})", "",
                     sstep_table, ""]

@@ -222,6 +222,13 @@ static inline void *sgl_at(const sgl_vec *v, sgl_int i, size_t esz, int line, in
     if (__builtin_expect((uint64_t)i >= (uint64_t)v->len, 0)) sgl_index_fail(i, v->len, line, col);
     return (char *)v->data + (size_t)i * esz;
 }
+/* i itself, after the same check (an element of a loop's hoisted row,
+ * whose data pointer and length are locals of the generated code). */
+static inline sgl_int sgl_index(sgl_int i, int64_t len, int line, int col)
+{
+    if (__builtin_expect((uint64_t)i >= (uint64_t)len, 0)) sgl_index_fail(i, len, line, col);
+    return i;
+}
 static inline void *sgl_at_mut(const sgl_type *vt, sgl_vec *v, sgl_int i, size_t esz, int line,
                                int col)
 {
@@ -466,12 +473,30 @@ typedef struct sgl_node sgl_node;
  * result) if the node must stop.  A call also compares the stack pointer
  * with this thread's limit (sgl_stack_limit, the lowest usable address
  * plus a safety margin; NULL: no check) and fails with `recursion too
- * deep` at the call's position.  Compiling with -DSGL_NO_CANCEL_CHECKS
- * removes both checks (to measure their cost; such a program cannot be
- * cancelled and dies by a signal on a stack overflow). */
+ * deep` at the call's position.  So that this limit is reached by every
+ * unbounded recursion, whatever the C compiler does with tail calls
+ * (brief §9: gcc -O2 turns `return f(n + 1) + 1` into a loop, which would
+ * run for ever), every call is followed by sgl_call_done, an empty
+ * volatile asm: the call is then never in tail position, each level keeps
+ * its frame, and the stack check fires at every -O level (it costs no
+ * instruction; it only forbids tail-call elimination of SGL calls).
+ * Compiling with -DSGL_NO_CANCEL_CHECKS removes all three (to measure
+ * their cost; such a program cannot be cancelled and dies by a signal on a
+ * stack overflow, or loops for ever on a tail recursion). */
 typedef struct sgl_node_head {
     _Atomic int cancelled;
+    /* the node's own node variables (brief §4): a struct sgl_nodevars of
+     * the generated program (sgl_program.nodevars_size), made when the node
+     * is set up and kept for the whole run; NULL without node variables */
+    void *nodevars;
 } sgl_node_head;
+
+/* The node variables of node n (generated code casts them to its struct
+ * sgl_nodevars). */
+static inline void *sgl_nodevars_of(const sgl_node *n)
+{
+    return ((const sgl_node_head *)(const void *)(uintptr_t)n)->nodevars;
+}
 
 #define SGL_CANCEL_STOP 1
 #define SGL_CANCEL_POLL 2
@@ -498,6 +523,7 @@ static inline bool sgl_cancelled(const sgl_node *n)
 #ifdef SGL_NO_CANCEL_CHECKS
 #define sgl_loop_check(n) ((void)(n))
 #define sgl_call_check(n, line, col) ((void)(n), (void)(line), (void)(col))
+#define sgl_call_done() ((void)0)
 #else
 /* At the top of every iteration of a while or for loop. */
 static inline void sgl_loop_check(sgl_node *n)
@@ -511,6 +537,9 @@ static inline __attribute__((always_inline)) void sgl_call_check(sgl_node *n, in
         sgl_stack_fail(line, col);
     if (SGL_UNLIKELY(sgl_cancel_flag(n))) sgl_check_slow(n);
 }
+/* Right after every call of an SGL function: keeps the call out of tail
+ * position (see above). */
+#define sgl_call_done() __asm__ volatile("")
 #endif
 
 /* Node queries (brief §7). */
@@ -603,6 +632,14 @@ typedef struct sgl_program {
     int nsites;
     const sgl_site *const *sites;
     void (*main)(sgl_node *root);
+    /* node variables: the size of the generated struct sgl_nodevars (0:
+     * none), the function giving a zeroed one its initial values, and the
+     * one freeing what it holds (not the struct) */
+    size_t nodevars_size;
+    void (*nodevars_init)(void *nv);
+    void (*nodevars_free)(void *nv);
+    /* fn on every vector node variable of nv (library mode: sgl_library.c) */
+    void (*nodevars_each)(void *nv, void (*fn)(const sgl_type *vt, sgl_vec *v));
 } sgl_program;
 
 /* Entry point of a generated program: starts MPI if built with it,

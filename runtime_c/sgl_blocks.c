@@ -134,6 +134,21 @@ void sgl_unmap_spread(bool on)
     atomic_store_explicit(&unmap_no_spread, !on, memory_order_relaxed);
 }
 
+void sgl_unmap_after_fork(void)
+{
+    /* the background thread is gone, maybe in the middle of a chunk
+     * (left mapped) or holding the mutex: fresh state; queued buffers are
+     * unmapped by the callers, and a thread starts at the next big mapping */
+    pthread_mutex_init(&unmap_mu, NULL);
+    pthread_cond_init(&unmap_cv, NULL);
+    unmap_busy = 0;
+    unmap_started = unmap_tried = unmap_pending = false;
+    atomic_store(&unmap_holds, 0);
+#if defined(__linux__) && defined(CPU_SET)
+    unmap_cpus_known = false;
+#endif
+}
+
 void sgl_unmap_hold(void)
 {
     atomic_fetch_add(&unmap_holds, 1);

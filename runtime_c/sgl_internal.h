@@ -228,6 +228,19 @@ struct sgl_node {
     sgl_fileset files; /* the files used in the current superstep (io part) */
 };
 
+/* Node variables (sgl_tree.c): give n its own copies, at their initial
+ * values (sgl_node_init does); free those of n and of every node below it
+ * in this process; free and make them afresh (a library's reset). */
+void sgl_nodevars_make(sgl_node *n);
+void sgl_nodevars_free_tree(sgl_node *n);
+void sgl_nodevars_reset_tree(sgl_node *n);
+/* The two halves of a reset: free their values (the structs zeroed), and
+ * give them their initial values again. */
+void sgl_nodevars_clear_tree(sgl_node *n);
+void sgl_nodevars_init_tree(sgl_node *n);
+/* fn on every vector node variable of n and below (in this process). */
+void sgl_nodevars_each_tree(sgl_node *n, void (*fn)(const sgl_type *vt, sgl_vec *v));
+
 /* The length of n's output, spilled and buffered (io part). */
 static inline size_t sgl_out_pos(const sgl_node *n) { return n->spill.len + n->out.len; }
 
@@ -375,6 +388,8 @@ char *sgl_strdup(const char *s);
 _Noreturn void sgl_raise(sgl_node *n, char *msg);
 /* The root writes its buffered output to stdout (other nodes: nothing). */
 void sgl_flush_root(sgl_node *n);
+/* Ignore SIGPIPE (once): writes to a broken pipe fail with EPIPE. */
+void sgl_ignore_sigpipe(void);
 /* Set child result r's output to node c's (sgl_child_end). */
 void sgl_out_result(sgl_node *c, sgl_child_result *r);
 /* Append the children's output to n's and raise the first failure, in the
@@ -391,6 +406,12 @@ void sgl_local_inputs(const sgl_site *s, sgl_arg *args, int i, void **in, void *
 /* Build the subtree below n (its children in n->shape) entirely in this
  * process. */
 void sgl_local_build(sgl_node *n);
+/* Run the children of thread levels one after the other on the calling
+ * thread, without OpenMP: set in a process forked from a library host
+ * whose OpenMP threads the child does not have (sgl_library.c). */
+extern bool sgl_local_serial;
+/* In a forked child: forget the background unmapper thread (sgl_blocks.c). */
+void sgl_unmap_after_fork(void);
 /* The number of threads of the default machine shape (1 without OpenMP). */
 int sgl_local_default_threads(void);
 /* Set OpenMP up for `levels` nested thread levels. */

@@ -47,6 +47,7 @@
 #include <errno.h>
 #include <limits.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -186,6 +187,26 @@ static void reset_nodes(sgl_node *n)
     for (int i = 0; i < n->nlocal; i++) reset_nodes(&n->kids[i]);
 }
 
+#ifdef SGL_LIBRARY
+/* Register (for the call starting) the buffers of node variable *v that
+ * it alone holds (one reference: nothing outside the tree shares them),
+ * and so the buffers of its elements.  A failed call frees the node
+ * variables (by their references), then sweeps what is registered: a
+ * buffer that a temporary of the call still held goes too.  A buffer
+ * with more references (shared with the caller's result, or another
+ * node's variable) is left alone, never freed by a sweep. */
+static void node_track(const sgl_type *vt, sgl_vec *v)
+{
+    sgl_vbuf *b = v->buf;
+    if (!b || b->parent || atomic_load_explicit(&b->refs, memory_order_acquire) != 1) return;
+    if (vbuf_link(b)->reg == NULL) sgl_lib_track(b, vt->elem);
+    if (vt->elem->kind == SGL_T_VEC) {
+        sgl_vec *e = (sgl_vec *)vbuf_data(b);
+        for (int64_t i = 0; i < b->used; i++) node_track(vt->elem, &e[i]);
+    }
+}
+#endif
+
 static void free_nodes(sgl_node *n)
 {
     reset_nodes(n);
@@ -201,6 +222,7 @@ void sgl_lib_finalize(void)
     pthread_mutex_lock(&lib_lock);
     if (lib_root) {
         sgl_tree_shutdown(lib_root, 0);
+        sgl_nodevars_free_tree(lib_root);
         free_nodes(lib_root);
         free(lib_root);
         lib_root = NULL;
@@ -208,6 +230,27 @@ void sgl_lib_finalize(void)
     }
     pthread_mutex_unlock(&lib_lock);
 }
+
+/* fork (a multiprocessing.Pool worker): the child has the calling thread
+ * only, not the OpenMP threads, and libgomp would wait for them for ever
+ * at the next parallel region.  The child runs every thread level's
+ * children one after the other on its one thread instead (the same
+ * results: one of the orders threads may take), with fresh locks. */
+#ifndef SGL_USE_MPI /* (an mpi build has no sgl_lib_init) */
+static void lib_after_fork_child(void)
+{
+    sgl_local_serial = true;
+    pthread_mutex_init(&lib_lock, NULL);
+    sgl_unmap_after_fork();
+}
+
+static pthread_once_t lib_fork_once = PTHREAD_ONCE_INIT;
+
+static void lib_fork_register(void)
+{
+    (void)pthread_atfork(NULL, NULL, lib_after_fork_child);
+}
+#endif
 
 int sgl_lib_init(const sgl_program *prog, const char *shape_text, int threads)
 {
@@ -220,6 +263,7 @@ int sgl_lib_init(const sgl_program *prog, const char *shape_text, int threads)
     return SGL_LIB_ERR_INIT;
 #else
     if (lib_in_call) return SGL_LIB_ERR_BUSY;
+    pthread_once(&lib_fork_once, lib_fork_register);
     sgl_lib_finalize();
     atomic_store(&lib_internal, 0);
     sgl_shape shape;
@@ -394,6 +438,33 @@ int64_t sgl_lib_swept(void)
 }
 
 /* ------------------------------------------------------------------ */
+/* Interrupts and fork                                                  */
+
+/* SIGINT during a call (Ctrl-C): the call's nodes are all cancelled, as
+ * after a failure (sgl_tree.c: every node's stop flag, read by generated
+ * code at loop iterations and calls), so the call unwinds within a loop
+ * iteration and returns SGL_LIB_ERR_INTERRUPTED; then the host's own
+ * SIGINT handling, restored, gets the signal (raise): Python's raises
+ * KeyboardInterrupt, a C host without a handler dies of it as it would
+ * have.  The handler only stores to lock-free atomics (async-signal-safe);
+ * the tree does not change during a call. */
+static volatile sig_atomic_t lib_interrupted;
+
+static void stop_tree(sgl_node *n)
+{
+    atomic_store(&n->cancel_at, 0);
+    atomic_store(&n->head.cancelled, SGL_CANCEL_STOP);
+    for (int i = 0; i < n->nlocal; i++) stop_tree(&n->kids[i]);
+}
+
+static void on_sigint(int sig)
+{
+    (void)sig;
+    lib_interrupted = 1;
+    if (lib_root) stop_tree(lib_root);
+}
+
+/* ------------------------------------------------------------------ */
 /* The call boundary                                                    */
 
 static void to_stdout(const char *p, size_t len, void *user)
@@ -439,8 +510,24 @@ int sgl_lib_call(sgl_lib_body_fn body, void *ctx)
     atomic_store(&lib_running, true);
 #ifdef SGL_LIBRARY
     sgl_registry_track(true);
+    /* the node variables' buffers that they alone hold: registered for
+     * the call, so that a failed call frees them also when a temporary
+     * of the call held a reference (see node_track) */
+    sgl_nodevars_each_tree(root, node_track);
 #endif
     lib_nnoted = 0;
+    /* Ctrl-C cancels the call (see on_sigint), unless the host ignores it */
+    struct sigaction sa, old_sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = on_sigint;
+    sigemptyset(&sa.sa_mask);
+    lib_interrupted = 0;
+    /* (one system call to install and fetch the host's, one to restore) */
+    bool catching = sigaction(SIGINT, &sa, &old_sa) == 0;
+    if (catching && !(old_sa.sa_flags & SA_SIGINFO) && old_sa.sa_handler == SIG_IGN) {
+        (void)sigaction(SIGINT, &old_sa, NULL); /* the host ignores SIGINT: so do we */
+        catching = false;
+    }
     jmp_buf jb;
     int status;
     root->boundary = &jb;
@@ -448,6 +535,8 @@ int sgl_lib_call(sgl_lib_body_fn body, void *ctx)
     sgl_cur = root;
     if (setjmp(jb) == 0) {
         body(root, ctx);
+        /* node variables live on: independent of the caller's memory */
+        sgl_nodevars_each_tree(root, sgl_lib_export);
         status = SGL_LIB_OK;
         lib_err[0] = '\0';
     } else {
@@ -455,9 +544,20 @@ int sgl_lib_call(sgl_lib_body_fn body, void *ctx)
         free(root->errmsg);
         root->errmsg = NULL;
         reset_nodes(root);
+        /* a failed call resets the node variables (given their initial
+         * values again below, once the registry is off) */
+        sgl_nodevars_clear_tree(root);
         status = SGL_LIB_ERR_RUNTIME;
     }
     atomic_store(&lib_running, false);
+    if (catching) (void)sigaction(SIGINT, &old_sa, NULL);
+    bool interrupted = catching && lib_interrupted;
+    if (interrupted && status == SGL_LIB_ERR_RUNTIME) {
+        char msg[300];
+        snprintf(msg, sizeof msg, "%s: interrupted (SIGINT)", sgl_prog ? sgl_prog->file : "sgl");
+        set_error(msg);
+        status = SGL_LIB_ERR_INTERRUPTED;
+    }
     if (atomic_load(&lib_internal)) {
         set_error(lib_internal_msg); /* whatever the program's own error was */
         status = SGL_LIB_ERR_INTERNAL;
@@ -475,6 +575,7 @@ int sgl_lib_call(sgl_lib_body_fn body, void *ctx)
     else
         lib_swept_total += sgl_registry_sweep();
 #endif
+    if (status != SGL_LIB_OK) sgl_nodevars_init_tree(root);
     int oerr = deliver_output(root);
     if (oerr && status == SGL_LIB_OK) {
         char msg[600];
@@ -485,6 +586,22 @@ int sgl_lib_call(sgl_lib_body_fn body, void *ctx)
         status = SGL_LIB_ERR_RUNTIME;
     }
     lib_in_call = false;
+    pthread_mutex_unlock(&lib_lock);
+    if (interrupted) raise(SIGINT); /* to the host's handler, restored above */
+    return status;
+}
+
+int sgl_lib_reset(void)
+{
+    if (lib_in_call) return SGL_LIB_ERR_BUSY;
+    pthread_mutex_lock(&lib_lock);
+    int status = SGL_LIB_OK;
+    if (!lib_root) {
+        set_error("the library is not initialized (call its init function first)");
+        status = SGL_LIB_ERR_NOT_INIT;
+    } else {
+        sgl_nodevars_reset_tree(lib_root);
+    }
     pthread_mutex_unlock(&lib_lock);
     return status;
 }

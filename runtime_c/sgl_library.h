@@ -49,7 +49,9 @@ enum {
     SGL_LIB_ERR_BUSY = 4,     /* a call from inside a call */
     SGL_LIB_ERR_INTERNAL = 5  /* the runtime itself failed (out of memory in its own
                                  structures, a broken invariant): the call was abandoned,
-                                 and every call fails so until sgl_lib_init is called again */
+                                 and every call fails so until sgl_lib_init is called again */,
+    SGL_LIB_ERR_INTERRUPTED = 6 /* SIGINT (Ctrl-C) stopped the call; the signal was then
+                                   raised again for the host's own handler */
 };
 
 typedef void (*sgl_lib_output_fn)(const char *data, size_t len, void *user);
@@ -63,6 +65,10 @@ void sgl_lib_finalize(void);
 void sgl_lib_set_output(sgl_lib_output_fn fn, void *user);
 /* Run body(root, ctx) inside the boundary. */
 int sgl_lib_call(sgl_lib_body_fn body, void *ctx);
+/* Give every node's node variables their initial values again (they keep
+ * their values from one call to the next; a failed call resets them, and
+ * so does sgl_lib_init, which builds a new tree). */
+int sgl_lib_reset(void);
 
 /* The last error's whole message ("" if none), and its parts: line and col
  * (0 if unknown), node path ("" if unknown), the message alone. */

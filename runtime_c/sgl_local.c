@@ -67,6 +67,17 @@ static void seq_superstep(sgl_node *n, sgl_key k, const sgl_site *s, sgl_arg *ar
 }
 #endif
 
+bool sgl_local_serial;
+
+static void local_child(sgl_node *n, sgl_key k, const sgl_site *s, sgl_arg *args,
+                        sgl_child_result *res, int i)
+{
+    void *in[SGL_MAX_OPS], *out[SGL_MAX_OPS];
+    sgl_slot tmp[SGL_MAX_OPS];
+    sgl_local_inputs(s, args, i, in, out, tmp);
+    sgl_child_run(&n->kids[i], s, k, in, out, &res[i]);
+}
+
 static void local_superstep(sgl_node *n, sgl_key k, const sgl_site *s, sgl_arg *args,
                             sgl_child_result *res, sgl_step_rec *rec)
 {
@@ -79,22 +90,22 @@ static void local_superstep(sgl_node *n, sgl_key k, const sgl_site *s, sgl_arg *
         sgl_release_sources(s, args);
         return;
     }
-#endif
-#ifdef SGL_USE_OMP
-    /* every core may run a child: the big buffers the children free are
-     * unmapped after the join (sgl_blocks.c) */
-    if (nk > 1) sgl_unmap_hold();
-#pragma omp parallel for schedule(static, 1) num_threads(nk) if (nk > 1)
-#endif
-    for (int i = 0; i < nk; i++) {
-        void *in[SGL_MAX_OPS], *out[SGL_MAX_OPS];
-        sgl_slot tmp[SGL_MAX_OPS];
-        sgl_local_inputs(s, args, i, in, out, tmp);
-        sgl_child_run(&n->kids[i], s, k, in, out, &res[i]);
+#else
+    if (nk > 1 && !sgl_local_serial) {
+        /* every core may run a child: the big buffers the children free
+         * are unmapped after the join (sgl_blocks.c) */
+        sgl_unmap_hold();
+#pragma omp parallel for schedule(static, 1) num_threads(nk)
+        for (int i = 0; i < nk; i++) local_child(n, k, s, args, res, i);
+        sgl_unmap_release();
+        sgl_release_sources(s, args);
+        return;
     }
-#ifdef SGL_USE_OMP
-    if (nk > 1) sgl_unmap_release();
 #endif
+    /* one child after the other on this thread: one child, the seq target,
+     * or sgl_local_serial (each child runs all the superstep's ops, one of
+     * the orders the threads could have run them in) */
+    for (int i = 0; i < nk; i++) local_child(n, k, s, args, res, i);
     sgl_release_sources(s, args);
 }
 
@@ -104,7 +115,11 @@ static void local_start(sgl_node *n)
 {
     int nk = n->nchildren;
 #ifdef SGL_USE_OMP
+    if (!sgl_local_serial) {
 #pragma omp parallel for schedule(static, 1) num_threads(nk)
+        for (int i = 0; i < nk; i++) sgl_tree_start(&n->kids[i]);
+        return;
+    }
 #endif
     for (int i = 0; i < nk; i++) sgl_tree_start(&n->kids[i]);
 }

@@ -324,8 +324,11 @@ static bool stdout_failed;
 
 /* A write to a pipe whose reader is gone must come back as EPIPE, a
  * run-time error like any other failed write, not kill the process with
- * SIGPIPE (which mpirun would report as a crash). */
-static void ignore_sigpipe(void)
+ * SIGPIPE (which mpirun would report as a crash).  An executable calls
+ * this at start-up (sgl_run), before anything can be written to stdout or
+ * stderr: a program that fails before printing, with its stderr a broken
+ * pipe, then exits with status 1 too (its message is lost), never 141. */
+void sgl_ignore_sigpipe(void)
 {
     static bool done;
     if (done) return;
@@ -346,7 +349,7 @@ static char *root_write(sgl_node *n, int line, int col)
     size_t len = n->out.len;
     n->out.len = 0;
     if (stdout_failed) return NULL;
-    ignore_sigpipe();
+    sgl_ignore_sigpipe();
     errno = 0;
     size_t w = fwrite(n->out.data, 1, len, stdout);
     int err = w < len ? errno : 0;

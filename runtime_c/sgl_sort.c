@@ -1,303 +1,242 @@
 /*
  * sgl_sort.c: the builtin sort of [int] and [float], typed (no comparator
- * call per comparison) and in place (no scratch buffer).
+ * call per comparison) and stable (brief §8).
  *
- * Ints: an input of at most SGL_SORT_MAX_RUNS ascending runs (such as the
- * concatenation of sorted blocks that PSRS sorts at each level) is merged
- * in place, in rounds of pairwise merges, with a buffer of at most
- * 1/SGL_SORT_MERGE_BUF_DIV of the input (a merge whose shorter run does
- * not fit is cut in two by a rotation, as inplace_merge does).  Any other:
- * an MSD radix sort on 8-bit digits in place (American flag sort:
- * count the digit, swap every element into its bucket along cycles, then
- * sort each bucket by the next digit) from SGL_SORT_RADIX_MIN elements on,
- * starting at the most significant digit on which the keys differ and
- * skipping, in each bucket, the digits on which its keys agree; buckets of
- * fewer than SGL_SORT_RADIX_MIN elements, and short inputs, are sorted by
- * an introsort.  Neither needs memory beyond a few KiB of stack.
+ * The order: ints by `<`; floats by `<`, with -0.0 and 0.0 equal, every
+ * NaN equal to every other and after all the other values; elements that
+ * compare equal keep their input order (`sort([0.0, -0.0])` is
+ * `[0.0, -0.0]`, and NaNs keep their payloads' order).
  *
- * Floats: the order of the builtin is ascending by `<`, with -0.0 before
- * 0.0 and every NaN after all the other values (NaNs are never `<`
- * anything, so a sort by `<` alone may put them anywhere; we choose the
- * end, as most libraries do).  That order is total on the non-NaN values,
- * so they are sorted as 64-bit integer keys: a double's bits with all the
- * bits but the sign flipped when the sign is set, read as a signed integer,
- * order the doubles as IEEE 754's totalOrder does (-inf < ... < -0.0 <
- * 0.0 < ... < inf).  The NaNs are first moved to the end, in their original
- * order; the keys are made in place, sorted as ints, and turned back.
+ * Keys: every element is sorted by an unsigned 64-bit key whose order is
+ * the builtin's: an int's bits with the sign bit flipped; a float's bits
+ * with every bit flipped when the sign is set, else the sign bit set
+ * (IEEE 754's totalOrder as unsigned integers), after -0.0 is mapped to
+ * 0.0, and every NaN to the one key above +inf's.  Two elements have the
+ * same key exactly when the order says they are equal; the sorts move the
+ * elements themselves and compute the key when they need it, so the
+ * key's map need not be invertible.
+ *
+ * Long inputs (SGL_SORT_RADIX_MIN elements or more): an LSD radix sort,
+ * stable by construction, between the output and one scratch buffer of
+ * the same length (ping-pong).  One read pass ORs and ANDs the keys: the
+ * bits on which all keys agree are never looked at, and the span from
+ * the lowest to the highest bit that differs is cut into the fewest
+ * digits of at most SGL_SORT_DIGIT_MAX bits (8 below SGL_SORT_WIDE_MIN
+ * elements), of equal widths: keys below 10^9 (30 bits) take three
+ * 10-bit passes, full 64-bit keys six.  One more read pass counts every
+ * digit at once; a digit whose count is one bucket is skipped; then one
+ * scatter pass per digit.  The first pass reads the source (so sorting a
+ * copy copies nothing extra) and the buffers alternate so that the last
+ * pass writes the output.
+ *
+ * An int input of at most SGL_SORT_MAX_RUNS ascending runs (the
+ * concatenation of sorted blocks that PSRS sorts at each level) is
+ * merged instead, in rounds of pairwise (stable) merges between the same
+ * two buffers: ceil(log2(runs)) sequential passes.
+ *
+ * Short inputs: ints by an introsort in place (unstable, and no program
+ * can tell: equal ints are the same bits); floats by a stable insertion
+ * sort on their keys.
  *
  * The builtin: an input already in order is not sorted at all (the result
  * shares it); the owned form (sgl_sort_take) sorts a vector that it may
- * write in place, and copies only one that is shared.
- *
- * Stability: neither sort is stable, and no program can tell: two values
- * equal in this order have the same bits (NaNs aside, which keep their
- * order, and every NaN prints as nan and compares unequal to everything).
+ * write in place, and copies only one that is shared.  The scratch buffer
+ * comes from the runtime's block allocator (big ones mapped populated).
  */
 #include "sgl_sort.h"
 
-#include <math.h>
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "sgl.h"
+#include "sgl_vbuf.h"
 
 /* ------------------------------------------------------------------ */
-/* Introsort of int64                                                  */
+/* Keys                                                                */
 
-static inline void swap_i64(int64_t *a, int64_t *b)
+#define SIGN_BIT ((uint64_t)1 << 63)
+#define INF_BITS ((uint64_t)0x7ff0000000000000)
+/* the key of +inf, plus one */
+#define NAN_KEY ((INF_BITS | SIGN_BIT) + 1)
+
+static inline uint64_t key_int(uint64_t bits)
 {
-    int64_t t = *a;
-    *a = *b;
-    *b = t;
+    return bits ^ SIGN_BIT;
 }
 
-static void insertion_sort(int64_t *a, int64_t n)
+static inline uint64_t key_float(uint64_t bits)
+{
+    uint64_t mag = bits & ~SIGN_BIT;
+    if (mag > INF_BITS)
+        return NAN_KEY;
+    if (mag == 0)
+        bits = 0; /* -0.0 is 0.0 */
+    return bits >> 63 ? ~bits : bits | SIGN_BIT;
+}
+
+uint64_t sgl_sort_key_f64(double x)
+{
+    uint64_t b;
+    memcpy(&b, &x, sizeof b);
+    return key_float(b);
+}
+
+/* ------------------------------------------------------------------ */
+/* Scratch                                                             */
+
+/* Scratch: `elems` elements and `counts` counts, from the block
+ * allocator (NULL fields when it has no memory). */
+typedef struct {
+    uint64_t *tmp;
+    int64_t *cnt;
+    int64_t kind;
+} scratch;
+
+static bool scratch_get(scratch *s, int64_t elems, int64_t counts)
+{
+    size_t bytes = (size_t)(elems + counts) * 8;
+    void *p = sgl_block_alloc(bytes, false, &s->kind);
+    if (!p)
+        return false;
+    s->tmp = p;
+    s->cnt = (int64_t *)p + elems;
+    return true;
+}
+
+static void scratch_put(scratch *s)
+{
+    sgl_block_free(s->tmp, s->kind);
+}
+
+/* A stable insertion sort of the doubles (as bits) a[0..n) by their keys. */
+static void insertion_sort_float(uint64_t *a, int64_t n)
 {
     for (int64_t i = 1; i < n; i++) {
-        int64_t x = a[i];
+        uint64_t x = a[i], kx = key_float(x);
         int64_t j = i;
-        for (; j > 0 && x < a[j - 1]; j--)
+        for (; j > 0 && kx < key_float(a[j - 1]); j--)
             a[j] = a[j - 1];
         a[j] = x;
     }
 }
 
-/* Restores the max-heap property of a[0..n) below position i. */
-static void sift_down(int64_t *a, int64_t i, int64_t n)
-{
-    int64_t x = a[i];
-    for (;;) {
-        int64_t c = 2 * i + 1;
-        if (c >= n)
-            break;
-        if (c + 1 < n && a[c] < a[c + 1])
-            c++;
-        if (!(x < a[c]))
-            break;
-        a[i] = a[c];
-        i = c;
-    }
-    a[i] = x;
-}
-
-static void heap_sort(int64_t *a, int64_t n)
-{
-    for (int64_t i = n / 2; i-- > 0;)
-        sift_down(a, i, n);
-    for (int64_t e = n - 1; e > 0; e--) {
-        swap_i64(&a[0], &a[e]);
-        sift_down(a, 0, e);
-    }
-}
-
-/* Orders a[i] <= a[j] <= a[k]. */
-static inline void order3(int64_t *a, int64_t i, int64_t j, int64_t k)
-{
-    if (a[j] < a[i])
-        swap_i64(&a[i], &a[j]);
-    if (a[k] < a[j]) {
-        swap_i64(&a[j], &a[k]);
-        if (a[j] < a[i])
-            swap_i64(&a[i], &a[j]);
-    }
-}
-
-/* Moves a pivot, the median of three (or of nine, for long ranges) spread
- * over a[0..n), to a[0]. */
-static void choose_pivot(int64_t *a, int64_t n)
-{
-    int64_t h = n / 2;
-    if (n > 128) {
-        order3(a, 0, h, n - 1);
-        order3(a, 1, h - 1, n - 2);
-        order3(a, 2, h + 1, n - 3);
-        order3(a, h - 1, h, h + 1);
-    } else {
-        order3(a, 0, h, n - 1);
-    }
-    swap_i64(&a[0], &a[h]);
-}
-
-/* With the pivot p at a[0]: rearranges a[0..n) into  < p | p | >= p  and
- * returns the pivot's new position. */
-static int64_t partition_lt(int64_t *a, int64_t n)
-{
-    int64_t p = a[0];
-    int64_t i = 0, j = n;
-    /* the first scans are guarded; afterwards each scan stops at the
-     * element the last swap put behind it */
-    do
-        i++;
-    while (i < n && a[i] < p);
-    do
-        j--;
-    while (j > 0 && !(a[j] < p));
-    while (i < j) {
-        swap_i64(&a[i], &a[j]);
-        do
-            i++;
-        while (a[i] < p);
-        do
-            j--;
-        while (!(a[j] < p));
-    }
-    swap_i64(&a[0], &a[j]);
-    return j;
-}
-
-/* With the pivot p at a[0] and no element of a[0..n) below p: moves the
- * elements equal to p to the front and returns how many there are. */
-static int64_t partition_eq(int64_t *a, int64_t n)
-{
-    int64_t p = a[0];
-    int64_t i = 0, j = n;
-    for (;;) {
-        do
-            i++;
-        while (i < n && !(p < a[i]));
-        do
-            j--;
-        while (p < a[j]); /* stops at a[0] at the latest */
-        if (i >= j)
-            break;
-        swap_i64(&a[i], &a[j]);
-    }
-    return j + 1;
-}
-
-/* Sorts a[0..n).  When !leftmost, a[-1] is no greater than any element of
- * a[0..n) (it is the pivot of an enclosing partition). */
-static void introsort(int64_t *a, int64_t n, int depth, bool leftmost)
-{
-    while (n > SGL_SORT_SMALL) {
-        if (depth-- == 0) {
-            heap_sort(a, n);
-            return;
-        }
-        choose_pivot(a, n);
-        if (!leftmost && !(a[-1] < a[0])) {
-            /* the pivot equals the enclosing one: every element equal to it
-             * is in place once swept to the front (many duplicates) */
-            int64_t k = partition_eq(a, n);
-            a += k;
-            n -= k;
-            continue;
-        }
-        int64_t m = partition_lt(a, n);
-        /* recurse into the shorter side, loop on the longer */
-        if (m < n - m - 1) {
-            introsort(a, m, depth, leftmost);
-            a += m + 1;
-            n -= m + 1;
-            leftmost = false;
-        } else {
-            introsort(a + m + 1, n - m - 1, depth, false);
-            n = m;
-        }
-    }
-    insertion_sort(a, n);
-}
-
-void sgl_introsort_depth_i64(int64_t *a, int64_t n, int depth)
-{
-    if (n >= 2)
-        introsort(a, n, depth, true);
-}
-
-void sgl_introsort_i64(int64_t *a, int64_t n)
-{
-    int depth = 0;
-    for (int64_t m = n; m > 1; m >>= 1)
-        depth += 2;
-    sgl_introsort_depth_i64(a, n, depth);
-}
-
 /* ------------------------------------------------------------------ */
-/* MSD radix sort of int64, in place (American flag sort)              */
+/* LSD radix sort                                                      */
 
-#define SIGN_BIT ((uint64_t)1 << 63)
-
-/* The unsigned key of x: the sign bit flipped, so that the keys of
- * negative values come first. */
-static inline uint64_t ukey(int64_t x)
+/* The buffer pass `i` (from 0) of `passes` out-of-place passes writes to,
+ * when the first reads src and the last must write dst, tmp being the
+ * other buffer; when src is dst, the passes start in tmp and an odd count
+ * ends there (the caller copies back). */
+static uint64_t *pass_dest(const uint64_t *src, uint64_t *dst, uint64_t *tmp, int passes, int i)
 {
-    return (uint64_t)x ^ SIGN_BIT;
+    bool first_in_dst = src != dst && passes % 2 == 1;
+    return (i % 2 == 0) == first_in_dst ? dst : tmp;
 }
 
-/* Sorts a[0..n) (n >= SGL_SORT_RADIX_MIN), whose keys agree on every bit
- * above shift + 8, by the digit at `shift` and then the lower ones. */
-static void flag_sort(int64_t *a, int64_t n, int shift)
-{
-    int64_t end[256];
-    for (;;) {
-        memset(end, 0, sizeof end);
-        for (int64_t i = 0; i < n; i++)
-            end[(ukey(a[i]) >> shift) & 0xff]++;
-        if (end[(ukey(a[0]) >> shift) & 0xff] != n)
-            break;
-        /* all keys agree on this digit: nothing to move */
-        if (shift == 0)
-            return;
-        shift -= 8;
-    }
-    /* next[b]: the first position of bucket b not yet known to hold one of
-     * its elements; end[b]: where bucket b ends */
-    int64_t next[256], sum = 0;
-    for (int b = 0; b < 256; b++) {
-        next[b] = sum;
-        sum += end[b];
-        end[b] = sum;
-    }
-    for (int b = 0; b < 256; b++) {
-        while (next[b] < end[b]) {
-            /* carry x along the cycle that starts at next[b]: each step
-             * swaps it into the next free slot of its bucket */
-            int64_t x = a[next[b]];
-            unsigned d = (unsigned)(ukey(x) >> shift) & 0xff;
-            while (d != (unsigned)b) {
-                int64_t y = a[next[d]];
-                a[next[d]++] = x;
-                x = y;
-                d = (unsigned)(ukey(x) >> shift) & 0xff;
-            }
-            a[next[b]++] = x;
-        }
-    }
-    if (shift == 0)
-        return; /* each bucket's keys agree on every digit: equal */
-    int64_t start = 0;
-    for (int b = 0; b < 256; b++) {
-        int64_t m = end[b] - start;
-        if (m >= SGL_SORT_RADIX_MIN)
-            flag_sort(a + start, m, shift - 8);
-        else if (m > 1)
-            sgl_introsort_i64(a + start, m);
-        start = end[b];
-    }
-}
+/* The bits of the keys that differ: the lowest and the highest (lo > hi
+ * when all keys are equal). */
+typedef struct {
+    int lo, hi;
+} span;
 
-void sgl_radix_sort_i64(int64_t *a, int64_t n)
+static span span_of(uint64_t diff)
 {
-    if (n < 2)
-        return;
-    /* the digits on which all keys agree, above the first that differs,
-     * are skipped without a counting pass each */
-    uint64_t any = 0, all = ~(uint64_t)0;
-    for (int64_t i = 0; i < n; i++) {
-        uint64_t u = ukey(a[i]);
-        any |= u;
-        all &= u;
-    }
-    uint64_t diff = any ^ all;
     if (diff == 0)
-        return; /* all equal */
-    int top = 63 - __builtin_clzll(diff);
-    flag_sort(a, n, top / 8 * 8);
+        return (span){1, 0};
+    return (span){__builtin_ctzll(diff), 63 - __builtin_clzll(diff)};
+}
+
+/* The widest digit for n elements: wide digits pay 2^width counts per
+ * pass, worth it only on long inputs. */
+static int digit_max(int64_t n)
+{
+    return n >= SGL_SORT_WIDE_MIN ? SGL_SORT_DIGIT_MAX : 8;
+}
+
+/* LSD_CORE(NAME, KEY): sorts src[0..n) into dst (dst may be src) by the
+ * bits sp.lo..sp.hi of KEY (the other bits being equal in all keys), cut
+ * into the fewest digits of at most digit_max(n) bits of equal widths,
+ * with tmp (n elements) as scratch and cnt (2 << SGL_SORT_DIGIT_MAX
+ * entries) for the counts.  A first pass counts digit 0; every scatter
+ * pass counts the next digit as it moves the elements.  The MAKE_LSD
+ * sort first finds the bits that differ (one read pass). */
+#define MAKE_LSD(CORE, NAME, KEY)                                                               \
+    static void CORE(const uint64_t *src, uint64_t *dst, uint64_t *tmp, int64_t n, int64_t *cnt, \
+                     span sp)                                                                   \
+    {                                                                                           \
+        if (sp.lo > sp.hi) {                                                                    \
+            if (dst != src)                                                                     \
+                memcpy(dst, src, (size_t)n * sizeof *dst);                                      \
+            return;                                                                             \
+        }                                                                                       \
+        int bits = sp.hi - sp.lo + 1, maxw = digit_max(n);                                      \
+        int count = (bits + maxw - 1) / maxw;                                                   \
+        int width = (bits + count - 1) / count;                                                 \
+        size_t nb = (size_t)1 << width;                                                         \
+        uint64_t mask = nb - 1;                                                                 \
+        int64_t *cur = cnt, *next = cnt + nb;                                                   \
+        memset(cur, 0, nb * sizeof *cur);                                                       \
+        for (int64_t i = 0; i < n; i++)                                                         \
+            cur[(KEY(src[i]) >> sp.lo) & mask]++;                                               \
+        const uint64_t *from = src;                                                             \
+        for (int p = 0; p < count; p++) {                                                       \
+            int64_t sum = 0;                                                                    \
+            for (size_t b = 0; b < nb; b++) {                                                   \
+                int64_t c = cur[b];                                                             \
+                cur[b] = sum;                                                                   \
+                sum += c;                                                                       \
+            }                                                                                   \
+            uint64_t *to = pass_dest(src, dst, tmp, count, p);                                  \
+            int shift = sp.lo + p * width;                                                      \
+            if (p + 1 < count) {                                                                \
+                memset(next, 0, nb * sizeof *next);                                             \
+                for (int64_t i = 0; i < n; i++) {                                               \
+                    uint64_t x = from[i], k = KEY(x) >> shift;                                  \
+                    to[cur[k & mask]++] = x;                                                    \
+                    next[(k >> width) & mask]++;                                                \
+                }                                                                               \
+            } else {                                                                            \
+                for (int64_t i = 0; i < n; i++) {                                               \
+                    uint64_t x = from[i];                                                       \
+                    to[cur[(KEY(x) >> shift) & mask]++] = x;                                    \
+                }                                                                               \
+            }                                                                                   \
+            int64_t *t = cur;                                                                   \
+            cur = next;                                                                         \
+            next = t;                                                                           \
+            from = to;                                                                          \
+        }                                                                                       \
+        if (from != dst)                                                                        \
+            memcpy(dst, from, (size_t)n * sizeof *dst);                                         \
+    }                                                                                           \
+    static void NAME(const uint64_t *src, uint64_t *dst, uint64_t *tmp, int64_t n, int64_t *cnt) \
+    {                                                                                           \
+        uint64_t any = 0, all = ~(uint64_t)0;                                                   \
+        for (int64_t i = 0; i < n; i++) {                                                       \
+            uint64_t k = KEY(src[i]);                                                           \
+            any |= k;                                                                           \
+            all &= k;                                                                           \
+        }                                                                                       \
+        CORE(src, dst, tmp, n, cnt, span_of(any ^ all));                                        \
+    }
+
+MAKE_LSD(lsd_int, radix_int, key_int)
+MAKE_LSD(lsd_float, radix_float, key_float)
+
+void sgl_radix_sort_i64(const int64_t *src, int64_t *dst, int64_t *tmp, int64_t n, int64_t *cnt)
+{
+    radix_int((const uint64_t *)src, (uint64_t *)dst, (uint64_t *)tmp, n, cnt);
+}
+
+void sgl_radix_sort_f64(const double *src, double *dst, double *tmp, int64_t n, int64_t *cnt)
+{
+    radix_float((const uint64_t *)(const void *)src, (uint64_t *)(void *)dst,
+                (uint64_t *)(void *)tmp, n, cnt);
 }
 
 /* ------------------------------------------------------------------ */
-/* Inputs made of a few ascending runs: merged in place                */
+/* Inputs made of a few ascending runs: merged                         */
 
 int sgl_sort_runs_i64(const int64_t *a, int64_t n, int64_t *bounds, int maxruns)
 {
@@ -313,192 +252,348 @@ int sgl_sort_runs_i64(const int64_t *a, int64_t n, int64_t *bounds, int maxruns)
     return r;
 }
 
-static void reverse(int64_t *a, int64_t n)
+/* Merges the ascending x[0..nx) and y[0..ny) into out, stably (x first on
+ * ties), without a branch on the comparison. */
+static void merge2(const int64_t *x, int64_t nx, const int64_t *y, int64_t ny, int64_t *out)
 {
-    for (int64_t i = 0, j = n - 1; i < j; i++, j--)
-        swap_i64(&a[i], &a[j]);
-}
-
-/* Swaps the blocks a[0..n1) and a[n1..n1+n2), through buf when one of
- * them fits in it (nbuf elements), else by three reversals. */
-static void rotate(int64_t *a, int64_t n1, int64_t n2, int64_t *buf, int64_t nbuf)
-{
-    if (n1 == 0 || n2 == 0)
+    int64_t i = 0, j = 0, k = 0;
+    if (nx > 0 && ny > 0 && !(y[0] < x[nx - 1])) { /* already in order */
+        memcpy(out, x, (size_t)nx * sizeof *x);
+        memcpy(out + nx, y, (size_t)ny * sizeof *y);
         return;
-    if (n1 <= nbuf) {
+    }
+    while (i < nx && j < ny) {
+        int64_t a = x[i], b = y[j];
+        bool t = b < a;
+        out[k++] = t ? b : a;
+        j += t;
+        i += !t;
+    }
+    memcpy(out + k, x + i, (size_t)(nx - i) * sizeof *x);
+    k += nx - i;
+    memcpy(out + k, y + j, (size_t)(ny - j) * sizeof *y);
+}
+
+/* Merges the ascending a[0..n1) and a[n1..n1+n2) in place, stably, with
+ * the shorter run copied aside: forward from the first, or backward from
+ * the second.  False (a unchanged) without memory for it. */
+static bool merge2_in_place(int64_t *a, int64_t n1, int64_t n2)
+{
+    if (n1 == 0 || n2 == 0 || !(a[n1] < a[n1 - 1]))
+        return true;
+    scratch s;
+    if (!scratch_get(&s, n1 < n2 ? n1 : n2, 0))
+        return false;
+    int64_t *buf = (int64_t *)s.tmp;
+    if (n1 <= n2) {
         memcpy(buf, a, (size_t)n1 * sizeof *a);
-        memmove(a, a + n1, (size_t)n2 * sizeof *a);
-        memcpy(a + n2, buf, (size_t)n1 * sizeof *a);
-    } else if (n2 <= nbuf) {
-        memcpy(buf, a + n1, (size_t)n2 * sizeof *a);
-        memmove(a + n2, a, (size_t)n1 * sizeof *a);
-        memcpy(a, buf, (size_t)n2 * sizeof *a);
+        int64_t i = 0, j = n1, k = 0, n = n1 + n2;
+        while (i < n1 && j < n) {
+            int64_t x = buf[i], y = a[j];
+            bool t = y < x;
+            a[k++] = t ? y : x;
+            j += t;
+            i += !t;
+        }
+        memcpy(a + k, buf + i, (size_t)(n1 - i) * sizeof *a);
     } else {
-        reverse(a, n1);
-        reverse(a + n1, n2);
-        reverse(a, n1 + n2);
+        memcpy(buf, a + n1, (size_t)n2 * sizeof *a);
+        int64_t i = n1 - 1, j = n2 - 1, k = n1 + n2 - 1;
+        while (i >= 0 && j >= 0) {
+            int64_t x = a[i], y = buf[j];
+            bool t = y < x; /* on a tie the second run's element goes last */
+            a[k--] = t ? x : y;
+            i -= t;
+            j -= !t;
+        }
+        memcpy(a, buf, (size_t)(j + 1) * sizeof *a);
     }
+    scratch_put(&s);
+    return true;
 }
 
-/* The first position of the ascending a[0..n) whose element is >= x
- * (upper: > x). */
-static int64_t lower_bound(const int64_t *a, int64_t n, int64_t x, bool upper)
+void sgl_merge_runs_i64(const int64_t *src, int64_t *dst, int64_t *tmp, int64_t n,
+                        int64_t *bounds, int nruns)
 {
-    int64_t lo = 0, hi = n;
-    while (lo < hi) {
-        int64_t mid = lo + (hi - lo) / 2;
-        if (a[mid] < x || (upper && a[mid] == x))
-            lo = mid + 1;
-        else
-            hi = mid;
+    int rounds = 0;
+    for (int r = nruns; r > 1; r = (r + 1) / 2)
+        rounds++;
+    if (rounds == 0) {
+        if (dst != src)
+            memcpy(dst, src, (size_t)n * sizeof *dst);
+        return;
     }
-    return lo;
-}
-
-/* Merges the ascending a[0..n1) and a[n1..n1+n2) in place, with buf
- * (nbuf elements) as scratch: when the shorter run fits in buf it is
- * moved there and merged back; otherwise the longer run is cut in half,
- * the other at the same value, the two middle pieces swapped, and the two
- * halves merged on their own (as libraries' inplace_merge do). */
-static void merge_in_place(int64_t *a, int64_t n1, int64_t n2, int64_t *buf, int64_t nbuf)
-{
-    while (n1 > 0 && n2 > 0 && a[n1] < a[n1 - 1]) {
-        if (n1 + n2 == 2) { /* the only case the cuts below cannot shrink */
-            swap_i64(&a[0], &a[1]);
-            return;
-        }
-        if (n1 <= nbuf && n1 <= n2) { /* forward, the first run from buf */
-            memcpy(buf, a, (size_t)n1 * sizeof *a);
-            int64_t i = 0, j = n1, k = 0, n = n1 + n2;
-            while (i < n1 && j < n) {
-                int64_t x = buf[i], y = a[j];
-                bool t = y < x;
-                a[k++] = t ? y : x;
-                j += t;
-                i += !t;
-            }
-            memcpy(a + k, buf + i, (size_t)(n1 - i) * sizeof *a);
-            return;
-        }
-        if (n2 <= nbuf) { /* backward, the second run from buf */
-            memcpy(buf, a + n1, (size_t)n2 * sizeof *a);
-            int64_t i = n1 - 1, j = n2 - 1, k = n1 + n2 - 1;
-            while (i >= 0 && j >= 0) {
-                int64_t x = a[i], y = buf[j];
-                bool t = y < x;
-                a[k--] = t ? x : y;
-                i -= t;
-                j -= !t;
-            }
-            memcpy(a, buf, (size_t)(j + 1) * sizeof *a);
-            return;
-        }
-        int64_t c1, c2;
-        if (n1 > n2) {
-            c1 = n1 / 2;
-            c2 = lower_bound(a + n1, n2, a[c1], false);
-        } else {
-            c2 = n2 / 2;
-            c1 = lower_bound(a, n1, a[n1 + c2], true);
-        }
-        /* a[0..c1) <= a[n1..n1+c2) < a[c1..n1) <= ... : swap the middle */
-        rotate(a + c1, n1 - c1, c2, buf, nbuf);
-        int64_t m = c1 + c2;
-        /* the shorter half recursively, the longer one by the loop */
-        if (m < n1 + n2 - m) {
-            merge_in_place(a, c1, c2, buf, nbuf);
-            a += m;
-            n1 -= c1;
-            n2 -= c2;
-        } else {
-            merge_in_place(a + m, n1 - c1, n2 - c2, buf, nbuf);
-            n1 = c1;
-            n2 = c2;
-        }
-    }
-}
-
-void sgl_merge_runs_i64(int64_t *a, int64_t n, int64_t *bounds, int nruns, int64_t *buf,
-                        int64_t nbuf)
-{
-    /* rounds of pairwise merges of neighbouring runs */
-    while (nruns > 1) {
+    const int64_t *from = src;
+    for (int p = 0; p < rounds; p++) {
+        int64_t *to = (int64_t *)pass_dest((const uint64_t *)src, (uint64_t *)dst,
+                                           (uint64_t *)tmp, rounds, p);
         int k = 0;
         for (int r = 0; r < nruns; r += 2) {
             int64_t lo = bounds[r], mid = bounds[r + 1];
             int64_t hi = r + 1 < nruns ? bounds[r + 2] : mid;
-            merge_in_place(a + lo, mid - lo, hi - mid, buf, nbuf);
+            merge2(from + lo, mid - lo, from + mid, hi - mid, to + lo);
             bounds[k++] = lo;
         }
         bounds[k] = n;
         nruns = k;
+        from = to;
     }
+    if (from != dst)
+        memcpy(dst, from, (size_t)n * sizeof *dst);
 }
 
-/* The merge's scratch: 1/SGL_SORT_MERGE_BUF_DIV of the input, or a few
- * KiB of stack when that cannot be had (slower, never wrong). */
-static void merge_runs(int64_t *a, int64_t n, int64_t *bounds, int nruns)
+/* ------------------------------------------------------------------ */
+/* Long inputs: one MSD pass, then LSD in the cache                    */
+
+/* The top digit of the hybrid sort for the span sp: its lowest bit. */
+static int top_shift(span sp, int64_t n)
 {
-    int64_t local[512];
-    int64_t nbuf = n / SGL_SORT_MERGE_BUF_DIV;
-    int64_t *buf = nbuf > (int64_t)(sizeof local / sizeof *local) ? malloc((size_t)nbuf * sizeof *buf)
-                                                                   : NULL;
-    if (!buf) {
-        buf = local;
-        nbuf = (int64_t)(sizeof local / sizeof *local);
+    /* as many bits as leave buckets of about SGL_SORT_BUCKET elements on
+     * spread-out keys, at least 1 and at most SGL_SORT_TOP_BITS */
+    int w = 1;
+    while (w < SGL_SORT_TOP_BITS && (n >> (w + 1)) >= SGL_SORT_BUCKET)
+        w++;
+    int bits = sp.hi - sp.lo + 1;
+    return sp.hi + 1 - (bits < w ? bits : w);
+}
+
+/* A split of n elements by one digit: the span of bits that differ, the
+ * digit's lowest bit and its bucket count, and the buckets' starts
+ * (start[nb] = n), in `meta` (free with scratch_put). */
+typedef struct {
+    span sp;
+    int shift;
+    size_t nb;
+    int64_t *start, longest;
+    scratch meta;
+} split;
+
+/* HYBRID_SORT(NAME, KEY, CORE, SMALL, SMALL_N) defines NAME(src, dst, n):
+ * sorts src[0..n) into dst (not src) by KEY, stably.  The highest
+ * SGL_SORT_TOP_BITS bits that differ are one digit, counted, then
+ * scattered from src to dst in one pass; that leaves buckets of about
+ * n / 2^SGL_SORT_TOP_BITS elements on spread-out keys, each then sorted
+ * where it lies, in the cache: by SMALL below SMALL_N elements, by the
+ * LSD radix sort CORE on the bits below the digit up to
+ * SGL_SORT_CACHE_MAX elements.  A longer bucket (skewed keys: floats of
+ * one exponent, a few outliers) is split again by its own top digit,
+ * into a scratch buffer and back, recursively.  The first read pass of a
+ * split finds the bits that differ and, at once, counts the top digit
+ * that a sample of 256 elements predicts (another count pass only when
+ * the prediction was wrong).  False (dst unspecified) without memory. */
+#define HYBRID_SORT(NAME, KEY, CORE, SMALL, SMALL_N)                                            \
+    /* Splits from[0..n) into to by its top digit (sp empty: all equal,    \
+     * nothing moved). */                                                                       \
+    static bool NAME##_split(const uint64_t *from, uint64_t *to, int64_t n, split *sl)          \
+    {                                                                                           \
+        uint64_t sany = 0, sall = ~(uint64_t)0;                                                 \
+        int64_t step = n / 256 > 0 ? n / 256 : 1;                                               \
+        for (int64_t j = 0; j < n; j += step) {                                                 \
+            uint64_t k = KEY(from[j]);                                                          \
+            sany |= k;                                                                          \
+            sall &= k;                                                                          \
+        }                                                                                       \
+        span guess = span_of(sany ^ sall);                                                      \
+        int gshift = guess.lo > guess.hi ? 0 : top_shift(guess, n);                             \
+        int gw = guess.lo > guess.hi ? 1 : guess.hi - gshift + 1;                               \
+        size_t nb = (size_t)1 << SGL_SORT_TOP_BITS;                                             \
+        if (!scratch_get(&sl->meta, 0, (int64_t)(2 * nb + 1)))                                  \
+            return false;                                                                       \
+        int64_t *top = sl->meta.cnt, *start = sl->meta.cnt + nb;                                \
+        nb = (size_t)1 << gw;                                                                   \
+        memset(top, 0, nb * sizeof *top);                                                       \
+        uint64_t any = 0, all = ~(uint64_t)0, gmask = nb - 1;                                   \
+        for (int64_t i = 0; i < n; i++) {                                                       \
+            uint64_t k = KEY(from[i]);                                                          \
+            any |= k;                                                                           \
+            all &= k;                                                                           \
+            top[(k >> gshift) & gmask]++;                                                       \
+        }                                                                                       \
+        span sp = span_of(any ^ all);                                                           \
+        sl->sp = sp;                                                                            \
+        if (sp.lo > sp.hi)                                                                      \
+            return true;                                                                        \
+        int shift = top_shift(sp, n), w = sp.hi - shift + 1;                                    \
+        if (shift != gshift || w != gw) {                                                       \
+            /* not the digit counted: count it */                                               \
+            nb = (size_t)1 << w;                                                                \
+            memset(top, 0, nb * sizeof *top);                                                   \
+            for (int64_t i = 0; i < n; i++)                                                     \
+                top[(KEY(from[i]) >> shift) & (nb - 1)]++;                                      \
+        }                                                                                       \
+        uint64_t mask = nb - 1;                                                                 \
+        int64_t sum = 0, longest = 0;                                                           \
+        for (size_t b = 0; b < nb; b++) {                                                       \
+            int64_t c = top[b];                                                                 \
+            longest = c > longest ? c : longest;                                                \
+            start[b] = sum;                                                                     \
+            top[b] = sum;                                                                       \
+            sum += c;                                                                           \
+        }                                                                                       \
+        start[nb] = n;                                                                          \
+        for (int64_t i = 0; i < n; i++) {                                                       \
+            uint64_t x = from[i];                                                               \
+            to[top[(KEY(x) >> shift) & mask]++] = x;                                            \
+        }                                                                                       \
+        sl->shift = shift;                                                                      \
+        sl->nb = nb;                                                                            \
+        sl->start = start;                                                                      \
+        sl->longest = longest;                                                                  \
+        return true;                                                                            \
+    }                                                                                           \
+    static bool NAME##_in(uint64_t *x, uint64_t *y, int64_t n, scratch *c);                     \
+    /* Sorts from into to, with aux (n elements, may be from) as scratch   \
+     * for the long buckets; c: scratch for the buckets sorted in cache. */                    \
+    static bool NAME##_to(const uint64_t *from, uint64_t *to, uint64_t *aux, int64_t n,         \
+                          scratch *c)                                                           \
+    {                                                                                           \
+        split sl;                                                                               \
+        if (!NAME##_split(from, to, n, &sl))                                                    \
+            return false;                                                                       \
+        bool ok = true;                                                                         \
+        if (sl.sp.lo > sl.sp.hi)                                                                \
+            memcpy(to, from, (size_t)n * sizeof *to);                                           \
+        else if (sl.shift > sl.sp.lo) {                                                         \
+            span low = {sl.sp.lo, sl.shift - 1};                                                \
+            for (size_t b = 0; ok && b < sl.nb; b++) {                                          \
+                int64_t o = sl.start[b], m = sl.start[b + 1] - o;                               \
+                if (m < SMALL_N)                                                                \
+                    SMALL(to + o, m);                                                           \
+                else if (m <= SGL_SORT_CACHE_MAX)                                               \
+                    CORE(to + o, to + o, c->tmp, m, c->cnt, low);                               \
+                else                                                                            \
+                    ok = NAME##_in(to + o, aux + o, m, c);                                      \
+            }                                                                                   \
+        }                                                                                       \
+        scratch_put(&sl.meta);                                                                  \
+        return ok;                                                                              \
+    }                                                                                           \
+    /* Sorts x in place, with y (n elements) as scratch. */                                    \
+    static bool NAME##_in(uint64_t *x, uint64_t *y, int64_t n, scratch *c)                      \
+    {                                                                                           \
+        split sl;                                                                               \
+        if (!NAME##_split(x, y, n, &sl))                                                        \
+            return false;                                                                       \
+        bool ok = true;                                                                         \
+        if (sl.sp.lo <= sl.sp.hi) {                                                             \
+            span low = {sl.sp.lo, sl.shift - 1};                                                \
+            for (size_t b = 0; ok && b < sl.nb; b++) {                                          \
+                int64_t o = sl.start[b], m = sl.start[b + 1] - o;                               \
+                if (m < SMALL_N || sl.shift == sl.sp.lo) {                                      \
+                    memcpy(x + o, y + o, (size_t)m * sizeof *x);                                \
+                    if (sl.shift > sl.sp.lo)                                                    \
+                        SMALL(x + o, m);                                                        \
+                } else if (m <= SGL_SORT_CACHE_MAX)                                             \
+                    CORE(y + o, x + o, c->tmp, m, c->cnt, low);                                 \
+                else                                                                            \
+                    ok = NAME##_to(y + o, x + o, y + o, m, c);                                  \
+            }                                                                                   \
+        }                                                                                       \
+        scratch_put(&sl.meta);                                                                  \
+        return ok;                                                                              \
+    }                                                                                           \
+    static bool NAME(const uint64_t *src, uint64_t *dst, int64_t n)                             \
+    {                                                                                           \
+        split sl;                                                                               \
+        scratch c, aux = {NULL, NULL, 0};                                                       \
+        if (!scratch_get(&c, SGL_SORT_CACHE_MAX, 2 << SGL_SORT_DIGIT_MAX))                      \
+            return false;                                                                       \
+        if (!NAME##_split(src, dst, n, &sl)) {                                                  \
+            scratch_put(&c);                                                                    \
+            return false;                                                                       \
+        }                                                                                       \
+        bool ok = true;                                                                         \
+        if (sl.sp.lo > sl.sp.hi)                                                                \
+            memcpy(dst, src, (size_t)n * sizeof *dst);                                          \
+        else if (sl.shift > sl.sp.lo) {                                                         \
+            span low = {sl.sp.lo, sl.shift - 1};                                                \
+            if (sl.longest > SGL_SORT_CACHE_MAX)                                                \
+                ok = scratch_get(&aux, sl.longest, 0);                                          \
+            for (size_t b = 0; ok && b < sl.nb; b++) {                                          \
+                int64_t o = sl.start[b], m = sl.start[b + 1] - o;                               \
+                if (m < SMALL_N)                                                                \
+                    SMALL(dst + o, m);                                                          \
+                else if (m <= SGL_SORT_CACHE_MAX)                                               \
+                    CORE(dst + o, dst + o, c.tmp, m, c.cnt, low);                               \
+                else                                                                            \
+                    ok = NAME##_in(dst + o, aux.tmp, m, &c);                                    \
+            }                                                                                   \
+            if (aux.tmp)                                                                        \
+                scratch_put(&aux);                                                              \
+        }                                                                                       \
+        scratch_put(&sl.meta);                                                                  \
+        scratch_put(&c);                                                                        \
+        return ok;                                                                              \
     }
-    sgl_merge_runs_i64(a, n, bounds, nruns, buf, nbuf);
-    if (buf != local)
-        free(buf);
+
+static void small_int(uint64_t *a, int64_t n)
+{
+    sgl_introsort_i64((int64_t *)a, n);
+}
+
+HYBRID_SORT(hybrid_int, key_int, lsd_int, small_int, SGL_SORT_RADIX_MIN)
+HYBRID_SORT(hybrid_float, key_float, lsd_float, insertion_sort_float, SGL_SORT_FLOAT_SMALL)
+
+/* ------------------------------------------------------------------ */
+/* Sorting between buffers                                             */
+
+/* Sorts src[0..n) into dst (which may be src): short inputs in place
+ * (after a copy), int inputs of a few runs by merging, the others by the
+ * radix sorts.  False when memory for scratch could not be had. */
+static bool sort_into(bool is_float, const uint64_t *src, uint64_t *dst, int64_t n)
+{
+    if (n < (is_float ? SGL_SORT_FLOAT_SMALL : SGL_SORT_RADIX_MIN)) {
+        if (dst != src)
+            memcpy(dst, src, (size_t)n * sizeof *dst);
+        if (is_float)
+            insertion_sort_float(dst, n);
+        else
+            sgl_introsort_i64((int64_t *)dst, n);
+        return true;
+    }
+    int64_t bounds[SGL_SORT_MAX_RUNS + 1];
+    int runs = is_float ? 0 : sgl_sort_runs_i64((const int64_t *)src, n, bounds, SGL_SORT_MAX_RUNS);
+    if (n >= SGL_SORT_HYBRID_MIN && runs == 0 && src != dst)
+        return is_float ? hybrid_float(src, dst, n) : hybrid_int(src, dst, n);
+    if (runs == 2 && src != dst) { /* one merge, straight into dst */
+        merge2((const int64_t *)src, bounds[1], (const int64_t *)src + bounds[1], n - bounds[1],
+               (int64_t *)dst);
+        return true;
+    }
+    if (runs == 2) /* in place: only the shorter run is set aside */
+        return merge2_in_place((int64_t *)dst, bounds[1], n - bounds[1]);
+    scratch s;
+    if (!scratch_get(&s, n, runs > 0 ? 0 : 2 << SGL_SORT_DIGIT_MAX))
+        return false;
+    if (runs > 0)
+        sgl_merge_runs_i64((const int64_t *)src, (int64_t *)dst, (int64_t *)s.tmp, n, bounds,
+                           runs);
+    else if (n >= SGL_SORT_HYBRID_MIN) {
+        /* in place: the first pass from a copy (the scratch), into place */
+        memcpy(s.tmp, src, (size_t)n * sizeof *dst);
+        bool ok = is_float ? hybrid_float(s.tmp, dst, n) : hybrid_int(s.tmp, dst, n);
+        if (!ok) /* dst as it was */
+            memcpy(dst, s.tmp, (size_t)n * sizeof *dst);
+        scratch_put(&s);
+        return ok;
+    } else if (is_float)
+        radix_float(src, dst, s.tmp, n, s.cnt);
+    else
+        radix_int(src, dst, s.tmp, n, s.cnt);
+    scratch_put(&s);
+    return true;
 }
 
 void sgl_sort_i64(int64_t *a, int64_t n)
 {
-    if (n < SGL_SORT_RADIX_MIN) {
-        sgl_introsort_i64(a, n);
-        return;
-    }
-    int64_t bounds[SGL_SORT_MAX_RUNS + 1];
-    int runs = sgl_sort_runs_i64(a, n, bounds, SGL_SORT_MAX_RUNS);
-    if (runs > 0)
-        merge_runs(a, n, bounds, runs);
-    else
-        sgl_radix_sort_i64(a, n);
+    if (!sort_into(false, (uint64_t *)a, (uint64_t *)a, n))
+        sgl_introsort_i64(a, n); /* no memory: unstable, as no one can tell */
 }
 
-/* ------------------------------------------------------------------ */
-/* Floats                                                              */
-
-/* The key of a non-NaN double's bits (and back: the map is its own
- * inverse). */
-static inline uint64_t float_key(uint64_t bits)
+bool sgl_sort_f64(double *a, int64_t n)
 {
-    return bits ^ ((0 - (bits >> 63)) >> 1);
-}
-
-void sgl_sort_f64(double *a, int64_t n)
-{
-    /* the NaNs to the end, from the back: each NaN goes to the next free
-     * slot below those already placed, so they keep their order */
-    int64_t hi = n;
-    for (int64_t i = n; i-- > 0;)
-        if (isnan(a[i])) {
-            double t = a[--hi];
-            a[hi] = a[i];
-            a[i] = t;
-        }
-    int64_t *keys = (int64_t *)(void *)a;
-    for (int64_t i = 0; i < hi; i++) {
-        uint64_t b;
-        memcpy(&b, &a[i], sizeof b);
-        b = float_key(b);
-        memcpy(&keys[i], &b, sizeof b);
-    }
-    sgl_sort_i64(keys, hi);
-    for (int64_t i = 0; i < hi; i++) {
-        uint64_t b = float_key((uint64_t)keys[i]);
-        memcpy(&a[i], &b, sizeof b);
-    }
+    /* on failure a is unchanged: the scratch is taken before the first write */
+    return sort_into(true, (uint64_t *)(void *)a, (uint64_t *)(void *)a, n);
 }
 
 bool sgl_sorted_i64(const int64_t *a, int64_t n)
@@ -511,18 +606,10 @@ bool sgl_sorted_i64(const int64_t *a, int64_t n)
 
 bool sgl_sorted_f64(const double *a, int64_t n)
 {
-    int64_t prev = INT64_MIN;
-    for (int64_t i = 0; i < n; i++) {
-        int64_t k = INT64_MAX; /* a NaN counts as above every key */
-        if (!isnan(a[i])) {
-            uint64_t b;
-            memcpy(&b, &a[i], sizeof b);
-            k = (int64_t)float_key(b);
-        }
-        if (k < prev)
+    const uint64_t *b = (const uint64_t *)(const void *)a;
+    for (int64_t i = 1; i < n; i++)
+        if (key_float(b[i]) < key_float(b[i - 1]))
             return false;
-        prev = k;
-    }
     return true;
 }
 
@@ -540,22 +627,25 @@ static bool in_order(const sgl_type *vt, const sgl_vec *v)
                                          : sgl_sorted_i64(v->data, v->len);
 }
 
-static void sort_data(const sgl_type *vt, sgl_vec *v)
+/* Sorts src[0..n) into dst (dst may be src). */
+static void sort_data(const sgl_type *vt, const void *src, void *dst, int64_t n, int line, int col)
 {
-    if (vt->elem->kind == SGL_T_STRUCT)
-        vt->elem->sort(v->data, v->len); /* generated per struct (sglc) */
-    else if (vt->elem->kind == SGL_T_FLOAT)
-        sgl_sort_f64(v->data, v->len);
-    else
-        sgl_sort_i64(v->data, v->len);
+    if (vt->elem->kind == SGL_T_STRUCT) {
+        /* sorted in place by the sort generated per struct (sglc) */
+        if (dst != src) memcpy(dst, src, (size_t)n * vt->elem->size);
+        vt->elem->sort(dst, n);
+        return;
+    }
+    if (!sort_into(vt->elem->kind == SGL_T_FLOAT, src, dst, n))
+        sgl_fail(line, col, "out of memory: no scratch buffer to sort %lld elements",
+                 (long long)n);
 }
 
 /* A fresh vector holding v's elements in order. */
 static sgl_vec sorted_copy(const sgl_type *vt, const sgl_vec *v, int line, int col)
 {
     sgl_vec r = sgl_vec_new_uninit(vt, v->len, line, col);
-    memcpy(r.data, v->data, (size_t)v->len * sgl_sizeof(vt->elem));
-    sort_data(vt, &r);
+    sort_data(vt, v->data, r.data, v->len, line, col);
     return r;
 }
 
@@ -572,12 +662,17 @@ sgl_vec sgl_sort_take(const sgl_type *vt, sgl_vec *v, int line, int col)
     *v = (sgl_vec){NULL, 0, NULL};
     if (r.len == 0 || in_order(vt, &r))
         return r;
-    if (!sgl_vec_unique(&r)) {
-        /* someone else still sees these elements: sort a copy */
+    int64_t bounds[3];
+    if (!sgl_vec_unique(&r) ||
+        (r.len >= SGL_SORT_HYBRID_MIN &&
+         (vt->elem->kind == SGL_T_FLOAT || sgl_sort_runs_i64(r.data, r.len, bounds, 2) != 2))) {
+        /* someone else still sees these elements, or the sort needs a
+         * buffer as long as them anyway: sort into a new vector (its first
+         * pass reads these elements, so nothing is copied twice) */
         sgl_vec s = sorted_copy(vt, &r, line, col);
         sgl_vec_free(vt, &r);
         return s;
     }
-    sort_data(vt, &r);
+    sort_data(vt, r.data, r.data, r.len, line, col);
     return r;
 }

@@ -502,6 +502,49 @@ static bool map_processes(const char *text, machine_plan *m)
     return true;
 }
 
+/* The most threads one process runs (the workers of its subtree, every
+ * thread level together: OpenMP gives each child of a thread level its own
+ * thread).  libgomp fails past a few tens of thousands (a crash inside
+ * libgomp at 70,000 children, `Thread creation failed` at 50,000 here), so
+ * a bigger thread level is a bad shape, reported at start-up.  The seq
+ * target, which runs children one after the other, has no such limit. */
+#define SGL_MAX_THREADS 8192
+
+/* False (and a message from rank 0) if a process would run more than
+ * SGL_MAX_THREADS threads. */
+static bool threads_fit(const char *text, const machine_plan *m)
+{
+#ifdef SGL_USE_OMP
+    const sgl_shape *sh = &m->shape;
+    int64_t most = 0, at = 0;
+    for (int64_t id = sh->off[m->plevels]; id < sh->off[m->plevels + 1]; id++)
+        if (sh->nworkers[id] > most) {
+            most = sh->nworkers[id];
+            at = id - sh->off[m->plevels];
+        }
+    if (most <= SGL_MAX_THREADS) return true;
+    if (m->rank == 0) {
+        char msg[256];
+        if (m->nprocs > 1)
+            snprintf(msg, sizeof msg,
+                     "MPI process %lld would run %lld threads, more than the %d a process may run "
+                     "(use fewer threads, more processes, or the seq target)",
+                     (long long)at, (long long)most, SGL_MAX_THREADS);
+        else
+            snprintf(msg, sizeof msg,
+                     "%lld threads, more than the %d a process may run "
+                     "(use fewer threads, more MPI processes, or the seq target)",
+                     (long long)most, SGL_MAX_THREADS);
+        shape_error(msg, text ? text : "(default)");
+    }
+    return false;
+#else
+    (void)text;
+    (void)m;
+    return true;
+#endif
+}
+
 /* ------------------------------------------------------------------ */
 /* Building the tree                                                    */
 
@@ -616,6 +659,7 @@ static bool started_by_mpi_launcher(void) { return false; }
 int sgl_run(int argc, char **argv, const sgl_program *prog)
 {
     sgl_prog = prog;
+    sgl_ignore_sigpipe(); /* from the start: a broken pipe is EPIPE (sgl_output.c) */
     if (started_by_mpi_launcher()) return 1;
     machine_plan m;
     sgl_mpi_init(&argc, &argv, &m.nprocs, &m.rank);
@@ -646,7 +690,8 @@ int sgl_run(int argc, char **argv, const sgl_program *prog)
         free(opt_keep);
         return 0;
     }
-    if (!choose_shape(o.shape_text, &m) || !map_processes(o.shape_text, &m)) {
+    if (!choose_shape(o.shape_text, &m) || !map_processes(o.shape_text, &m) ||
+        !threads_fit(o.shape_text, &m)) {
         sgl_shape_free(&m.shape);
         sgl_mpi_finalize();
         free(o.args);
@@ -669,6 +714,7 @@ int sgl_run(int argc, char **argv, const sgl_program *prog)
 
     int status = run_hosted(top);
     fflush(stdout);
+    sgl_nodevars_free_tree(top); /* this process's nodes: no thread runs SGL code now */
     sgl_instr_finish();
     sgl_mpi_finalize();
     free(o.args);

@@ -79,6 +79,57 @@ void sgl_node_init(sgl_node *n, const char *parent_path, const sgl_shape *sh, in
     n->comm_down = MPI_COMM_NULL;
     n->comm_up = MPI_COMM_NULL;
 #endif
+    sgl_nodevars_make(n);
+}
+
+/* Node variables: one struct per node, wherever the node runs (a thread
+ * of this process, or this MPI process), made with the node and kept for
+ * the whole run; never a global, never thread-local (the seq target runs
+ * every node on one thread). */
+void sgl_nodevars_make(sgl_node *n)
+{
+    if (!sgl_prog || sgl_prog->nodevars_size == 0) return;
+    void *nv = calloc(1, sgl_prog->nodevars_size);
+    if (!nv) sgl_internal_error("out of memory (node variables)");
+    sgl_prog->nodevars_init(nv);
+    n->head.nodevars = nv;
+}
+
+void sgl_nodevars_free_tree(sgl_node *n)
+{
+    for (int i = 0; i < n->nlocal; i++) sgl_nodevars_free_tree(&n->kids[i]);
+    if (n->head.nodevars) {
+        sgl_prog->nodevars_free(n->head.nodevars);
+        free(n->head.nodevars);
+        n->head.nodevars = NULL;
+    }
+}
+
+void sgl_nodevars_clear_tree(sgl_node *n)
+{
+    for (int i = 0; i < n->nlocal; i++) sgl_nodevars_clear_tree(&n->kids[i]);
+    if (n->head.nodevars) {
+        sgl_prog->nodevars_free(n->head.nodevars);
+        memset(n->head.nodevars, 0, sgl_prog->nodevars_size);
+    }
+}
+
+void sgl_nodevars_init_tree(sgl_node *n)
+{
+    for (int i = 0; i < n->nlocal; i++) sgl_nodevars_init_tree(&n->kids[i]);
+    if (n->head.nodevars) sgl_prog->nodevars_init(n->head.nodevars);
+}
+
+void sgl_nodevars_reset_tree(sgl_node *n)
+{
+    sgl_nodevars_clear_tree(n);
+    sgl_nodevars_init_tree(n);
+}
+
+void sgl_nodevars_each_tree(sgl_node *n, void (*fn)(const sgl_type *vt, sgl_vec *v))
+{
+    for (int i = 0; i < n->nlocal; i++) sgl_nodevars_each_tree(&n->kids[i], fn);
+    if (n->head.nodevars && sgl_prog->nodevars_each) sgl_prog->nodevars_each(n->head.nodevars, fn);
 }
 
 sgl_bool sgl_q_master(const sgl_node *n) { return n->nchildren > 0; }

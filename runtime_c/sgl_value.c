@@ -540,6 +540,9 @@ sgl_int sgl_sum_int(const sgl_vec *v)
     return (sgl_int)((s0 + s1) + (s2 + s3));
 }
 
+/* A float sum adds from the first element to the last (brief §8): one
+ * dependent chain, which no compiler may reorder (bench/README.md gives
+ * its speed against the memory's). */
 sgl_float sgl_sum_float(const sgl_vec *v)
 {
     const sgl_float *d = v->data;
@@ -549,25 +552,86 @@ sgl_float sgl_sum_float(const sgl_vec *v)
     return s;
 }
 
-/* min/max keep the first element unless a later one is strictly smaller
- * (larger), as Python's min and max do. */
-#define SGL_EXTREMUM(name, T, better, what)                                  \
-    T name(const sgl_vec *v, int line, int col)                              \
+/* min/max: the fold of min(a, b) = a unless b < a (max: unless b > a)
+ * from the first element to the last (brief §8).
+ *
+ * Ints: equal ints are the same value, so the fold's result is the
+ * smallest (largest) element, found in four independent chains. */
+#define SGL_EXTREMUM_INT(name, better, what)                                 \
+    sgl_int name(const sgl_vec *v, int line, int col)                        \
     {                                                                        \
         if (v->len == 0)                                                     \
             sgl_fail(line, col, what " of an empty vector");                 \
-        const T *d = v->data;                                                \
-        T m = d[0];                                                          \
-        for (int64_t i = 1; i < v->len; i++)                                 \
-            if (d[i] better m)                                               \
-                m = d[i];                                                    \
+        const sgl_int *d = v->data;                                          \
+        int64_t n = v->len, i = 1;                                           \
+        sgl_int m0 = d[0], m1 = d[0], m2 = d[0], m3 = d[0];                  \
+        for (; i + 4 <= n; i += 4) {                                         \
+            m0 = d[i] better m0 ? d[i] : m0;                                 \
+            m1 = d[i + 1] better m1 ? d[i + 1] : m1;                         \
+            m2 = d[i + 2] better m2 ? d[i + 2] : m2;                         \
+            m3 = d[i + 3] better m3 ? d[i + 3] : m3;                         \
+        }                                                                    \
+        for (; i < n; i++)                                                   \
+            m0 = d[i] better m0 ? d[i] : m0;                                 \
+        m0 = m1 better m0 ? m1 : m0;                                         \
+        m2 = m3 better m2 ? m3 : m2;                                         \
+        return m2 better m0 ? m2 : m0;                                       \
+    }
+
+SGL_EXTREMUM_INT(sgl_min_int, <, "min")
+SGL_EXTREMUM_INT(sgl_max_int, >, "max")
+
+/* Floats: a NaN first is the result (nothing is < NaN); later NaNs are
+ * never taken; values equal by `<` have the same bits but -0.0 and 0.0,
+ * of which the fold keeps the first it meets while that zero is the
+ * extremum so far.  So the elements are taken in blocks of
+ * SGL_EXTREMUM_BLOCK: a block's extremum comes from four independent
+ * chains (x < m ? x : m: minsd/maxsd, NaNs skipped, from +inf/-inf), and
+ * replaces the result only when strictly better, as the fold would; when
+ * that block extremum is a zero, the fold's is the block's first zero
+ * (every element before it in the block is worse or NaN), found by
+ * rescanning the block, which is still in the cache (at most once per
+ * call: nothing is better than a zero afterwards). */
+#define SGL_EXTREMUM_BLOCK 2048
+#define SGL_EXTREMUM_FLOAT(name, better, start, what)                        \
+    sgl_float name(const sgl_vec *v, int line, int col)                      \
+    {                                                                        \
+        if (v->len == 0)                                                     \
+            sgl_fail(line, col, what " of an empty vector");                 \
+        const sgl_float *d = v->data;                                        \
+        int64_t n = v->len;                                                  \
+        sgl_float m = d[0];                                                  \
+        if (m != m)                                                          \
+            return m;                                                        \
+        for (int64_t b = 1; b < n; b += SGL_EXTREMUM_BLOCK) {                \
+            int64_t e = n - b < SGL_EXTREMUM_BLOCK ? n : b + SGL_EXTREMUM_BLOCK; \
+            sgl_float m0 = start, m1 = start, m2 = start, m3 = start;        \
+            int64_t i = b;                                                   \
+            for (; i + 4 <= e; i += 4) {                                     \
+                m0 = d[i] better m0 ? d[i] : m0;                             \
+                m1 = d[i + 1] better m1 ? d[i + 1] : m1;                     \
+                m2 = d[i + 2] better m2 ? d[i + 2] : m2;                     \
+                m3 = d[i + 3] better m3 ? d[i + 3] : m3;                     \
+            }                                                                \
+            for (; i < e; i++)                                               \
+                m0 = d[i] better m0 ? d[i] : m0;                             \
+            m0 = m1 better m0 ? m1 : m0;                                     \
+            m2 = m3 better m2 ? m3 : m2;                                     \
+            m0 = m2 better m0 ? m2 : m0;                                     \
+            if (m0 better m) {                                               \
+                if (m0 == 0.0) {                                             \
+                    for (i = b; d[i] != 0.0; i++) {                          \
+                    }                                                        \
+                    m0 = d[i];                                               \
+                }                                                            \
+                m = m0;                                                      \
+            }                                                                \
+        }                                                                    \
         return m;                                                            \
     }
 
-SGL_EXTREMUM(sgl_min_int, sgl_int, <, "min")
-SGL_EXTREMUM(sgl_max_int, sgl_int, >, "max")
-SGL_EXTREMUM(sgl_min_float, sgl_float, <, "min")
-SGL_EXTREMUM(sgl_max_float, sgl_float, >, "max")
+SGL_EXTREMUM_FLOAT(sgl_min_float, <, INFINITY, "min")
+SGL_EXTREMUM_FLOAT(sgl_max_float, >, -INFINITY, "max")
 
 /* ------------------------------------------------------------------ */
 /* Numbers                                                             */

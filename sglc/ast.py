@@ -37,6 +37,8 @@ class Symbol:
     """A resolved name (set by check).
 
     kind: "var" (a `var` declaration), "param", "loop" (a `for` variable),
+    "node" (a node variable: a top-level `var`, with `value` its folded
+    initial value: an int, float, bool or a list of them, nested),
     "const" (a `const`, with `value` its folded Python value),
     "query" (master, worker, nchildren, child_index, depth, nworkers).
     `cname` is unique within its function (shadowed names get distinct
@@ -329,6 +331,16 @@ class StructDecl:
     span: Span
     name_span: Span
     ty: Optional[Type] = field(default=None, init=False, repr=False)  # set by check
+class NodeVarDecl:
+    """A node variable (brief §4, §6.2): `var NAME[: T] = init;` at the top
+    level.  Every node of the tree has its own copy for the whole run."""
+
+    name: str
+    type: Optional[TypeRef]
+    init: Optional[Expr]  # required: None is a checker error
+    span: Span
+    name_span: Span
+    sym: Optional[Symbol] = field(default=None, init=False, repr=False)  # set by check
 
 
 @dataclass(eq=False)
@@ -337,3 +349,4 @@ class Program:
     funcs: list[FuncDecl]
     span: Span
     structs: list[StructDecl] = field(default_factory=list)
+    nodevars: list[NodeVarDecl] = field(default_factory=list)

@@ -42,13 +42,21 @@ class _Writer:
 
     def program(self, prog: ast.Program, path: str) -> None:
         self.lines.append(f"# AST of {path}, checked: {len(prog.consts)} "
-                          f"const{'s' * (len(prog.consts) != 1)}, {len(prog.funcs)} "
+                          f"const{'s' * (len(prog.consts) != 1)}, "
+                          + (f"{len(prog.nodevars)} node variable{'s' * (len(prog.nodevars) != 1)}, "
+                             if prog.nodevars else "")
+                          + f"{len(prog.funcs)} "
                           f"function{'s' * (len(prog.funcs) != 1)}")
         for c in prog.consts:
             value = c.sym.value if c.sym is not None else None
             self.node(c.span, 0, f"const {c.name}", c.sym.ty if c.sym else None,
                       note=f"= {value!r}" if value is not None else "")
             self.expr(c.value, 1, "value: ")
+        for nd in prog.nodevars:  # per node, for the whole run
+            self.node(nd.span, 0, f"node var {nd.name}", nd.sym.ty if nd.sym else None,
+                      note=f"{nd.sym.cname} = {nd.sym.value!r}" if nd.sym is not None else "")
+            if nd.init is not None:
+                self.expr(nd.init, 1, "init: ")
         for f in prog.funcs:
             self.func(f)
 

@@ -31,7 +31,7 @@ def _elem_type(ty: Type) -> Type | None:
 
 def expr_text(e: ir.Expr) -> str:
     """A short source-like rendering of an IR expression."""
-    if isinstance(e, ir.VarRef):
+    if isinstance(e, (ir.VarRef, ir.NodeRef)):
         return e.var.name
     if isinstance(e, ir.Lit):
         if isinstance(e.value, bool):
@@ -177,7 +177,7 @@ class _FuncCost:
             h = self._split_by_term(op, notes)
             if h is not None:
                 return h
-        if op.kind == ir.BCAST and isinstance(op.src, ir.VarRef):
+        if op.kind == ir.BCAST and isinstance(op.src, (ir.VarRef, ir.NodeRef)):
             esize = elem_size(_elem_type(op.ty)) if op.ty is not None else None
             if esize is not None:
                 return f"({esize}*len({op.src.var.name}) + {LEN_SIZE})"

@@ -14,6 +14,10 @@ Types: int <-> int (OverflowError outside int64), float <-> float, bool
 <-> bool, [int]/[float]/[bool] <-> 1-D numpy arrays of int64/float64/bool
 (a C-contiguous array of that dtype is read in place; results own the
 runtime's buffer), [[T]] <-> lists of those.  Without numpy, lists.
+
+Node variables keep their values from one call of a loaded module to the
+next (one copy per node of its tree); `m.reset()` gives them their initial
+values again, and so does a call that fails with a run-time error.
 """
 
 from __future__ import annotations
@@ -24,8 +28,10 @@ import json
 import os
 import re
 import shutil
+import signal
 import sys
 import tempfile
+import threading
 import types as pytypes
 from collections.abc import Callable
 from pathlib import Path
@@ -70,6 +76,18 @@ class SGLInternalError(SGLRuntimeError):
 
 # the library's error codes (sglc.emit_library.ERROR_CODES)
 _ERR_INTERNAL = 5
+_ERR_INTERRUPTED = 6
+
+
+def _interrupted(msg: str, path: str) -> None:
+    """A call stopped by SIGINT (Ctrl-C): the library cancelled it and
+    raised the signal again once it had returned.  Run Python's handler
+    now (signal.pthread_kill with signal 0 checks the pending signals):
+    KeyboardInterrupt by default; if the handler returns, the call still
+    failed."""
+    if threading.current_thread() is threading.main_thread():
+        signal.pthread_kill(threading.get_ident(), 0)
+    raise SGLRuntimeError(msg, "interrupted (SIGINT)", path, 0, 0, "")
 
 
 def _parse_type(text: str) -> tuple[int, str]:
@@ -240,8 +258,9 @@ def load(path_or_source: str | os.PathLike[str], target: str = "omp", shape: str
     mod = SGLModule(name, f"SGL program {path} ({target}):\n\n" + "\n".join(
         "    " + f["signature"] for f in meta["functions"]))
     ctx = _Context(ffi, lib, prefix, path, use_np, init)
-    mod.__dict__.update(_ffi=ffi, _lib=lib, _on_output=on_output, _ctx=ctx, __file__=path)
-    for f in meta["functions"]:
+    mod.__dict__.update(_ffi=ffi, _lib=lib, _on_output=on_output, _ctx=ctx, __file__=path,
+                        reset=ctx.reset, _reset=ctx.reset)
+    for f in meta["functions"]:  # a program's own `reset` takes the name (then: _reset)
         setattr(mod, f["name"], ctx.function(f, name))
     return mod
 
@@ -374,9 +393,19 @@ class _Context:
 
     # ---------------------------------------------------------- functions
 
+    def reset(self) -> None:
+        """Give the program's node variables their initial values again, on
+        every node (they keep their values from one call to the next; a call
+        that fails with a run-time error resets them too)."""
+        rc = int(getattr(self.lib, f"{self.prefix}_reset")())
+        if rc:
+            self.raise_error(rc)
+
     def raise_error(self, rc: int) -> None:
         ffi, lib, p = self.ffi, self.lib, self.prefix
         msg = ffi.string(getattr(lib, f"{p}_last_error")()).decode("utf-8", "replace")
+        if rc == _ERR_INTERRUPTED:
+            _interrupted(msg, self.path)
         if rc == _ERR_INTERNAL:
             # the runtime failed: rebuild the tree so that the next call works
             if self.init() != 0:

@@ -22,6 +22,7 @@ builtins, statements, supersteps.
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 from typing import Optional
 
@@ -30,6 +31,7 @@ from . import cnodes as c
 from . import ir
 from .cnodes import Name, Scope, Temp, ctype
 from .emit_library import export_c_lines
+from .passes.bounds import ablated
 from .templates import environment
 from .types import BOOL, FLOAT, INT, VOID, Struct, Type, Vec, is_scalar_struct, owns_memory
 
@@ -201,6 +203,15 @@ class _Context:
         # (var id, level) of the vectors an enclosing loop made unique
         # (ir.For.unique): written without the copy-on-write check
         self.unique: set[tuple[int, int]] = set()
+        # the statement being written calls a user function, which may
+        # change a node variable: its reads of node variables are taken
+        # first, in order (unknown: assume so)
+        self.calls_here = True
+
+    def nodevar(self, v: ir.NodeVar) -> c.Expr:
+        """A node variable of the node running this code (N: in an action,
+        the child)."""
+        return c.Member(Name("SGL_NV"), v.cname, arrow=True)
 
     def var(self, v: ir.Var) -> c.Expr:
         """A variable of the node running this code: a C local in the
@@ -313,6 +324,20 @@ class _Expressions(_Context):
             return Owned(t)
         return Borrowed(self.var(e.var))
 
+    def ex_NodeRef(self, e: ir.NodeRef) -> Val:
+        """A node variable: read where it lies, unless the statement calls
+        a user function (which may assign it): then its value is taken at
+        this point of the evaluation (a scalar copied, a vector shared by
+        one more reference), so that a call later in the statement, or the
+        callee it is passed to, cannot change or free what this read
+        saw (brief §4: a node variable passed as an argument is a copy)."""
+        place = self.nodevar(e.var)
+        if not self.calls_here:
+            return Borrowed(place)
+        if owns_memory(e.ty):
+            return self.owned_vec(self.take(Borrowed(place), e.ty), e.ty)
+        return Borrowed(self.hoist(ctype(e.ty), place).ref)
+
     def movable(self, v: ir.Var) -> bool:
         """May a read of v take its value?  Not a borrowed parameter of the
         function's own node (its caller keeps the value)."""
@@ -336,9 +361,24 @@ class _Expressions(_Context):
             return Borrowed(c.Unary("!", c.call("sgl_q_master", Name("N"))))
         return Borrowed(c.call(f"sgl_q_{e.name}", Name("N")))
 
+    def row_of(self, base: ir.Expr) -> str | None:
+        """The C name of the hoisted row that `base` is (loop_fast), or None."""
+        row = base.row if isinstance(base, (ir.VarRef, ir.Index)) else None
+        return None if row is None else self.rows[id(row)]
+
+    def row_elem(self, row: str, e: ir.Index, idx: c.Expr) -> c.Expr:
+        """An element of a hoisted row: its data pointer indexed, checked
+        against its length unless a guard proved it."""
+        if self.em.checked and e.checked:
+            idx = c.call("sgl_index", idx, Name(f"{row}_n"), *self.loc(e))
+        return c.Index(Name(f"{row}_d"), idx)
+
     def ex_Index(self, e: ir.Index) -> Val:
         if e.row is not None:  # looked up before the loop (loop_fast)
             return Borrowed(Name(self.rows[id(e.row)]))
+        row = self.row_of(e.base)
+        if row is not None:
+            return Borrowed(self.row_elem(row, e, self.scalar(e.index)))
         base = self.ex(e.base).expr
         idx = self.scalar(e.index)
         ct = ctype(e.ty)
@@ -364,13 +404,26 @@ class _Expressions(_Context):
         flag (sgl.h)."""
         return c.stmt(c.call("sgl_call_check", Name("N"), *self.loc(e)))
 
+    def call_done(self, e: ir.Call) -> list[str]:
+        """After a call that may recurse (its callee can call this function
+        back): sgl_call_done, so that the call is never a tail call, every
+        level of the recursion keeps its frame and the stack check fires at
+        every -O level (sgl.h); other calls keep their tail calls."""
+        if e.func in self.em.recursive.get(self.func.cname, ()):
+            return [c.stmt(c.call("sgl_call_done"))]
+        return []
+
     def ex_Call(self, e: ir.Call) -> Val:
         args = self.call_args(e)
         self.scope.add(self.call_check(e))
         call = c.call(e.func, Name("N"), *args)
         if owns_memory(e.ty):
-            return self.owned_vec(call, e.ty)
-        return Borrowed(self.hoist(ctype(e.ty), call).ref)
+            v: Val = self.owned_vec(call, e.ty)
+        else:
+            v = Borrowed(self.hoist(ctype(e.ty), call).ref)
+        for ln in self.call_done(e):
+            self.scope.add(ln)
+        return v
 
     def ex_Unary(self, e: ir.Unary) -> Val:
         x = self.scalar(e.operand)
@@ -454,6 +507,8 @@ class _Places(_Expressions):
             return self.var(e.var)
         if isinstance(e, ir.Field):
             return c.member(self.place(e.base), "f_" + e.name)
+        if isinstance(e, ir.NodeRef):
+            return self.nodevar(e.var)
         return self.place_Index(e)
 
     def place_Index(self, e: ir.Index) -> c.Expr:
@@ -475,6 +530,9 @@ class _Places(_Expressions):
     def unique_place(self, e: ir.Index, base: c.Expr, idx: c.Expr) -> c.Expr:
         """An element of a vector that a guard before the loop found unique:
         written in place, with its bounds check unless a guard proved it."""
+        row = self.row_of(e.base)
+        if row is not None:
+            return self.row_elem(row, e, idx)
         if self.em.checked and e.checked:
             at = c.call("sgl_at", c.addr(base), idx, c.SizeOf(ctype(e.ty)), *self.loc(e))
             return c.deref(c.Cast(_ptr(e.ty), at))
@@ -532,7 +590,7 @@ class _Builtins(_Places):
         for kind, i in sorted(tmpl.arg_holes, key=lambda h: (h[0] == "p", h[1])):
             a = e.args[i]
             if kind == "p":
-                assert isinstance(a, (ir.VarRef, ir.Index, ir.Field))
+                assert isinstance(a, (ir.VarRef, ir.NodeRef, ir.Index, ir.Field))
                 holes[f"p{i}"] = self.place(a)
             elif kind == "a":
                 holes[f"a{i}"] = self.addressable(a)
@@ -566,7 +624,10 @@ class _Statements(_Builtins):
 
     def stmt(self, s: ir.Stmt) -> None:
         self.line_directive(s.line)
+        saved = self.calls_here
+        self.calls_here = _stmt_calls(s)
         getattr(self, "st_" + type(s).__name__)(s)
+        self.calls_here = saved
 
     def st_Block(self, s: ir.Block) -> None:
         self.out("{")
@@ -616,7 +677,8 @@ class _Statements(_Builtins):
             main, block = builtin
         elif isinstance(e, ir.Call) and not _has_value(e.ty):
             args = self.call_args(e)
-            main = [self.call_check(e), c.stmt(c.call(e.func, Name("N"), *args))]
+            main = [self.call_check(e), c.stmt(c.call(e.func, Name("N"), *args)),
+                    *self.call_done(e)]
         else:
             v = self.ex(e)
             if isinstance(v, Borrowed) and not isinstance(e, ir.Call):
@@ -712,25 +774,41 @@ class _Statements(_Builtins):
         """A loop with a hoisted version (the pass `bounds`): its prelude
         (guards, rows) after the bounds, then the fast body if the loop is
         not empty and every guard holds, else the checked loop."""
+        if not fast.prelude:
+            # every guard was hoisted into an enclosing loop's prelude
+            # (bounds.hoist_nested), which runs this only where they held
+            self.out(f"if ({c.Binary('<', a, b)}) {{")
+            self.indent += 1
+            self.fast_body(s, a, b, fast.body)
+            self.indent -= 1
+            self.out("}")
+            return
         ok = Name(self.new_name("ok"))
         self.out(c.decl("sgl_bool", ok.text, c.Binary("<", a, b)))
         for step in fast.prelude:
             self.open_scope()
             if isinstance(step, ir.HoistedRow):
+                # the vector, and its data pointer and length as locals of
+                # their own (C then keeps them in registers: no store
+                # through an element pointer can change them)
                 name = self.new_name("row")
                 self.rows[id(step)] = name
+                assert isinstance(step.expr.ty, Vec)
+                ptr = _ptr(step.expr.ty.elem) + (" restrict" if step.restrict else "")
                 self.out(c.decl("sgl_vec", name, Name("{0}")))
-                lines = [c.assign(Name(name), self.ex(step.expr).expr)]
+                self.out(f"{ptr} {name}_d SGL_MAYBE_UNUSED = NULL;")
+                self.out(f"int64_t {name}_n SGL_MAYBE_UNUSED = 0;")
+                lines = [c.assign(Name(name), self.ex(step.expr).expr),
+                         c.assign(Name(f"{name}_d"), c.Cast(_ptr(step.expr.ty.elem),
+                                                            c.member(Name(name), "data"))),
+                         c.assign(Name(f"{name}_n"), c.member(Name(name), "len"))]
             else:
                 lines = [c.assign(ok, self.guard_cond(step, a, b))]
             sc = self.close_scope()
             self.out(f"if ({ok}) {{ " + " ".join(sc.pre + lines + sc.frees()) + " }")
         self.out(f"if ({ok}) {{")
         self.indent += 1
-        if _straight_line(fast.body):
-            self.for_loop_batched(s, a, b, fast.body)
-        else:
-            self.for_loop(s, a, b, fast.body)
+        self.fast_body(s, a, b, fast.body)
         self.indent -= 1
         self.out("} else {")
         self.indent += 1
@@ -738,16 +816,37 @@ class _Statements(_Builtins):
         self.indent -= 1
         self.out("}")
 
+    def fast_body(self, s: ir.For, a: c.Expr, b: c.Expr, body: list[ir.Stmt]) -> None:
+        if _straight_line(body):
+            self.for_loop_batched(s, a, b, body)
+        else:
+            self.for_loop(s, a, b, body)
+
     def for_loop_batched(self, s: ir.For, a: c.Expr, b: c.Expr, body: list[ir.Stmt]) -> None:
-        """A fast loop body that cannot fail, print, call or loop
+        """A fast loop body that cannot print, call, leave or loop
         (`_straight_line`): the cancellation check runs once per batch of
-        LOOP_BATCH iterations instead of each one, so that the C compiler
-        can optimize the inner loop; a cancelled node stops at most a batch
-        later, having computed only values that nobody sees."""
-        i, end = self.new_name("i"), self.new_name("e")
-        self.out(f"for (sgl_int {i} = {a}; {i} < {b};) {{")
+        LOOP_BATCH iterations instead of each one, between two batches, so
+        that the C compiler can optimize the inner loop, and a loop of at
+        most one batch (the inner loop of a nest, typically) is a plain
+        loop that pays nothing for it; a cancelled node stops at most a
+        batch later, having computed only values that nobody sees.  The
+        loop is not empty (a < b)."""
+        # at most one batch (an inner loop, typically): a plain loop
+        self.out(f"if ((uint64_t){b} - (uint64_t){a} <= {LOOP_BATCH}) {{")
         self.indent += 1
-        self.loop_check()
+        i = self.new_name("i")
+        self.out(f"for (sgl_int {i} = {a}; {i} < {b}; {i}++) {{")
+        self.indent += 1
+        self.out(c.assign(self.var(s.var), Name(i)))
+        self.block(body)
+        self.indent -= 1
+        self.out("}")
+        self.indent -= 1
+        self.out("} else {")
+        self.indent += 1
+        i, end = self.new_name("i"), self.new_name("e")
+        self.out(f"for (sgl_int {i} = {a};;) {{")
+        self.indent += 1
         self.out(f"sgl_int {end} = (uint64_t){b} - (uint64_t){i} > {LOOP_BATCH} ? "
                  f"{i} + {LOOP_BATCH} : {b};")
         self.out(f"for (; {i} < {end}; {i}++) {{")
@@ -756,11 +855,22 @@ class _Statements(_Builtins):
         self.block(body)
         self.indent -= 1
         self.out("}")
+        self.out(f"if ({i} >= {b}) break;")
+        self.loop_check()
+        self.indent -= 1
+        self.out("}")
         self.indent -= 1
         self.out("}")
 
     def guard_cond(self, g: ir.Guard, a: c.Expr, b: c.Expr) -> c.Expr:
-        """The C condition of a guard, for the loop `a .. b` (a < b)."""
+        """The C condition of a guard, for the loop `a .. b` (a < b); a
+        guard of a nested loop (g.start set) holds when the nested loop's
+        range is empty, else for that range."""
+        if g.start is not None and g.stop is not None:
+            a2 = self.hoist("sgl_int", self.scalar(g.start)).ref
+            b2 = self.hoist("sgl_int", self.scalar(g.stop)).ref
+            inner = dataclasses.replace(g, var=None, start=None, stop=None)
+            return c.Binary("||", c.Binary(">=", a2, b2), self.guard_cond(inner, a2, b2))
         vec = self.ex(g.vec).expr
         if g.kind == "unique":
             return c.call("sgl_vec_unique", c.addr(vec))
@@ -856,6 +966,30 @@ class _Body(_Statements):
         self.write_stmt(self.close_scope(), main, block=True)
 
 
+def _calls_user(x: ir.Expr | None) -> bool:
+    """Does expression x call a user function?"""
+    todo: list[object] = [x]
+    while todo:
+        y = todo.pop()
+        if isinstance(y, ir.Call):
+            return True
+        if isinstance(y, list):
+            todo.extend(y)
+        elif isinstance(y, ir.Expr):
+            todo.extend(getattr(y, n) for n in y.__dataclass_fields__)
+    return False
+
+
+def _stmt_calls(s: ir.Stmt) -> bool:
+    """Do the expressions that statement s itself evaluates (not those of
+    the statements inside it) call a user function?"""
+    exprs = [getattr(s, n) for n in s.__dataclass_fields__]
+    if isinstance(s, ir.Superstep):
+        for op in s.site.ops:
+            exprs += [op.src, op.target]
+    return any(_calls_user(e) for e in exprs if isinstance(e, ir.Expr))
+
+
 def _level0_vars(stmts: list[ir.Stmt]) -> set[int]:
     """ids of the variables that code at the function's own level uses
     (everything but the actions, which run on the children)."""
@@ -878,6 +1012,44 @@ def _level0_vars(stmts: list[ir.Stmt]) -> set[int]:
 
     walk(stmts)
     return found
+
+
+def _calls(x: object, found: set[str]) -> None:
+    """Adds the cnames of the functions that x calls at its own level.  Not
+    those of its actions: an action is called by the runtime on a child,
+    so a recursion through a pardo has the runtime's frames at every level
+    and never becomes a loop."""
+    if isinstance(x, ir.Call):
+        found.add(x.func)
+    if isinstance(x, list):
+        for y in x:
+            _calls(y, found)
+    elif isinstance(x, ir.Op):
+        _calls(x.src, found)
+    elif isinstance(x, (ir.Expr, ir.Stmt, ir.Site)):
+        for name in x.__dataclass_fields__:
+            _calls(getattr(x, name), found)
+
+
+def _recursive_calls(prog: ir.Program) -> dict[str, set[str]]:
+    """Per function (cname): the functions it calls at its own level that
+    can call it back so, directly or not (its strongly connected component
+    of the call graph without the actions' calls)."""
+    direct: dict[str, set[str]] = {}
+    for f in prog.functions:
+        direct[f.cname] = set()
+        _calls(f.body, direct[f.cname])
+    reach: dict[str, set[str]] = {}
+    for name in direct:
+        seen: set[str] = set()
+        todo = list(direct[name])
+        while todo:
+            g = todo.pop()
+            if g not in seen:
+                seen.add(g)
+                todo.extend(direct.get(g, ()))
+        reach[name] = seen
+    return {f: {g for g in calls if f in reach.get(g, ())} for f, calls in direct.items()}
 
 
 def _joined_vars(stmts: list[ir.Stmt]) -> set[int]:
@@ -911,28 +1083,42 @@ LOOP_BATCH = 1024  # iterations of a straight-line fast loop between cancellatio
 
 def _straight_line(stmts: list[ir.Stmt]) -> bool:
     """Is a fast loop body (sglc.passes.bounds) straight-line code that
-    cannot fail, print or run long: assignments and ifs of scalar
-    arithmetic, unchecked accesses and in-place stores, no call, builtin
-    (but len), division, break, nested loop or vector value?"""
+    cannot print, call, leave the loop or run long: assignments and ifs of
+    scalars, accesses and in-place stores, scalar builtins (`len`, `sqrt`,
+    ...: pure, no vector argument or result), no user call, nested loop,
+    `break` or vector value?  It may fail (a checked access, `/`, `int`):
+    a node that fails after it was cancelled reports nothing, since the
+    error reported is the first in depth-first order (brief §9)."""
+
+    may_fail = not ablated("batch")  # bench/loops.md: as before that change
 
     def expr(e: ir.Expr) -> bool:
         if isinstance(e, (ir.Lit, ir.VarRef, ir.Query)):
             return not owns_memory(e.ty) or isinstance(e, ir.VarRef)
         if isinstance(e, ir.Index):
-            return (not e.checked or e.row is not None) and expr(e.base) and expr(e.index)
+            return (may_fail or not e.checked or e.row is not None) and expr(e.base) and \
+                expr(e.index)
+        if isinstance(e, ir.Binary) and e.op in ("/", "%") and not may_fail:
+            return False
+        if isinstance(e, ir.Builtin) and e.name != "len" and not may_fail:
+            return False
         if isinstance(e, ir.Unary):
             return expr(e.operand)
         if isinstance(e, ir.Binary):
-            return not ir.can_fail(e.op, e.right) and expr(e.left) and expr(e.right)
+            return expr(e.left) and expr(e.right)
         if isinstance(e, ir.Builtin):
-            return e.name == "len" and all(expr(x) for x in e.args)
+            if e.name == "len":
+                return all(expr(x) for x in e.args)
+            b = B.lookup(e.name)
+            return (b is not None and b.pure and not b.statement and not owns_memory(e.ty)
+                    and all(not owns_memory(x.ty) and expr(x) for x in e.args))
         return False
 
     def stmt(s: ir.Stmt) -> bool:
         if isinstance(s, ir.Assign):
             t = s.target
-            return (not owns_memory(t.ty) and not ir.can_fail(s.op[:-1], s.value) and expr(t)
-                    and expr(s.value) and (not isinstance(t, ir.Index) or not t.shared))
+            return (not owns_memory(t.ty) and expr(t) and expr(s.value)
+                    and (not isinstance(t, ir.Index) or not t.shared))
         if isinstance(s, ir.If):
             return expr(s.cond) and all(map(stmt, s.then)) and all(map(stmt, s.orelse))
         if isinstance(s, ir.Block):
@@ -971,6 +1157,7 @@ class Emitter:
         self.locals: dict[str, list[ir.Var]] = {}
         self.joined: dict[str, set[int]] = {}  # per function: _joined_vars
         self.functions: dict[str, ir.Function] = {f.cname: f for f in prog.functions}
+        self.recursive = _recursive_calls(prog)  # per function: callees that may call it back
 
     def epilogue(self, f: ir.Function) -> list[str]:
         owned = [p for i, p in enumerate(f.params) if f.owns(i) and owns_memory(p.ty)]
@@ -1038,6 +1225,42 @@ class Emitter:
             b.write_stmt(b.close_scope(), main)
         return b.lines
 
+    def nodevar_init(self) -> list[str]:
+        """The body of sgl_nodevars_init: each node variable (of V, a zeroed
+        struct) set to its initial value, computed by check."""
+        lines: list[str] = []
+        for nv in self.prog.nodevars:
+            pre: list[str] = []
+            val = self._init_value(nv.ty, nv.init, pre)
+            target = f"V->{nv.cname}"
+            if pre:
+                lines += ["{", *("    " + ln for ln in pre), f"    {target} = {val};", "}"]
+            else:
+                lines.append(f"{target} = {val};")
+        return lines
+
+    def _init_value(self, t: Type, value: object, pre: list[str]) -> str:
+        """A C expression of the folded value `value` of type t; vectors are
+        built by statements appended to pre (each moved into its owner)."""
+        if isinstance(t, Vec):
+            assert isinstance(value, list)
+            self.ntemps += 1
+            name = f"iv{self.ntemps}"
+            pre.append(f"sgl_vec {name} = sgl_vec_new({self.types.ref(t)}, {len(value)}, 0, 0);")
+            for i, x in enumerate(value):
+                v = self._init_value(t.elem, x, pre)
+                pre.append(f"(({ctype(t.elem)} *){name}.data)[{i}] = {v};")
+            return name
+        if isinstance(t, Struct):
+            fields = value.values  # type: ignore[attr-defined]  # sglc.ast.StructValue
+            vals = [self._init_value(ft, x, pre) for (_, ft), x in zip(t.fields, fields)]
+            return f"({ctype(t)}){{{', '.join(vals) or '0'}}}"
+        if t == BOOL:
+            return "true" if value else "false"
+        if t == FLOAT:
+            return c.float_lit(float(value)).render()  # type: ignore[arg-type]
+        return c.int_lit(int(value)).render()  # type: ignore[call-overload]
+
     def render(self) -> str:
         funcs = []
         for f in self.prog.functions:
@@ -1073,6 +1296,12 @@ class Emitter:
                                            lambda t: self.types.ref(t).render())
         tmpl = env.get_template("program.c.j2")
         return tmpl.render(
+            nodevars=[(ctype(nv.ty), nv) for nv in self.prog.nodevars],
+            nodevar_init=self.nodevar_init(),
+            nodevar_vecs=[(nv, self.types.ref(nv.ty)) for nv in self.prog.nodevars
+                          if isinstance(nv.ty, Vec)],
+            nodevar_owned=[(nv, self.types.ref(nv.ty)) for nv in self.prog.nodevars
+                           if owns_memory(nv.ty)],
             library=self.library is not None,
             library_lines=library_lines,
             file=self.prog.file,

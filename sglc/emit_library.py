@@ -22,7 +22,7 @@ from .types import BOOL, FLOAT, INT, Struct, Type, Vec
 
 # The library's own functions: NAME_init and so on.  An SGL function of one
 # of these names is exported as NAME_<f>_fn.
-API_NAMES = ("init", "finalize", "last_error", "last_error_line", "last_error_col",
+API_NAMES = ("init", "finalize", "reset", "last_error", "last_error_line", "last_error_col",
              "last_error_node", "last_error_what", "set_output", "vec_free", "borrowed")
 
 ERROR_CODES = (
@@ -33,6 +33,8 @@ ERROR_CODES = (
     ("ERR_BUSY", 4, "a call from inside a call (an output function calling back)"),
     ("ERR_INTERNAL", 5, "the runtime itself failed (see NAME_last_error()): every call "
      "fails so until NAME_init() is called again"),
+    ("ERR_INTERRUPTED", 6, "SIGINT (Ctrl-C) stopped the call; the signal is then raised "
+     "again for the host's own handler"),
 )
 
 
@@ -125,6 +127,10 @@ def api_decls(prefix: str, vec_type: str) -> list[tuple[str, str]]:
          "one level of `threads` children (threads <= 0: the OpenMP default).  Call once "
          "before any other function; again to change the shape."),
         (f"void {prefix}_finalize(void)", "Free the machine tree."),
+        (f"int {prefix}_reset(void)",
+         "Give every node's node variables their initial values again.  They keep their "
+         "values from one call to the next; a call that fails, and init (a new tree, "
+         "another shape), reset them too."),
         (f"const char *{prefix}_last_error(void)",
          "The message of the last error of this thread's calls (\"FILE:LINE:COL: runtime "
          "error: ... (node PATH)\"), \"\" after a success.  Valid until its next call."),
@@ -159,6 +165,7 @@ def export_c_lines(prog: ir.Program, prefix: str, type_ref) -> list[str]:  # typ
         f"int {prefix}_init(const char *shape, int threads) "
         "{ return sgl_lib_init(&sgl_prog, shape, threads); }",
         f"void {prefix}_finalize(void) {{ sgl_lib_finalize(); }}",
+        f"int {prefix}_reset(void) {{ return sgl_lib_reset(); }}",
         f"const char *{prefix}_last_error(void) {{ return sgl_lib_last_error(); }}",
         f"int {prefix}_last_error_line(void) {{ return sgl_lib_last_error_line(); }}",
         f"int {prefix}_last_error_col(void) {{ return sgl_lib_last_error_col(); }}",

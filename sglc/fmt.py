@@ -15,7 +15,8 @@ The layout:
   plus `-(-x)`; literals as written (`1_000`, `1e-3`);
 - no line is wrapped;
 - between top-level declarations: a blank line around every function, and
-  between constants the blank line of the source if it had one;
+  between constants and node variables the blank line of the source if it
+  had one;
   inside a block, one blank line where the source had one or more
   (none after `{` or before `}`).
 
@@ -188,10 +189,10 @@ class _Printer:
     # ------------------------------------------------------------ declarations
 
     def program(self, prog: ast.Program) -> None:
-        decls: list[Union[ast.ConstDecl, ast.FuncDecl, ast.StructDecl]] = [
-            *prog.consts, *prog.funcs, *prog.structs]
+        decls: list[Union[ast.ConstDecl, ast.NodeVarDecl, ast.FuncDecl, ast.StructDecl]] = [
+            *prog.consts, *prog.nodevars, *prog.funcs, *prog.structs]
         decls.sort(key=lambda d: (d.span.line, d.span.col))
-        prev: Optional[Union[ast.ConstDecl, ast.FuncDecl, ast.StructDecl]] = None
+        prev: Optional[Union[ast.ConstDecl, ast.NodeVarDecl, ast.FuncDecl, ast.StructDecl]] = None
         for d in decls:
             force = prev is not None and (isinstance(prev, (ast.FuncDecl, ast.StructDecl))
                                           or isinstance(d, (ast.FuncDecl, ast.StructDecl)))
@@ -204,6 +205,8 @@ class _Printer:
                 self.tok(";", False)
             elif isinstance(d, ast.StructDecl):
                 self.struct(d)
+            elif isinstance(d, ast.NodeVarDecl):  # laid out as a `var` statement
+                self.var_decl(d.name, d.type, d.init)
             else:
                 self.func(d)
             prev = d
@@ -241,6 +244,17 @@ class _Printer:
             self.type(f.ret.ty)
         self.block(f.body, 0)
 
+    def var_decl(self, name: str, ty: Optional[ast.TypeRef], init: Optional[ast.Expr]) -> None:
+        self.tok("var", False)
+        self.tok(name)
+        if ty is not None:
+            self.tok(":", False)
+            self.type(ty.ty)
+        if init is not None:
+            self.tok("=")
+            self.expr(init)
+        self.tok(";", False)
+
     def type(self, t: Type, space: bool = True) -> None:
         if isinstance(t, Vec):
             self.tok("[", space)
@@ -275,15 +289,7 @@ class _Printer:
         if isinstance(s, ast.Block):
             self.block(s, depth)
         elif isinstance(s, ast.VarDecl):
-            self.tok("var", False)
-            self.tok(s.name)
-            if s.type is not None:
-                self.tok(":", False)
-                self.type(s.type.ty)
-            if s.init is not None:
-                self.tok("=")
-                self.expr(s.init)
-            self.tok(";", False)
+            self.var_decl(s.name, s.type, s.init)
         elif isinstance(s, ast.Assign):
             self.expr(s.target, space=False)
             self.tok(s.op)

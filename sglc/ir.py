@@ -2,8 +2,9 @@
 
 Typed and structured (no gotos).  Compared with the AST:
 
-- names are resolved: a variable is a frame slot (`Var`), a constant is a
-  literal, a node query is a `Query`;
+- names are resolved: a variable is a frame slot (`Var`), a node variable
+  a `NodeRef` to the program's `NodeVar` (per node, not in a frame), a
+  constant is a literal, a node query is a `Query`;
 - every expression carries its type and its level (relative to the node
   running the enclosing function, brief §6.2) and the source position of
   the operation, for run-time error messages;
@@ -38,6 +39,26 @@ class Var:
 
 
 @dataclass(eq=False)
+class NodeVar:
+    """A node variable (brief §4, §6.2): not in any frame; every node of the
+    tree holds its own copy for the whole run (a field of the generated
+    struct `sgl_nodevars`, one per node, reached through the node running
+    the code).  `init` is its initial value, computed by check: an int,
+    float or bool, or a (nested) list of them.  One object per program:
+    copying the IR shares it."""
+
+    name: str
+    cname: str
+    ty: Type
+    init: object = None
+    line: int = 0
+    col: int = 0
+
+    def __deepcopy__(self, memo: dict[int, object]) -> NodeVar:
+        return self
+
+
+@dataclass(eq=False)
 class Expr:
     ty: Type
     level: int
@@ -65,6 +86,16 @@ class VarRef(Expr):
     # is the variable's last use, so the emitter takes the value out of the
     # variable (left empty) instead of sharing it
     move: bool = False
+
+
+@dataclass(eq=False)
+class NodeRef(Expr):
+    """A node variable at `level`: the copy of the level-`level` node.
+    Never moved (its copy lives on), never dropped; a read of it in a
+    statement that calls a user function is taken before the call (the
+    callee may change it)."""
+
+    var: NodeVar = None  # type: ignore[assignment]
 
 
 @dataclass(eq=False)
@@ -145,7 +176,7 @@ class Construct(Expr):
     args: list[Expr] = field(default_factory=list)
 
 
-LValue = Union[VarRef, Index, Field]
+LValue = Union[VarRef, NodeRef, Index, Field]
 
 # ---------------------------------------------------------------- statements
 
@@ -212,21 +243,32 @@ class Guard:
     - "index": 0 <= index < len(vec) (index invariant in the loop);
     - "span": 0 <= i + index < len(vec) for every i of the loop ("span-":
       i - index; index None: i itself), without overflow;
-    - "unique": the buffer of vec, a variable, has one reference."""
+    - "unique": the buffer of vec, a variable, has one reference.
+
+    A guard of a nested loop `for var in start .. stop` whose range and
+    vectors the enclosing loop cannot change is tested in the enclosing
+    loop's prelude instead (`var`, `start` and `stop` set): it holds when
+    that range is empty, else as above for it."""
 
     kind: str
     vec: Expr
     index: Optional[Expr] = None
+    var: Optional[Var] = None
+    start: Optional[Expr] = None
+    stop: Optional[Expr] = None
 
 
 @dataclass(eq=False)
 class HoistedRow:
     """A vector read once before a loop: a row `expr` of a nested vector,
     after the guards before it proved its index in range, or a variable
-    whose vector (buffer and length) the loop cannot change."""
+    whose vector (buffer and length) the loop cannot change.  `restrict`:
+    the fast body reaches the row's elements through this row only, or
+    never writes them (emit declares its data pointer `restrict`)."""
 
     name: str  # unique in its function (row1, row2, ...)
     expr: Union[Index, VarRef]
+    restrict: bool = False
 
 
 @dataclass(eq=False)
@@ -350,3 +392,4 @@ class Program:
     functions: list[Function]
     sites: list[Site]
     structs: list[Type] = field(default_factory=list)  # the struct types, in declaration order
+    nodevars: list[NodeVar] = field(default_factory=list)

@@ -78,6 +78,11 @@ class _Writer:
         self.lines.append(f"# IR of {prog.file} after {stage}: {len(prog.functions)} "
                           f"function{'s' * (len(prog.functions) != 1)}, {nsites} superstep "
                           f"site{'s' * (nsites != 1)}")
+        if prog.nodevars:
+            self.lines.append("")
+        for nv in prog.nodevars:  # per node, for the whole run; ::name in the code
+            self.lines.append(f"node var {nv.name}: {nv.ty} = {_value_text(nv.init)}"
+                              f"  # {nv.cname}, line {nv.line}")
         for f in prog.functions:
             self.lines.append("")
             self.function(f)
@@ -167,8 +172,17 @@ class _Writer:
                 if step.index is not None:
                     text, prec = self.prec_expr(step.index, lv)
                     off = f" {sign} " + (f"({text})" if prec <= _PREC["+"] else text)
-                text = f"0 <= {i}{off} < len({vec}) for every {i}"
+                j = i if step.var is None else self.var(step.var)
+                text = f"0 <= {j}{off} < len({vec}) for every {j}"
+            if step.start is not None and step.stop is not None:
+                assert step.var is not None
+                text += (f" (of the nested loop {self.var(step.var)} in "
+                         f"{self.expr(step.start, lv)} .. {self.expr(step.stop, lv)})")
             self.line(lv, None, depth + 1, f"guard {text}")
+        if not fast.prelude:
+            self.line(lv, None, depth + 1, "fast (its guards hoisted before the enclosing loop):")
+            self.block(fast.body, depth + 2)
+            return
         self.line(lv, None, depth + 1, "fast:")
         self.block(fast.body, depth + 2)
         self.line(lv, None, depth + 1, "checked:")
@@ -234,6 +248,8 @@ class _Writer:
             if e.move:  # the last use: the value is moved out (the moves pass)
                 return f"move {self.var(e.var)}", _UNARY
             return self.var(e.var), _ATOM
+        if isinstance(e, ir.NodeRef):
+            return f"::{e.var.name}", _ATOM
         if isinstance(e, ir.Query):
             return e.name, _ATOM
         if isinstance(e, ir.Index):
@@ -272,6 +288,13 @@ class _Writer:
                 right = f"({right})"
             return f"{left} {e.op} {right}", p
         return f"<{type(e).__name__}>", _ATOM
+
+
+def _value_text(v: object) -> str:
+    """A node variable's initial value (a folded value), as SGL text."""
+    if isinstance(v, list):
+        return "[" + ", ".join(_value_text(x) for x in v) + "]"
+    return lit_text(v)  # type: ignore[arg-type]
 
 
 def format_program(prog: ir.Program, stage: str = "fuse") -> str:

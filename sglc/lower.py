@@ -1,6 +1,7 @@
 """Lower: the checked AST to the IR (sglc.ir), unfused.
 
-Resolves names to frame variables, folds constants into literals, and
+Resolves names to frame variables (node variables to `NodeRef`s of the
+program's `NodeVar`s), folds constants into literals, and
 makes every primitive statement (scatter, bcast, pardo, gather) a
 Superstep of its own: one Site with one Op, whose child-side code is an
 Action.  A `var` declaration without initializer has no code; a
@@ -19,7 +20,7 @@ ops are lowered, a pardo's own action after those of its body.
 from __future__ import annotations
 
 from . import ast, ir
-from .types import FLOAT, VOID, Struct, Type
+from .types import FLOAT, VOID, Struct, Type, Vec
 
 
 class _FuncLowering:
@@ -144,7 +145,7 @@ class _FuncLowering:
 
     def lvalue(self, e: ast.Expr) -> ir.LValue:
         lowered = self.expr(e)
-        assert isinstance(lowered, (ir.VarRef, ir.Index, ir.Field)), "assignable target expected"
+        assert isinstance(lowered, (ir.VarRef, ir.NodeRef, ir.Index, ir.Field)), "assignable target expected"
         return lowered
 
     def expr(self, e: ast.Expr) -> ir.Expr:
@@ -165,9 +166,11 @@ class _FuncLowering:
             sym = e.sym
             assert sym is not None, f"unresolved name {e.id}"
             if sym.kind == "const":
-                return _const_ir(sym.value, ty, lvl, line, col)
+                return _const_value(sym.value, ty, lvl, line, col)
             if sym.kind == "query":
                 return ir.Query(ty, lvl, line, col, name=sym.name)
+            if sym.kind == "node":
+                return ir.NodeRef(ty, lvl, line, col, var=self.prog.nodevars[sym.name])
             return ir.VarRef(ty, lvl, line, col, var=self.vars[id(sym)])
         if isinstance(e, ast.Index):
             return ir.Index(ty, lvl, line, col, base=self.expr(e.base), index=self.expr(e.index))
@@ -192,20 +195,32 @@ class _FuncLowering:
         raise AssertionError(f"lower: unexpected expression {type(e).__name__}")
 
 
-def _const_ir(value: object, ty: Type, lvl: int, line: int, col: int) -> ir.Expr:
-    """A constant's folded value as IR: a literal, or a struct built of them."""
+class _ProgLowering:
+    def __init__(self, prog: ast.Program) -> None:
+        self.sites: list[ir.Site] = []
+        self.nodevars: dict[str, ir.NodeVar] = {}
+        for nd in prog.nodevars:
+            assert nd.sym is not None and nd.sym.ty is not None
+            self.nodevars[nd.name] = ir.NodeVar(nd.name, nd.sym.cname, nd.sym.ty, nd.sym.value,
+                                                nd.span.line, nd.span.col)
+
+
+def _const_value(value: object, ty: Type, lvl: int, line: int, col: int) -> ir.Expr:
+    """A constant's folded value as an expression: a literal, a string, or
+    a vector literal or a struct constructor of them."""
     if isinstance(value, ast.StructValue):
         assert isinstance(ty, Struct)
-        args = [_const_ir(v, ft, lvl, line, col) for v, (_, ft) in zip(value.values, ty.fields)]
+        args = [_const_value(v, ft, lvl, line, col) for v, (_, ft) in zip(value.values, ty.fields)]
         return ir.Construct(ty, lvl, line, col, args=args)
+    if isinstance(value, str):
+        return ir.Str(ty, lvl, line, col, value=value)
+    if isinstance(value, list):
+        assert isinstance(ty, Vec)
+        return ir.VecLit(ty, lvl, line, col,
+                         elems=[_const_value(x, ty.elem, lvl, line, col) for x in value])
     if ty == FLOAT:
         value = float(value)  # type: ignore[arg-type]
     return ir.Lit(ty, lvl, line, col, value=value)  # type: ignore[arg-type]
-
-
-class _ProgLowering:
-    def __init__(self) -> None:
-        self.sites: list[ir.Site] = []
 
 
 def _is_primitive(s: ast.Stmt) -> bool:
@@ -214,7 +229,7 @@ def _is_primitive(s: ast.Stmt) -> bool:
 
 def lower_program(prog: ast.Program, path: str) -> ir.Program:
     """The unfused IR of a checked program (the `lower` stage)."""
-    pl = _ProgLowering()
+    pl = _ProgLowering(prog)
     funcs = [_FuncLowering(pl, fd).lower() for fd in prog.funcs]
-    return ir.Program(file=path, functions=funcs, sites=pl.sites,
+    return ir.Program(file=path, functions=funcs, sites=pl.sites, nodevars=list(pl.nodevars.values()),
                       structs=[sd.ty for sd in prog.structs if sd.ty is not None])

@@ -220,7 +220,9 @@ class _Builder(Transformer):
         consts = [x for x in c if isinstance(x, ast.ConstDecl)]
         funcs = [x for x in c if isinstance(x, ast.FuncDecl)]
         structs = [x for x in c if isinstance(x, ast.StructDecl)]
-        return ast.Program(consts, funcs, ast.Span(1, 1, 1, 1), structs)
+        nodevars = [ast.NodeVarDecl(x.name, x.type, x.init, x.span, x.name_span or x.span)
+                    for x in c if isinstance(x, ast.VarDecl)]  # top-level `var`s
+        return ast.Program(consts, funcs, ast.Span(1, 1, 1, 1), structs=structs, nodevars=nodevars)
 
     def struct_decl(self, c: list[Any]) -> ast.StructDecl:
         # STRUCT NAME { field_decl* }
@@ -719,9 +721,10 @@ def _token_diagnostic(parser: Lark, source: str, tok: Token, expected: set[str])
                          ["braces are required around the body"], width)
 
     # --- the top level
-    if expected and expected <= {"CONST", "FUNC", "STRUCT", "$END"}:
-        return _diag(at_line, at_col, f"expected 'func', 'const' or 'struct', found {found}",
-                     ["a program is a list of 'const', 'struct' and 'func' declarations"], width)
+    if expected and expected <= {"CONST", "FUNC", "VAR", "STRUCT", "$END"}:
+        return _diag(at_line, at_col, f"expected 'func', 'const', 'var' or 'struct', found {found}",
+                     ["a program is a list of 'const', 'var' (node variable), 'struct' and 'func' "
+                      "declarations"], width)
 
     if tok.type == "$END":
         if prev is not None:

@@ -71,7 +71,7 @@ TSAN_SHAPES = ("4", "2x2", "2x2x2")
 TSAN_PREFIXES = ("views_", "split_", "gather_", "moves_", "scatter_", "regress_cow",
                  "regress_gather", "alias_", "value_semantics", "pardo_value", "persist_",
                  "vec_of_vec", "nested_", "tree_", "worker_blocks", "kth_", "sort_reduce",
-                 "bcast_", "ordered_output")
+                 "bcast_", "ordered_output", "nodevar_")
 # The shared examples that split, scatter, gather and concatenate vectors.
 TSAN_EXAMPLES = ("psrs", "reduce", "scan")
 # Failing programs of tests/runtime_errors whose failure crosses threads:

@@ -17,7 +17,8 @@ pytestmark = [pytest.mark.slow, pytest.mark.mpi,
               pytest.mark.skipif(not HAVE_MPI, reason=MPI_MISSING_REASON)]
 
 HEADER = ("| kernel | n | shape (np x thr) | sglc [s] | sglc --unchecked [s] | hand C [s] "
-          "| sglc/hand | unchecked/hand | speedup sglc vs seq | seq C [s] |")
+          "| sglc/hand | unchecked/hand | sglc/NumPy | sglc % of bw | speedup sglc vs seq "
+          "| seq C [s] | NumPy [s] |")
 
 
 def test_bench_quick_agrees(tmp_path: Path) -> None:
@@ -31,6 +32,8 @@ def test_bench_quick_agrees(tmp_path: Path) -> None:
     assert "all results agree" in out
     assert "us/step" in out
     assert "| matmul | 40 | 1x2 |" in out           # the matrix-product kernel
+    assert "Memory bandwidth of one thread" in out and " GB/s." in out
+    assert "| - | - |" not in out.split("## Superstep")[0]  # NumPy ran: its columns are filled
     assert "## Peak memory" in out and "| hand C [MiB] |" in out
     assert (tmp_path / "results.md").read_text().startswith("# sglc benchmark results")
     assert took < 60, f"bench/run.py --quick took {took:.0f} s (must stay under 60 s)"

@@ -20,8 +20,9 @@ from sglc.passes import IR_STAGES
 SNAPSHOTS = Path(__file__).resolve().parent / "snapshots"
 # (program, dump): AST for both, the IR after every stage for superstep.sgl
 # (it fuses), after the pipeline for values.sgl (no supersteps: statements)
+# and nodevars.sgl (node variables: `node var` and `::name`)
 CASES = [("superstep", "ast"), ("superstep", "lower.ir"), ("superstep", "ir"),
-         ("values", "ast"), ("values", "ir")]
+         ("values", "ast"), ("values", "ir"), ("nodevars", "ast"), ("nodevars", "ir")]
 
 
 def dump(name: str, kind: str) -> str:

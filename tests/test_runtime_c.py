@@ -1,4 +1,4 @@
-"""Tests of the C runtime: its value half (runtime_c/sgl_value.c, sgl_sort.c,
+"""Tests of the C runtime: its value half (runtime_c/sgl_value.c, sgl_sort.c, sgl_introsort.c,
 sgl_ser.c, sgl_print.c, sgl_misc.c, and the buffers' registry sgl_registry.c), its warning-free build, and how sglc
 builds it.
 
@@ -29,8 +29,8 @@ from sglc import build as sglc_build
 
 RUNTIME = Path(__file__).resolve().parent.parent / "runtime_c"
 SOURCES = [RUNTIME / name
-           for name in ("sgl_value.c", "sgl_blocks.c", "sgl_views.c", "sgl_sort.c", "sgl_ser.c",
-                        "sgl_print.c", "sgl_misc.c", "sgl_files.c", "sgl_npy.c",
+           for name in ("sgl_value.c", "sgl_blocks.c", "sgl_views.c", "sgl_sort.c", "sgl_introsort.c",
+                        "sgl_ser.c", "sgl_print.c", "sgl_misc.c", "sgl_files.c", "sgl_npy.c",
                         "sgl_registry.c")]
 STUB = RUNTIME / "tests" / "stub_tree.c"
 BASE_FLAGS = ["-std=c11", "-Wall", "-Wextra", "-Werror", "-O1"]

@@ -325,7 +325,7 @@ def test_mpmd_rank0_options_reach_every_rank(opt: str, sglc_compile: CompileCach
         assert msgs == [f"{NODES}: runtime error: unknown or malformed runtime option "
                         f"'--sgl-bogus' (known: --sgl-shape S, --sgl-stats[=FILE.json], "
                         f"--sgl-trace=FILE.json, --sgl-predict=MACHINE.json, "
-                        f"--sgl-speeds=auto|auto:MS|workers, --sgl-machine FILE)"], err
+                        f"--sgl-speeds=auto|auto:MS|workers, --sgl-machine FILE, --sgl-help)"], err
 
 
 # ------------------------------------------------------------------ malformed shapes

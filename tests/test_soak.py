@@ -1,6 +1,7 @@
 """Soak: 10^5 supersteps at the process level (MPI, 2 processes) and at the
 thread level (omp, 2 threads), and 2,000 rounds over two nested thread
-levels, run in constant memory: the peak RSS of a long run is within 10% of
+levels, and 10^5 rounds writing a node variable on every node, run in
+constant memory: the peak RSS of a long run is within 10% of
 that of a run a hundredth as long (issue 12; the nested one: the threads of an inner
 team end, and must not take cached blocks with them).  The
 peak RSS is the largest ru_maxrss of the run's processes, measured by a
@@ -48,6 +49,8 @@ def _sum_nested(n: int) -> int:
     pytest.param("omp", 1, "supersteps", "2", 10**5, _sum_supersteps, id="threads"),
     # the threads of a nested team end after each of its supersteps (libgomp)
     pytest.param("omp", 1, "nested", "2x2", 2 * 10**3, _sum_nested, id="nested-threads"),
+    # a node variable replaced, pushed onto and passed on every node, each round
+    pytest.param("omp", 1, "nodevars", "2", 10**5, _sum_supersteps, id="node-variables"),
 ])
 def test_memory_is_constant_over_supersteps(sglc_compile: CompileCache, tmp_path: Path,
                                             target: str, nprocs: int, prog: str, shape: str,

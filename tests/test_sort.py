@@ -5,8 +5,9 @@ prints the results; tests/test_programs.py runs it on every target and
 shape against tests/programs/sort_typed.out.  This file computes that
 expected output here, from the brief alone (§8: SplitMix64, `rand_ints`,
 `rand_floats`, 64-bit wrapping ints, floats printed as Python's repr) and
-Python's own sort under the order docs/language.md documents for `sort`
-(ascending by `<`, -0.0 before 0.0, NaNs last), and checks that the golden
+Python's own sort, which is stable, under the order the brief gives `sort`
+(ascending by `<`, -0.0 and 0.0 equal, NaNs equal and last; equal
+elements keep their order: the signs of zeros show it), and checks that the golden
 file is exactly that text, so that the golden cannot drift to whatever
 sglc prints.  It also runs the program once on the seq target.
 
@@ -57,16 +58,18 @@ def rand_floats(n: int, seed: int) -> list[float]:
 
 
 def sort_key(x: float | int) -> tuple:
-    """The builtin's order: ascending, -0.0 before 0.0, NaNs after everything."""
-    if isinstance(x, float):
-        if math.isnan(x):
-            return (1, 0.0, 0)
-        return (0, x, 0 if math.copysign(1.0, x) < 0 else 1)
-    return (0, x, 0)
+    """The builtin's order: ascending by `<` (so -0.0 == 0.0), every NaN
+    equal to the others and after everything."""
+    if isinstance(x, float) and math.isnan(x):
+        return (1, 0.0)
+    return (0, x)
 
 
 def brief_sort(v: list) -> list:
-    return sorted(v, key=sort_key)
+    """Stable, as the brief's sort: an index-carrying sort, so that ties
+    keep their input order whatever sorted() does."""
+    order = sorted(range(len(v)), key=lambda i: (sort_key(v[i]), i))
+    return [v[i] for i in order]
 
 
 def checksum(v: list[int]) -> int:
@@ -137,7 +140,9 @@ def test_model_states_the_order() -> None:
     assert show(brief_sort([nan := math.nan, 1.0, -0.0, -math.inf, 0.0])) == \
         "[-inf, -0.0, 0.0, 1.0, nan]"
     assert math.isnan(nan)
-    assert [math.copysign(1, x) for x in brief_sort([0.0, -0.0, 0.0, -0.0])] == [-1, -1, 1, 1]
+    assert [math.copysign(1, x) for x in brief_sort([0.0, -0.0, 0.0, -0.0])] == [1, -1, 1, -1]
+    assert show(brief_sort([0.0, -0.0])) == "[0.0, -0.0]"          # the brief's example
+    assert show(brief_sort([1.0, 0.0, -1.0, -0.0])) == "[-1.0, 0.0, -0.0, 1.0]"
     # and the generator, on the brief's first draws for seed 0
     assert draws(1, 0) == [0xE220A8397B1DCDAF]
 

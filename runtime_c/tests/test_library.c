@@ -49,7 +49,7 @@ static void body_internal_error(sgl_node *root, void *ctx)
     sgl_internal_error("simulated internal error");
 }
 
-static const sgl_program prog = {"lib_test.sgl", 0, NULL, NULL};
+static const sgl_program prog = {"lib_test.sgl", 0, NULL, NULL, 0, NULL, NULL, NULL};
 
 #ifdef SGL_LIBRARY
 static const sgl_type vec_int = {SGL_T_VEC, &sgl_t_int};

@@ -4,8 +4,9 @@
  *
  * Every result is compared, bit for bit, with a reference computed here
  * independently: a stable merge sort by a comparison function that states
- * the builtin's order (ints by `<`; floats by `<`, -0.0 before 0.0, NaNs
- * last in their original order).  Inputs: sorted, reversed, all equal,
+ * the builtin's order (ints by `<`; floats by `<`, -0.0 and 0.0 equal,
+ * NaNs all equal and last), so that equal elements keep their input order
+ * (observable on floats: the signs of zeros, the payloads of NaNs).  Inputs: sorted, reversed, all equal,
  * few distinct values, organ pipe, sawtooth, sorted blocks, keys that
  * differ only in a high and the lowest digit, random (small and full
  * range, with INT64_MIN/MAX, and floats with -0.0, 0.0, NaNs of several
@@ -69,20 +70,16 @@ static void *xmalloc(size_t n)
 
 /* ---------------------------------------------------------------- reference */
 
-/* The builtin's order on floats, as a comparison: ascending by `<`, -0.0
- * before 0.0, NaNs after everything else (ties between NaNs are left to
- * the stable merge, which keeps their original order). */
+/* The builtin's order on floats, as a comparison: ascending by `<`
+ * (-0.0 and 0.0 equal), NaNs after everything else and equal to each
+ * other (ties are left to the stable merge, which keeps their order). */
 static int cmp_float(const void *pa, const void *pb)
 {
     double x = *(const double *)pa, y = *(const double *)pb;
     int nx = isnan(x) ? 1 : 0, ny = isnan(y) ? 1 : 0;
     if (nx || ny)
         return nx - ny;
-    if (x < y)
-        return -1;
-    if (y < x)
-        return 1;
-    return (signbit(x) ? 0 : 1) - (signbit(y) ? 0 : 1);
+    return (x > y) - (x < y);
 }
 
 static int cmp_int(const void *pa, const void *pb)
@@ -116,7 +113,7 @@ static void ref_sort(void *base, int64_t n, int (*cmp)(const void *, const void 
 
 enum {
     SORTED, REVERSED, EQUAL, FEW, PIPE, SAW, BLOCKS, DIGITS, RANDOM_SMALL, RANDOM_FULL, EXTREMES,
-    NPATTERNS
+    OUTLIER, NPATTERNS
 };
 static const char *PATTERN[NPATTERNS] = {
     "sorted", "reversed", "all equal", "few distinct", "organ pipe", "sawtooth",
@@ -141,6 +138,10 @@ static void make_ints(int64_t *a, int64_t n, int pattern)
         }
         case RANDOM_SMALL: a[i] = (int64_t)(next_u64() % 1000000000); break;
         case RANDOM_FULL: a[i] = (int64_t)next_u64(); break;
+        case OUTLIER: /* one far value where the sorts' samples do not look: all the others in
+                       * one bucket of the top digit */
+            a[i] = i == 1 ? (int64_t)1 << 50 : (int64_t)(next_u64() % 1000) - 500;
+            break;
         default: {
             uint64_t r = next_u64();
             a[i] = r % 5 == 0 ? INT64_MIN : r % 5 == 1 ? INT64_MAX : (int64_t)(r >> 1) - (1LL << 61);
@@ -173,6 +174,9 @@ static void make_floats(double *a, int64_t n, int pattern)
         case BLOCKS: a[i] = (double)(i * 3 % n) * 0.5 - 1.0; break;
         case DIGITS: a[i] = r % 4 == 0 ? nan_with(i, r % 8 == 0) : (double)(r % 5) - 2.0; break;
         case RANDOM_SMALL: a[i] = (u - 0.5) * 10.0; break;
+        case OUTLIER:
+            a[i] = i == 1 ? 1e300 : r % 7 == 0 ? -0.0 : r % 7 == 1 ? 0.0 : (double)(r % 100) - 50.0;
+            break;
         case RANDOM_FULL: { /* any bit pattern: subnormals, NaNs, infinities */
             double x;
             memcpy(&x, &r, sizeof x);
@@ -189,9 +193,10 @@ static void make_floats(double *a, int64_t n, int pattern)
     }
 }
 
-static const int64_t SIZES[] = {0,   1,   2,    3,    16,   17,   23,   24,   25,    100,
-                                129, 255, 256,  257,  511,  512,  1000, 1023, 1024, 1025,
-                                5000, 100000, 300000};
+static const int64_t SIZES[] = {0,    1,    2,     3,     16,    17,     23,    24,
+                                25,   47,   48,    49,    100,   129,    255,   256,
+                                257,  511,  512,   1000,  1023,  1024,   1025,  2047,
+                                2048, 2049, 5000,  65535, 65536, 65537, 100000, 300000};
 
 /* ---------------------------------------------------------------- tests */
 
@@ -224,12 +229,18 @@ static void check_builtin(const sgl_type *vt, const void *in, const void *want, 
     CHECK(in_order || r.buf != v.buf, pat, n);
     sgl_vec_free(vt, &r);
 
-    /* taken, unique: sorted in place in its own buffer, the argument left empty */
+    /* taken, unique: sorted in place in its own buffer, the argument left
+     * empty; from SGL_SORT_HYBRID_MIN on (the sort's buffer as long as the
+     * input) into a new one, but two int runs (merged in place) */
     void *data = v.data;
+    int64_t b3[3];
+    bool in_place = n < SGL_SORT_HYBRID_MIN ||
+                    (vt->elem->kind == SGL_T_INT && sgl_sort_runs_i64(in, n, b3, 2) == 2);
     r = sgl_sort_take(vt, &v, 1, 1);
     CHECK(same(&r, want, n), pat, n);
     CHECK(v.data == NULL && v.len == 0 && v.buf == NULL, pat, n);
-    CHECK(n == 0 || r.data == data, pat, n);
+    CHECK(n == 0 || in_order || r.data == data || !in_place, pat, n);
+    CHECK(n == 0 || in_order || r.data != data || in_place, pat, n);
     sgl_vec_free(vt, &r);
 
     /* taken, shared: the other owner keeps the input */
@@ -259,7 +270,7 @@ static void check_views(const sgl_type *vt, const void *in, const void *want_fir
     b[0] = (sgl_vec){NULL, 0, NULL};
     sgl_vec r = sgl_sort_take(vt, &b0, 1, 1);
     CHECK(same(&r, want_first, h), pat, n);
-    CHECK(h == 0 || r.data == data, pat, n); /* in place */
+    CHECK(h == 0 || h >= SGL_SORT_HYBRID_MIN || r.data == data, pat, n); /* in place */
     CHECK(same(&b[1], (const char *)in + h * esz, n - h), pat, n);
     sgl_vec_free(vt, &r);
     /* a block also kept elsewhere is copied */
@@ -302,9 +313,15 @@ static void test_ints(void)
                 sgl_introsort_depth_i64(got, n, depth);
                 CHECK(memcmp(got, want, bytes) == 0, pat, n);
             }
-            memcpy(got, in, bytes);
-            sgl_radix_sort_i64(got, n); /* at any length */
+            int64_t *tmp = xmalloc(bytes), *cnt = xmalloc(sizeof(int64_t) << (SGL_SORT_DIGIT_MAX + 1));
+            memset(got, 0, bytes);
+            sgl_radix_sort_i64(in, got, tmp, n, cnt); /* at any length, out of place */
             CHECK(memcmp(got, want, bytes) == 0, pat, n);
+            memcpy(got, in, bytes);
+            sgl_radix_sort_i64(got, got, tmp, n, cnt); /* in place */
+            CHECK(memcmp(got, want, bytes) == 0, pat, n);
+            free(tmp);
+            free(cnt);
             memcpy(got, in, bytes);
             sgl_sort_i64(got, n);
             CHECK(memcmp(got, want, bytes) == 0, pat, n);
@@ -336,8 +353,18 @@ static void test_floats(void)
             ref_sort(want, n, cmp_float);
 
             memcpy(got, in, bytes);
-            sgl_sort_f64(got, n);
+            CHECK(sgl_sort_f64(got, n), pat, n);
             CHECK(memcmp(got, want, bytes) == 0, pat, n);
+            double *tmp = xmalloc(bytes);
+            int64_t *cnt = xmalloc(sizeof(int64_t) << (SGL_SORT_DIGIT_MAX + 1));
+            memset(got, 0, bytes);
+            sgl_radix_sort_f64(in, got, tmp, n, cnt); /* at any length, out of place */
+            CHECK(memcmp(got, want, bytes) == 0, pat, n);
+            memcpy(got, in, bytes);
+            sgl_radix_sort_f64(got, got, tmp, n, cnt); /* in place */
+            CHECK(memcmp(got, want, bytes) == 0, pat, n);
+            free(tmp);
+            free(cnt);
             CHECK(sgl_sorted_f64(want, n), pat, n);
             CHECK(sgl_sorted_f64(in, n) == (memcmp(in, want, bytes) == 0), pat, n);
 
@@ -357,16 +384,26 @@ static void test_floats(void)
 static void test_float_order(void)
 {
     double out[] = {1.0, NAN, -0.0, 0.0, -INFINITY, -0.0, INFINITY, -1.0, 0.0, NAN};
-    sgl_sort_f64(out, 10);
+    CHECK(sgl_sort_f64(out, 10), "written out", 10);
     CHECK(out[0] == -INFINITY && out[1] == -1.0, "written out", 10);
-    CHECK(signbit(out[2]) && signbit(out[3]) && out[2] == 0.0 && out[3] == 0.0, "written out", 10);
-    CHECK(!signbit(out[4]) && !signbit(out[5]) && out[4] == 0.0 && out[5] == 0.0, "written out",
-          10);
+    /* the zeros equal, in their input order: -0.0, 0.0, -0.0, 0.0 */
+    CHECK(out[2] == 0.0 && out[3] == 0.0 && out[4] == 0.0 && out[5] == 0.0, "written out", 10);
+    CHECK(signbit(out[2]) && !signbit(out[3]) && signbit(out[4]) && !signbit(out[5]),
+          "written out", 10);
     CHECK(out[6] == 1.0 && out[7] == INFINITY && isnan(out[8]) && isnan(out[9]), "written out",
           10);
+    double z[] = {0.0, -0.0};
+    CHECK(sgl_sort_f64(z, 2) && !signbit(z[0]) && signbit(z[1]), "[0.0, -0.0]", 2);
+    /* the keys: one per class of equal values, in order */
+    CHECK(sgl_sort_key_f64(-0.0) == sgl_sort_key_f64(0.0), "keys", 0);
+    CHECK(sgl_sort_key_f64(nan_with(5, true)) == sgl_sort_key_f64(nan_with(9, false)), "keys", 0);
+    CHECK(sgl_sort_key_f64(INFINITY) < sgl_sort_key_f64(NAN), "keys", 0);
+    CHECK(sgl_sort_key_f64(-INFINITY) < sgl_sort_key_f64(-DBL_MAX), "keys", 0);
+    CHECK(sgl_sort_key_f64(-4.9e-324) < sgl_sort_key_f64(0.0), "keys", 0);
+    CHECK(sgl_sort_key_f64(0.0) < sgl_sort_key_f64(4.9e-324), "keys", 0);
     /* NaNs keep their order: payloads 1, 2, 3 (the second negative) */
     double nans[] = {nan_with(1, false), 2.0, nan_with(2, true), -1.0, nan_with(3, false), 0.5};
-    sgl_sort_f64(nans, 6);
+    CHECK(sgl_sort_f64(nans, 6), "NaNs in order", 6);
     uint64_t b[3];
     memcpy(b, nans + 3, sizeof b);
     CHECK(nans[0] == -1.0 && nans[1] == 0.5 && nans[2] == 2.0, "NaNs in order", 6);
@@ -448,17 +485,17 @@ static void test_blocks(void)
             int runs = sgl_sort_runs_i64(in, n, bounds, 40);
             CHECK(runs >= 1 && runs <= ks[ki] && bounds[0] == 0 && bounds[runs] == n,
                   "runs of sorted blocks", n);
-            /* the merge with scratch of every size: none (rotations only),
-             * shorter and longer than the runs */
-            static const int64_t nbufs[] = {0, 1, 7, 100, 1 << 20};
-            int64_t *buf = xmalloc(sizeof(int64_t) << 20);
-            for (size_t bi = 0; bi < sizeof nbufs / sizeof nbufs[0]; bi++) {
-                memcpy(got, in, bytes);
-                runs = sgl_sort_runs_i64(got, n, bounds, 40);
-                sgl_merge_runs_i64(got, n, bounds, runs, buf, nbufs[bi]);
-                CHECK(memcmp(got, want, bytes) == 0, "sorted blocks merged", n);
-            }
-            free(buf);
+            /* the merge, out of place and in place */
+            int64_t *tmp = xmalloc(bytes);
+            memcpy(got, in, bytes);
+            runs = sgl_sort_runs_i64(got, n, bounds, 40);
+            sgl_merge_runs_i64(got, got, tmp, n, bounds, runs);
+            CHECK(memcmp(got, want, bytes) == 0, "sorted blocks merged in place", n);
+            memset(got, 0, bytes);
+            runs = sgl_sort_runs_i64(in, n, bounds, 40);
+            sgl_merge_runs_i64(in, got, tmp, n, bounds, runs);
+            CHECK(memcmp(got, want, bytes) == 0, "sorted blocks merged", n);
+            free(tmp);
             check_builtin(&T_IV, in, want, n, "sorted blocks");
             double *fin = xmalloc(bytes), *fwant = xmalloc(bytes);
             for (int64_t i = 0; i < n; i++)
@@ -474,6 +511,33 @@ static void test_blocks(void)
         }
 }
 
+/* Two sorted runs of every proportion, with ties across them (the merge in
+ * place sets the shorter aside: forward or backward), through every entry
+ * point. */
+static void test_two_runs(void)
+{
+    static const int64_t ns[] = {300, 4001};
+    for (size_t ni = 0; ni < sizeof ns / sizeof ns[0]; ni++)
+        for (int cut = 1; cut < 8; cut++) {
+            int64_t n = ns[ni], n1 = n * cut / 8;
+            size_t bytes = (size_t)n * 8;
+            int64_t *in = xmalloc(bytes), *want = xmalloc(bytes), *got = xmalloc(bytes);
+            for (int64_t i = 0; i < n; i++)
+                in[i] = (int64_t)(next_u64() % 50);
+            ref_sort(in, n1, cmp_int);
+            ref_sort(in + n1, n - n1, cmp_int);
+            memcpy(want, in, bytes);
+            ref_sort(want, n, cmp_int);
+            memcpy(got, in, bytes);
+            sgl_sort_i64(got, n);
+            CHECK(memcmp(got, want, bytes) == 0, "two runs", n);
+            check_builtin(&T_IV, in, want, n, "two runs");
+            free(in);
+            free(want);
+            free(got);
+        }
+}
+
 int main(void)
 {
     rng_state = 2024;
@@ -481,6 +545,7 @@ int main(void)
     test_float_cases();
     test_runs();
     test_blocks();
+    test_two_runs();
     test_ints();
     test_floats();
     printf("%d passed, %d failed\n", n_passed, n_failed);

@@ -469,7 +469,8 @@ static void test_sort(void)
 
     sgl_vec f = FVEC(2.5, NAN, -1.0, 0.0, -0.0, INFINITY, -INFINITY, 1e-300);
     s = sgl_sort(&T_FV, &f, 1, 1);
-    CHECK_STR(show(&T_FV, &s), "[-inf, -1.0, -0.0, 0.0, 1e-300, 2.5, inf, nan]");
+    /* stable: 0.0 and -0.0 are equal and keep their order */
+    CHECK_STR(show(&T_FV, &s), "[-inf, -1.0, 0.0, -0.0, 1e-300, 2.5, inf, nan]");
     sgl_vec_free(&T_FV, &s);
     sgl_vec_free(&T_FV, &f);
 

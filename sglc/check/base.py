@@ -68,11 +68,17 @@ def _is_int_lit(e: A.Expr) -> bool:
 
 def _can_coerce(e: A.Expr, t: Type) -> bool:
     """Whether `e` (already checked) can take type `t`: an int literal as a
-    float, `[]` as any vector, a vector literal element by element."""
-    if isinstance(e, A.VecLit):
-        return isinstance(t, Vec) and all(_can_coerce(x, t.elem) for x in e.elems)
+    float, `[]` as any vector, a vector literal element by element.
+
+    A literal whose type is already t (checked, its elements coerced)
+    answers at once: a nested literal `[[[1]]]` is checked from the inside
+    out, each level coercing its elements, so descending again at every
+    level would cost the square of the depth.  (Types built from the
+    elements' share them, so the comparison is by identity below the top.)"""
     if e.ty is not None and e.ty == t:
         return True
+    if isinstance(e, A.VecLit):
+        return isinstance(t, Vec) and all(_can_coerce(x, t.elem) for x in e.elems)
     i = _coerced_arg(e)
     if i is not None and e.ty is not None:
         # fill(n, 0) where a [float] is expected
@@ -90,6 +96,10 @@ def _coerced_arg(e: A.Expr) -> Optional[int]:
 
 
 def _apply_coerce(e: A.Expr, t: Type) -> None:
+    """Give e (and its elements) type t; nothing to do where e has it
+    already (see _can_coerce)."""
+    if e.ty is not None and e.ty == t:
+        return
     if isinstance(e, A.VecLit):
         assert isinstance(t, Vec)
         e.ty = t
@@ -158,6 +168,8 @@ class CheckerBase:
         self.scopes: list[dict[str, A.Symbol]] = []
         self.fn: Optional[_Func] = None
         self.in_const: Optional[A.ConstDecl] = None
+        self.nodevars: dict[str, A.NodeVarDecl] = {}
+        self.in_init: Optional[A.NodeVarDecl] = None  # checking a node variable's initializer
         self._stmt_err = False
 
     # The parts of the checker call one another through these methods (for
@@ -177,7 +189,7 @@ class CheckerBase:
         def _declare(self, name: str, kind: str, ty: Optional[Type], span: A.Span,
                      name_span: Optional[A.Span]) -> Optional[A.Symbol]: ...
 
-        def _const_only(self, e: A.Expr, what: str) -> bool: ...
+        def _const_only(self, e: A.Expr, what: str, init_ok: bool = False) -> bool: ...
 
         def func_decl(self, f: A.FuncDecl) -> None: ...
 

@@ -70,11 +70,23 @@ class Exprs(CheckerBase):
             e.ty = t
         return t
 
-    def _const_only(self, e: A.Expr, what: str) -> bool:
-        if self.in_const is not None:
+    def _const_only(self, e: A.Expr, what: str, init_ok: bool = False) -> bool:
+        """Report `what` where only compile-time values are allowed: in a
+        constant, or (unless `init_ok`: indexing, vector literals) in the
+        initializer of a node variable (brief §4)."""
+        if self.in_const is not None and not init_ok:
             self.error(
                 e.span,
                 f"a constant must be computed from literals and other constants, not {what}",
+            )
+            return True
+        if self.in_init is not None and not init_ok:
+            self.error(
+                e.span,
+                f"the initial value of node variable '{self.in_init.name}' must be built from "
+                f"literals, constants, operators, indexing and vector literals, not {what}",
+                ["it is computed when the program is compiled; give the variable its value "
+                 "at run time with an assignment (in main, or where it is first needed)"],
             )
             return True
         return False
@@ -97,7 +109,7 @@ class Exprs(CheckerBase):
         return BOOL
 
     def e_StrLit(self, e: A.StrLit, level: int) -> Optional[Type]:
-        if self._const_only(e, "a string"):
+        if self.in_const is None and self._const_only(e, "a string"):  # a const may be one
             return None
         return STR
 
@@ -107,15 +119,16 @@ class Exprs(CheckerBase):
             self._undefined(e)
             return None
         e.sym = sym
-        if self.in_const is not None and sym.kind != "const":
-            self._const_only(e, f"the node query '{e.id}'")
+        if (self.in_const is not None or self.in_init is not None) and sym.kind != "const":
+            what = {"query": "node query", "node": "node variable"}.get(sym.kind, "variable")
+            self._const_only(e, f"the {what} '{e.id}'")
             return None
         if sym.kind in ("var", "param", "loop"):
             self._read(e, sym, level)
         return sym.ty
 
     def e_Index(self, e: A.Index, level: int) -> Optional[Type]:
-        if self._const_only(e, "an indexed element"):
+        if self._const_only(e, "an indexed element", init_ok=True):
             return None
         bt = self.expr(e.base, level)
         it = self.expr(e.index, level, INT)
@@ -148,7 +161,7 @@ class Exprs(CheckerBase):
         return ft
 
     def e_VecLit(self, e: A.VecLit, level: int) -> Optional[Type]:
-        if self._const_only(e, "a vector"):
+        if self._const_only(e, "a vector", init_ok=True):
             return None
         types: list[Type] = []
         bad = False

@@ -79,7 +79,8 @@ class Levels(CheckerBase):
 
     def _read(self, e: A.Name, sym: A.Symbol, level: int) -> None:
         """A read of variable `sym` at `level`: it must have a value there."""
-        if sym.kind in ("const", "query") or self._has(sym, level):
+        # node variables always have a value, on every node (brief §6.3)
+        if sym.kind in ("const", "query", "node") or self._has(sym, level):
             return
         fn = self.fn
         assert fn is not None

@@ -5,6 +5,7 @@ blocks' scopes, symbol declaration and lookup, and "not defined" messages.
 
 from __future__ import annotations
 
+import copy
 import difflib
 from typing import Any, Optional
 
@@ -30,10 +31,11 @@ BUILTINS = B.NAMES
 FIXED_NAMES = frozenset(QUERIES) | BUILTINS
 
 
-def _const_struct(t: Type) -> bool:
-    """May a constant have struct type t?  Its fields are numbers, bools or
-    such structs."""
-    return isinstance(t, Struct) and all(ft in (INT, FLOAT, BOOL) or _const_struct(ft) for _, ft in t.fields)
+def _example(t: Type) -> str:
+    """An initial value of type t, for a note."""
+    if isinstance(t, Vec):
+        return "[]"
+    return {INT: "0", FLOAT: "0.0", BOOL: "false"}.get(t, "0")
 
 
 def _wrap(v: int) -> int:
@@ -56,12 +58,16 @@ class Names(CheckerBase):
         for q, t in QUERIES.items():
             self.queries[q] = A.Symbol(q, "query", t, zero, q)
 
-        # names of the top level: functions, consts and structs share one namespace
+        # names of the top level: functions, consts, structs and node
+        # variables share one namespace
         top: dict[str, A.Span] = {}
-        for d in sorted([*prog.consts, *prog.funcs, *prog.structs], key=lambda d: (d.span.line, d.span.col)):
+        decls: list[A.ConstDecl | A.FuncDecl | A.NodeVarDecl | A.StructDecl] = [
+            *prog.consts, *prog.funcs, *prog.nodevars, *prog.structs]
+        for d in sorted(decls, key=lambda d: (d.span.line, d.span.col)):
             self.new_stmt()
-            what = ("constant" if isinstance(d, A.ConstDecl) else
-                    "struct" if isinstance(d, A.StructDecl) else "function")
+            what = ("constant" if isinstance(d, A.ConstDecl)
+                    else "struct" if isinstance(d, A.StructDecl)
+                    else "node variable" if isinstance(d, A.NodeVarDecl) else "function")
             if self._fixed_name(d.name, d.name_span, what):
                 continue
             if d.name in top:
@@ -76,6 +82,8 @@ class Names(CheckerBase):
                 self.consts[d.name] = d
             elif isinstance(d, A.StructDecl):
                 d.ty = self.structs[d.name] = Struct(d.name)
+            elif isinstance(d, A.NodeVarDecl):
+                self.nodevars[d.name] = d
             else:
                 self.funcs[d.name] = d
 
@@ -83,6 +91,9 @@ class Names(CheckerBase):
 
         for cd in prog.consts:
             self.const_decl(cd)
+
+        for nd in prog.nodevars:
+            self.nodevar_decl(nd)
 
         for f in prog.funcs:
             self.func_decl(f)
@@ -165,6 +176,10 @@ class Names(CheckerBase):
                 self.error(sd.name_span, f"struct {sd.name} takes {c_layout(st)[0]} bytes; "
                            f"a struct may take at most {VALUE_MAX}",
                            ["group some of its fields into a vector or another struct's vector"])
+        for nd in prog.nodevars:
+            if nd.type is not None:
+                self.new_stmt()
+                self.resolve_type(nd.type)
         for f in prog.funcs:
             self.new_stmt()
             for p in f.params:
@@ -239,11 +254,9 @@ class Names(CheckerBase):
         saved = (self.in_const, self._stmt_err, self.scopes)
         self.in_const, self.scopes = cd, []
         self.new_stmt()
-        t = self.expr(cd.value, 0)
+        # any type (brief §4): a number, a bool, a string, a vector
+        t = self.expr(cd.value, 0, allow_str=True)
         value: Any = None
-        if t is not None and t not in (INT, FLOAT, BOOL) and not _const_struct(t):
-            self.error(cd.value.span, f"a constant must be an int, a float, a bool or a struct of them, not {t}")
-            t = None
         if t is not None:
             value = self._fold(cd.value)
             if value is None:
@@ -251,8 +264,63 @@ class Names(CheckerBase):
         cd.sym = A.Symbol(cd.name, "const", t, cd.name_span, f"c_{cd.name}", value)  # type: ignore[arg-type]
         self.in_const, self._stmt_err, self.scopes = saved
 
+    # ------------------------------------------------------------ node variables
+
+    def nodevar_decl(self, nd: A.NodeVarDecl) -> None:
+        """A node variable (brief §4): its type, and its initial value,
+        computed now (an error in it is a compile-time error)."""
+        saved = (self.in_init, self._stmt_err, self.scopes)
+        self.in_init, self.scopes = nd, []
+        self.new_stmt()
+        declared = nd.type.ty if nd.type is not None else None
+        ty: Optional[Type] = declared
+        value: Any = None
+        if nd.init is None:
+            example = f"var {nd.name}: {declared} = {_example(declared)};" if declared is not None \
+                else f"var {nd.name} = 0;"
+            self.error(nd.name_span, f"the node variable '{nd.name}' needs an initial value",
+                       [f"write: {example}"])
+        else:
+            t = self.expr(nd.init, 0, declared)
+            if declared is not None:
+                if t is not None and t != declared:
+                    self.error(
+                        nd.init.span,
+                        f"'{nd.name}' is declared {declared} but its initial value has type {t}",
+                        self._conv_note(declared, t),
+                    )
+                    t = None
+            else:
+                ty = t
+            if t is not None:
+                value = self._fold(nd.init)
+        nd.sym = A.Symbol(nd.name, "node", ty, nd.name_span, f"nv_{nd.name}", value)  # type: ignore[arg-type]
+        self.in_init, self._stmt_err, self.scopes = saved
+
+    def _in_what(self) -> str:
+        if self.in_init is not None:
+            return f"the initial value of node variable '{self.in_init.name}'"
+        return "a constant"
+
     def _fold(self, e: A.Expr) -> Any:
-        """The value of a checked constant expression (None after an error)."""
+        """The value of a checked constant expression or node variable
+        initializer (None after an error): an int, float or bool, or a
+        list of values for a vector."""
+        if isinstance(e, A.VecLit):
+            elems = [self._fold(x) for x in e.elems]
+            return None if any(x is None for x in elems) else elems
+        if isinstance(e, A.Index):
+            base = self._fold(e.base)
+            i = self._fold(e.index)
+            if base is None or i is None:
+                return None
+            if not 0 <= i < len(base):
+                self.error(e.span, f"index {i} out of range for vector of length {len(base)} "
+                                   f"in {self._in_what()}")
+                return None
+            return copy.deepcopy(base[i])
+        if isinstance(e, A.StrLit):
+            return e.value
         if isinstance(e, A.IntLit):
             return float(e.value) if e.ty == FLOAT else e.value
         if isinstance(e, (A.FloatLit, A.BoolLit)):
@@ -305,7 +373,7 @@ class Names(CheckerBase):
                 return self._fold_bitwise(e, a, b)
             if e.ty == INT:
                 if op in ("/", "%") and b == 0:
-                    self.error(e.span, "division by zero in a constant")
+                    self.error(e.span, f"division by zero in {self._in_what()}")
                     return None
                 if op == "+":
                     return _wrap(a + b)
@@ -344,7 +412,7 @@ class Names(CheckerBase):
         if op == "^":
             return a ^ b
         if not 0 <= b <= 63:
-            self.error(e.op_span or e.span, f"shift count {b} out of range 0 .. 63 in a constant")
+            self.error(e.op_span or e.span, f"shift count {b} out of range 0 .. 63 in {self._in_what()}")
             return None
         return _wrap(a << b) if op == "<<" else a >> b
 
@@ -391,6 +459,9 @@ class Names(CheckerBase):
             s = scope.get(name)
             if s is not None:
                 return s
+        nd = self.nodevars.get(name)
+        if nd is not None and nd.sym is not None:
+            return nd.sym
         cd = self.consts.get(name)
         if cd is not None:
             if cd.sym is None:
@@ -402,7 +473,7 @@ class Names(CheckerBase):
         return self.queries.get(name)
 
     def _visible_names(self) -> list[str]:
-        names: set[str] = set(self.consts) | set(QUERIES)
+        names: set[str] = set(self.consts) | set(self.nodevars) | set(QUERIES)
         for scope in self.scopes:
             names.update(scope)
         return sorted(names)

@@ -10,7 +10,9 @@ sglc.pipeline, calls it after a successful check).
 
 The warnings (KINDS; the default set, `-Wall`, is those with `default`):
 
-- unused-variable: a `var` never mentioned after its declaration;
+- unused-variable: a `var` never mentioned after its declaration; a node
+  variable that no function reads (only assigned, pushed onto or written
+  by element, or never mentioned);
 - unused-parameter: a parameter never mentioned in its function;
 - unused-value: a value given to a variable (by its declaration, an
   assignment or a gather) that no path reads before it is overwritten,
@@ -182,6 +184,28 @@ def _stmt_exprs(s: A.Stmt) -> list[A.Expr]:
     return []
 
 
+def _target_reads(target: A.Expr) -> list[A.Expr]:
+    """What writing into target reads: its index expressions."""
+    out: list[A.Expr] = []
+    while isinstance(target, A.Index):
+        out.append(target.index)
+        target = target.base
+    return out
+
+
+def _read_exprs(s: A.Stmt) -> list[A.Expr]:
+    """The expressions directly in s that are read, its targets left out
+    (their indices are read), and the first argument of `push` too."""
+    if isinstance(s, A.Assign):
+        return [s.value, *_target_reads(s.target)]
+    if isinstance(s, (A.Scatter, A.Bcast, A.Gather)):
+        return [s.src, *_target_reads(s.target)]
+    if isinstance(s, A.ExprStmt) and isinstance(s.expr, A.Call) and s.expr.builtin == "push":
+        args = s.expr.args
+        return [*_target_reads(args[0]), *args[1:]] if args else []
+    return _stmt_exprs(s)
+
+
 def _sub_blocks(s: A.Stmt) -> list[A.Block]:
     if isinstance(s, A.Block):
         return [s]
@@ -277,6 +301,24 @@ class _Lint:
                       [f"name it '_{sym.name}' to mark it unused"])
         return mentioned
 
+    def unread_nodevars(self, prog: A.Program) -> None:
+        """unused-variable for a node variable that no function reads: only
+        written (assigned, pushed onto, an element set, a target of
+        scatter, bcast or gather), or never mentioned."""
+        read: set[A.Symbol] = set()
+        for f in prog.funcs:
+            for s in _stmts_of(f.body):
+                for e in _read_exprs(s):
+                    for x in _exprs_of(e):
+                        if isinstance(x, A.Name) and x.sym is not None and x.sym.kind == "node":
+                            read.add(x.sym)
+        for nd in prog.nodevars:
+            sym = nd.sym
+            if sym is None or sym in read or _intended(sym):
+                continue
+            self.warn("unused-variable", nd.name_span, f"node variable '{sym.name}' is never read",
+                      [f"remove it, or name it '_{sym.name}' to mark it unused"])
+
     # ------------------------------------------------------------ unreachable
 
     def unreachable(self, b: A.Block) -> None:
@@ -355,6 +397,7 @@ def lint(prog: A.Program, enabled: Iterable[str] = DEFAULT) -> list[Diagnostic]:
                 lt.func(f)
             except RecursionError:
                 del lt.diags[done:]  # too deep to analyse: no warning for this function
+        lt.unread_nodevars(prog)
     finally:
         sys.setrecursionlimit(old_limit)
     return sorted(lt.diags, key=lambda d: (d.span.line, d.span.col))

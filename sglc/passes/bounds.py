@@ -51,6 +51,25 @@ A variable indexed in the fast body whose buffer nothing in B can change
 place directly in B) is read once before the loop too (a HoistedRow of the
 variable: its data pointer, which C then keeps in a register).
 
+An index that is a local int variable `best`, set by an assignment
+directly in B before the access (so at every iteration), and anywhere in B
+only by `best = e` with e invariant or by `best = c` inside a nested loop
+`for c in lo .. hi` with lo and hi invariant (which does not assign c), is
+proven by a guard per value: "index" for each e, and "every c of lo .. hi
+is in range" for each such loop (vacuous when the range is empty): the
+k-means pattern `best = 0; for c in 1 .. k { if ... { best = c; } }
+st[best] += x`.
+
+The guards and rows of a nested loop's fast version (innermost first, so
+already decided) move into this loop's prelude when the nested loop's
+range is invariant here and each of them is the same at every iteration
+(`hoist_nested`: its vectors stable here, rows only of variables this loop
+never writes, indices invariant, no "unique" guard); such a guard carries
+the nested loop's variable and range (`Guard.var`, `start`, `stop`) and
+holds when that range is empty.  The copy of the nested loop in the fast
+body is then left with an empty prelude: emit runs its fast body without
+a test and writes no checked copy of it.
+
 A loop is versioned only if that hoists something, and only while its
 body (the fast copies of nested loops included) stays below MAX_NODES IR
 nodes.  Loops are handled innermost first.  The pass should run last: it
@@ -61,6 +80,7 @@ from __future__ import annotations
 
 import copy
 import dataclasses
+import os
 from collections.abc import Iterator
 
 from .. import builtins, ir
@@ -69,6 +89,14 @@ from ..types import INT, Vec
 from .base import Pass
 
 MAX_NODES = 4000  # IR nodes of a loop body, nested fast copies included
+
+
+def ablated(what: str) -> bool:
+    """For measuring what each proof is worth (bench/loops.md): the
+    environment variable SGLC_BOUNDS_ABLATE, a comma-separated list of
+    "restrict", "nested", "values", "batch", turns those off.  Never set in
+    normal use; the result is always correct, only slower."""
+    return what in os.environ.get("SGLC_BOUNDS_ABLATE", "").split(",")
 
 _INVARIANT_OPS = ("+", "-", "*", "&", "|", "^", "<<", ">>")  # shifts: a literal count in range
 
@@ -242,6 +270,24 @@ def _direct(body: list[ir.Stmt]) -> Iterator[tuple[ir.Index, bool]]:
             todo.extend(reversed(list(_fields(x))))
 
 
+def _nested(body: list[ir.Stmt]) -> Iterator[ir.For]:
+    """The for loops directly in body (in its ifs, whiles and blocks, not
+    in another for)."""
+    todo: list[object] = list(reversed(body))
+    while todo:
+        x = todo.pop()
+        if isinstance(x, ir.For):
+            yield x
+        elif isinstance(x, ir.Stmt):
+            todo.extend(reversed([y for f in dataclasses.fields(x)
+                                  for y in _as_list(getattr(x, f.name))
+                                  if isinstance(y, ir.Stmt)]))
+
+
+def _as_list(x: object) -> list[object]:
+    return x if isinstance(x, list) else [x]
+
+
 # ---------------------------------------------------------------- one loop
 
 
@@ -277,6 +323,10 @@ class _Loop:
         self.gain = False
         self.bases: list[ir.Index] = []  # accesses of vector variables in the fast body
         self.in_place: dict[int, int] = {}  # stores written in place, per variable
+        self._nested: set[int] | None = None
+        self.sets: dict[int, tuple[int, list[ir.Expr | ir.For]]] | None = None
+        self.sets_bad: set[int] = set()
+        self.position: dict[int, int] = {}
 
     def invariant(self, e: ir.Expr) -> bool:
         if isinstance(e, ir.Lit):
@@ -284,7 +334,8 @@ class _Loop:
         if isinstance(e, ir.Query):
             return e.ty == INT
         if isinstance(e, ir.VarRef):
-            return e.ty == INT and e.var is not self.loop.var and not self.uses.written(e.var)
+            return (e.ty == INT and e.var is not self.loop.var and not self.uses.written(e.var)
+                    and self.fn.local(e.var))
         if isinstance(e, ir.Unary):
             return e.op in ("-", "~") and self.invariant(e.operand)
         if isinstance(e, ir.Binary):
@@ -371,7 +422,8 @@ class _Loop:
             self.guard("index", outer, x.index)
             lookup = ir.Index(x.ty, x.level, x.line, x.col, base=outer, index=self.fresh(x.index),
                               checked=False)
-            r = ir.HoistedRow(self.fn.row_name(), lookup)
+            r = ir.HoistedRow(self.fn.row_name(), lookup,  # w is frozen
+                              restrict=not ablated("restrict"))
             self.rows[key] = r
             self.prelude.append(r)
         r = self.rows[key]
@@ -401,13 +453,99 @@ class _Loop:
             return
         if self.invariant(x.index):
             self.guard("index", vec, x.index)
-        else:
-            sp = self.span(x.index)
-            if sp is None or self.refuted(x.base, *sp):
+        elif (sp := self.span(x.index)) is not None:
+            if self.refuted(x.base, *sp):
                 return
             self.guard(sp[0], vec, sp[1])
+        elif (values := self.values(x)) is not None:
+            for v in values:
+                if isinstance(v, ir.For):
+                    self.nested_guard("span", vec, None, v)
+                else:
+                    self.guard("index", vec, v)
+        else:
+            return
         x.checked = False
         self.gain = True
+
+    def nested_guard(self, kind: str, vec: ir.Expr, index: ir.Expr | None,
+                     inner: ir.For) -> None:
+        """A guard for every value of a nested loop's variable (vacuous
+        when its range is empty)."""
+        key = (kind, _key(vec), None if index is None else _key(index), "in",
+               _key(inner.start), _key(inner.stop))
+        if key not in self.guards:
+            g = ir.Guard(kind, vec, None if index is None else self.fresh(index), var=inner.var,
+                         start=self.fresh(inner.start), stop=self.fresh(inner.stop))
+            self.guards[key] = g
+            self.prelude.append(g)
+
+    def values(self, x: ir.Index) -> list[ir.Expr | ir.For] | None:
+        """The values an index `x[best]` can have, when best is a local int
+        variable that the body sets before the access at every iteration,
+        and only to invariant values or to the variable of a nested loop
+        (inside it) with an invariant range: those invariant expressions
+        and loops (best = 0; for c in 1 .. k { if ... { best = c; } }
+        ... st[best] += x), else None.  The guards then cover every value."""
+        e = x.index
+        if not (isinstance(e, ir.VarRef) and e.ty == INT and self.fn.local(e.var)):
+            return None
+        v = e.var
+        if v is self.loop.var or self.sets is None or ablated("values"):
+            return None
+        found = self.sets.get(id(v))
+        if found is None or id(v) in self.sets_bad:
+            return None
+        first, values = found
+        if first >= self.position.get(id(x), -1):
+            return None  # no assignment at the top of the body before the access
+        return values
+
+    def scan_sets(self, body: list[ir.Stmt]) -> None:
+        """For `values`: per int variable, the first statement of the body
+        that assigns it (`v = e` directly in the body), and what the
+        assignments in the body (nested ones included) assign."""
+        self.sets = {}
+        self.sets_bad: set[int] = set()
+        self.position = {id(a): j for j, st in enumerate(body) for a, _ in _direct([st])}
+
+        def walk(x: object, loops: list[ir.For], top: int | None) -> None:
+            if isinstance(x, ir.For):
+                self.sets_bad.add(id(x.var))  # a loop variable: its own loop decides
+                for y in x.body:
+                    walk(y, loops + [x], None)
+                return
+            if isinstance(x, ir.Assign) and isinstance(x.target, ir.VarRef) and x.target.ty == INT:
+                v = x.target.var
+                val = x.value
+                ok: ir.Expr | ir.For | None = None
+                if x.op == "=" and self.invariant(val):
+                    ok = val
+                elif (x.op == "=" and isinstance(val, ir.VarRef)
+                      and any(lp.var is val.var for lp in loops)):
+                    lp = next(lp for lp in loops if lp.var is val.var)
+                    if self.invariant(lp.start) and self.invariant(lp.stop) and \
+                            not _Uses(lp.body).written(lp.var):
+                        ok = lp
+                if ok is None:
+                    self.sets_bad.add(id(v))
+                    return
+                first, vals = self.sets.setdefault(id(v), (len(body), []))
+                if top is not None and top < first:
+                    first = top
+                vals.append(ok)
+                self.sets[id(v)] = (first, vals)
+                return
+            if isinstance(x, ir.Stmt):
+                for f in dataclasses.fields(x):
+                    for y in _as_list(getattr(x, f.name)):
+                        if isinstance(y, ir.Stmt):
+                            walk(y, loops, None)
+            elif isinstance(x, ir.Expr):
+                return
+
+        for j, st in enumerate(body):
+            walk(st, [], j)
 
     def run(self) -> ir.FastLoop | None:
         loop = self.loop
@@ -416,12 +554,72 @@ class _Loop:
         body = self.fn.copy(loop.body)
         if _size(body) * 2 > MAX_NODES:
             return None
+        self.scan_sets(body)
         for x, store in list(_direct(body)):
             self.access(x, store)
+        for inner in _nested(body):
+            if not ablated("nested"):
+                self.hoist_nested(inner)
         if not self.gain:
             return None
         self.hoist_vectors()
         return ir.FastLoop(prelude=self.prelude, body=body)
+
+    def fixed(self, x: ir.Expr) -> bool:
+        """Is x, a vector of a nested loop's prelude, the same vector with
+        the same length at every iteration of this loop?  A variable
+        stable here, or a row w[k]...[k'] of a frozen variable with
+        invariant indices."""
+        if isinstance(x, ir.VarRef):
+            return self.uses.stable(x.var)
+        if isinstance(x, ir.Index):
+            root = _root(x)
+            if root is None or not self.uses.frozen(root):
+                return False
+            while isinstance(x, ir.Index):
+                if not self.invariant(x.index):
+                    return False
+                x = x.base
+            return True
+        return False
+
+    def hoist_nested(self, inner: ir.For) -> None:
+        """Move the whole prelude of a nested loop's fast version (in the
+        copy of the body) into this loop's, when its range is invariant
+        here and every guard and row is the same at every iteration: the
+        guards read vectors that are fixed here (`fixed`) with invariant
+        indices, the rows are of variables this loop never writes, and no
+        guard is "unique".  The nested loop then runs its fast body
+        without a test (an empty prelude: emit writes no checked loop),
+        and its guards hold vacuously when its range is empty."""
+        fast = inner.fast
+        if fast is None or not fast.prelude:
+            return
+        if not (self.invariant(inner.start) and self.invariant(inner.stop)):
+            return
+        for step in fast.prelude:
+            if isinstance(step, ir.HoistedRow):
+                root = _root(step.expr)
+                if root is None or not self.uses.frozen(root) or not self.fixed(step.expr):
+                    return
+            elif (step.kind == "unique" or step.start is not None or not self.fixed(step.vec)
+                  or (step.index is not None and not self.invariant(step.index))):
+                return
+        for step in fast.prelude:
+            if isinstance(step, ir.Guard):
+                step.var = inner.var
+                step.start = self.fresh(inner.start)
+                step.stop = self.fresh(inner.stop)
+            self.prelude.append(step)
+        fast.prelude = []
+        self.gain = True
+
+    def nested_vars(self) -> set[int]:
+        """ids of the variables that a nested `for` of the body uses."""
+        if self._nested is None:
+            self._nested = {id(y) for x in _walk(self.loop.body) if isinstance(x, ir.For)
+                            for y in _walk([x.start, x.stop, x.body]) if isinstance(y, ir.Var)}
+        return self._nested
 
     def hoist_vectors(self) -> None:
         """Read once, before the loop, the vectors of the variables that
@@ -429,7 +627,9 @@ class _Loop:
         buffer: a stable variable whose every element store (nested loops
         included) is written in place directly in the body.  (A store in a
         nested loop could copy a shared buffer and move it.)"""
-        rows: dict[int, ir.HoistedRow] = {}
+        rows: dict[int, ir.HoistedRow] = {
+            id(r.expr.var): r for r in self.prelude  # a nested loop's, hoisted here
+            if isinstance(r, ir.HoistedRow) and isinstance(r.expr, ir.VarRef)}
         for x in self.bases:
             ref = x.base
             assert isinstance(ref, ir.VarRef)
@@ -440,7 +640,10 @@ class _Loop:
                     self.in_place.get(id(v), 0):
                 continue
             if id(v) not in rows:
-                rows[id(v)] = ir.HoistedRow(self.fn.row_name(), self.fresh(ref))
+                # restrict: v is never written, or written only here, through the row
+                restrict = (self.uses.frozen(v) or id(v) not in self.nested_vars()) and \
+                    not ablated("restrict")
+                rows[id(v)] = ir.HoistedRow(self.fn.row_name(), self.fresh(ref), restrict=restrict)
                 self.prelude.append(rows[id(v)])
             ref.row = rows[id(v)]
 
@@ -463,6 +666,11 @@ class _Function:
         self.f = f
         self.nrows = 0
         self.memo = {id(v): v for v in f.frame}
+
+    def local(self, v: ir.Var) -> bool:
+        """Is v a variable of the function's frame (a parameter or a local:
+        nothing but the function's own statements can write it)?"""
+        return id(v) in self.memo
 
     def row_name(self) -> str:
         self.nrows += 1

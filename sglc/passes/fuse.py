@@ -51,7 +51,7 @@ def _safe_builtin(name: str, nargs: int) -> bool:
 
 def _safe(e: ir.Expr) -> bool:
     """Evaluating e on the master cannot print or (normally) fail."""
-    if isinstance(e, (ir.Lit, ir.VarRef, ir.Query)):
+    if isinstance(e, (ir.Lit, ir.VarRef, ir.NodeRef, ir.Query)):
         return True
     if isinstance(e, ir.VecLit):
         return all(_safe(x) for x in e.elems)

@@ -7,7 +7,8 @@ exactly one superstep; every op has a child action of the right kind, one
 level below its superstep, listed once in its function's actions, in the
 order the C defines them (a pardo's action after those of its body); action names are unique; a superstep has 1 to
 MAX_OPS ops; every statement of a list is at the list's level; every
-variable referenced belongs to the function's frame; a drop (the pass
+variable referenced belongs to the function's frame (a node variable to
+the program's); a drop (the pass
 `moves`) frees vectors, each once, never a borrowed parameter at level 0;
 the fast version of a
 loop (the pass `bounds`) has no superstep and uses its hoisted rows only
@@ -34,6 +35,7 @@ class _Verifier:
         self.used_sites: list[ir.Site] = []
         self.action_names: set[str] = set()
         self.rows: set[int] = set()  # ids of the hoisted rows in scope (ir.FastLoop)
+        self.nodevars = {id(v) for v in prog.nodevars}
 
     def fail(self, msg: str, node: ir.Stmt | ir.Expr | None = None) -> None:
         where = f" at line {node.line}:{node.col}" if node is not None else ""
@@ -126,6 +128,12 @@ class _Verifier:
                 self.expr(step.vec)
                 if step.index is not None:
                     self.expr(step.index)
+                if (step.start is None) != (step.stop is None) or \
+                        (step.start is None) != (step.var is None):
+                    self.fail("a nested loop's guard without its range", s)
+                for x in (step.start, step.stop):
+                    if x is not None:
+                        self.expr(x)
         self.block(fast.body, s.level)
         self.rows = outer
 
@@ -169,6 +177,9 @@ class _Verifier:
     def expr(self, e: ir.Expr) -> None:
         if isinstance(e, ir.VarRef):
             self.var(e.var, e)
+        elif isinstance(e, ir.NodeRef):
+            if id(e.var) not in self.nodevars:
+                self.fail(f"node variable {e.var.name} is not one of the program's", e)
         elif isinstance(e, ir.Index):
             if e.row is not None and id(e.row) not in self.rows:
                 self.fail(f"row {e.row.name} used outside the loop that looks it up", e)

@@ -113,7 +113,7 @@ static void f_main(sgl_node *N)
 
 static void sgl_main_entry(sgl_node *root) { f_main(root); }
 
-static const sgl_program sgl_prog = {"values.sgl", 0, sgl_sites, sgl_main_entry};
+static const sgl_program sgl_prog = {"values.sgl", 0, sgl_sites, sgl_main_entry, 0, NULL, NULL, NULL};
 
 int main(int argc, char **argv)
 {

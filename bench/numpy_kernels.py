@@ -1,0 +1,98 @@
+#!/usr/bin/env python3
+"""The bench kernels in NumPy, single-threaded as NumPy is, for the NumPy
+column of bench/run.py.
+
+    python bench/numpy_kernels.py KERNEL N
+
+Builds the same input as bench/sgl/KERNEL.sgl (the brief's SplitMix64
+`rand_ints`, §8, vectorised), times only the kernel's operation, and
+prints the same `result` line as the other programs (the checksum
+h = h * 31 + v[i], wrapping, of a vector result) and `time T`.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import time
+
+for _var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
+    os.environ[_var] = "1"  # before numpy is imported: one thread
+
+import numpy as np  # noqa: E402
+
+U = np.uint64
+GOLDEN = U(0x9E3779B97F4A7C15)
+
+
+def draws(n: int, seed: int) -> np.ndarray:
+    """The brief's SplitMix64 draws: state seed + k * golden, k = 1..n."""
+    with np.errstate(over="ignore"):
+        z = U(seed % 2**64) + np.arange(1, n + 1, dtype=U) * GOLDEN
+        z = (z ^ (z >> U(30))) * U(0xBF58476D1CE4E5B9)
+        z = (z ^ (z >> U(27))) * U(0x94D049BB133111EB)
+        return z ^ (z >> U(31))
+
+
+def rand_ints(n: int, lo: int, hi: int, seed: int) -> np.ndarray:
+    """lo + draw % (hi - lo), as int64."""
+    return (draws(n, seed) % U(hi - lo)).astype(np.int64) + np.int64(lo)
+
+
+def checksum(v: np.ndarray) -> int:
+    """h = h * 31 + v[i] over v (flattened, row by row), wrapping in 64 bits."""
+    flat = v.reshape(-1).astype(U)
+    n = flat.size
+    if n == 0:
+        return 0
+    with np.errstate(over="ignore"):
+        powers = np.cumprod(np.full(n, 31, dtype=U))  # 31^1 .. 31^n, wrapping
+        weights = np.concatenate([powers[-2::-1], np.ones(1, dtype=U)])  # 31^(n-1-i)
+        h = int(np.sum(flat * weights, dtype=U))
+    return h - 2**64 if h >= 2**63 else h
+
+
+def main() -> int:
+    kernel, n = sys.argv[1], int(sys.argv[2])
+    if kernel == "reduce":
+        v = rand_ints(n, 0, 1000, 42)
+        t0 = time.perf_counter()
+        r = v.sum()
+        t1 = time.perf_counter()
+        result = int(r)
+    elif kernel == "scan":
+        v = rand_ints(n, 0, 1000, 7)
+        t0 = time.perf_counter()
+        r = np.cumsum(v)
+        t1 = time.perf_counter()
+        result = checksum(r)
+    elif kernel == "sort":
+        v = rand_ints(n, 0, 1_000_000_000, 2024)
+        t0 = time.perf_counter()
+        r = np.sort(v)
+        t1 = time.perf_counter()
+        result = checksum(r)
+    elif kernel == "matvec":
+        a = rand_ints(n * n, 0, 100, 11).reshape(n, n)
+        x = rand_ints(n, 0, 100, 12)
+        t0 = time.perf_counter()
+        r = a @ x
+        t1 = time.perf_counter()
+        result = checksum(r)
+    elif kernel == "matmul":
+        a = rand_ints(n * n, 0, 100, 21).reshape(n, n)
+        b = rand_ints(n * n, 0, 100, 22).reshape(n, n)
+        t0 = time.perf_counter()
+        r = a @ b
+        t1 = time.perf_counter()
+        result = checksum(r)
+    else:
+        print(f"unknown kernel {kernel!r}", file=sys.stderr)
+        return 2
+    print("result", result)
+    print(f"time {t1 - t0:.9f}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
