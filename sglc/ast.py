@@ -331,6 +331,9 @@ class StructDecl:
     span: Span
     name_span: Span
     ty: Optional[Type] = field(default=None, init=False, repr=False)  # set by check
+
+
+@dataclass(eq=False)
 class NodeVarDecl:
     """A node variable (brief §4, §6.2): `var NAME[: T] = init;` at the top
     level.  Every node of the tree has its own copy for the whole run."""
