@@ -19,7 +19,7 @@ import re
 from dataclasses import dataclass
 from functools import cache
 
-from .types import BOOL, FLOAT, INT, Type, Vec, c_name
+from .types import Type, c_name
 
 # Precedence levels, higher binds tighter.
 PRIMARY, POSTFIX, UNARY = 16, 15, 14

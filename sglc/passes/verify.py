@@ -18,7 +18,7 @@ inside it.
 from __future__ import annotations
 
 from .. import ir
-from ..types import Vec, owns_memory
+from ..types import owns_memory
 from .fuse import MAX_OPS
 
 _KIND_OF_ACTION = {ir.SCATTER: "recv", ir.BCAST: "recv", ir.PARDO: "body", ir.GATHER: "eval"}
