@@ -398,6 +398,14 @@ class _Builder(Transformer):
         return ast.Index(_sp(c[0], c[3]), base=c[0], index=c[2])
 
     def field(self, c: list[Any]) -> ast.Field:
+        base, dot, name = c[0], c[1], c[2]
+        if (isinstance(base, (ast.IntLit, ast.FloatLit)) and base.span.end_line == dot.line
+                and base.span.end_col == dot.column):
+            # `1.`, `1.e5`, `1.5.x`: a number run into a '.', not a field access
+            text = (base.text if isinstance(base, ast.FloatLit) and base.text else str(base.value))
+            text += "." + (str(name) if name.column == dot.column + 1 else "")
+            raise CompileError([_diag(base.span.line, base.span.col, f"invalid number '{text}'",
+                                      width=len(text))])
         return ast.Field(_sp(c[0], c[2]), base=c[0], name=str(c[2]), name_span=_tspan(c[2]))
 
     def unop(self, c: list[Any]) -> ast.Unary:
@@ -587,6 +595,13 @@ def _token_diagnostic(parser: Lark, source: str, tok: Token, expected: set[str])
         ):
             return _diag(prev.line, prev.column, "unterminated comment",  # type: ignore[arg-type]
                          ["a comment that starts with '/*' ends with '*/'"], 2)
+        if (prev is not None and prev.type not in ("INT_LIT", "FLOAT_LIT", "NAME")
+                and str(prev) == "." and prev.end_pos == tok.start_pos):
+            bad = _bad_number(source, prev.start_pos)  # type: ignore[arg-type]
+            if bad is not None:  # `1.;`: a number run into a '.'
+                s, text = bad
+                ln, cl = _offset_to_linecol(source, s)
+                return _diag(ln, cl, f"invalid number '{text}'", width=len(text))
         if tok.type in ("INT_LIT", "FLOAT_LIT", "NAME"):
             bad = _bad_number(source, tok.start_pos)  # type: ignore[arg-type]
             if bad is not None:
