@@ -259,7 +259,7 @@ class Builtin:
 INT_ARG = Arg("int", Exactly(INT), expect=INT)
 VECTOR = Arg("a vector", is_vec)
 NUM_VEC = Arg("[int] or [float]", is_num_vec)
-SORTABLE = Arg("[int], [float] or a vector of a struct of int, float and bool fields",
+SORTABLE = Arg("[int] or [float] (or [S], S a struct of int, float and bool fields)",
                lambda t: is_num_vec(t) or (isinstance(t, Vec) and is_scalar_struct(t.elem)))
 NUMBER = Arg("a number (int or float)", is_numeric)
 ANY = Arg("a value", any_type)

@@ -103,6 +103,7 @@ class SGLLexer(RegexLexer):
             (r"<<=|>>=|\.\.|->|[+\-*/%&|^]=|<<|>>|==|!=|<=|>=|&&|\|\|", Operator),
             (r"[+\-*/%<>=!&|^~]", Operator),
             (r"[()\[\]{},;:]", Punctuation),
+            (rf"\.(?={_IDENT})", Punctuation),  # field access p.x
         ],
         "string": [
             (r'\\[nt"\\]', String.Escape),

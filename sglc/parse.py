@@ -39,7 +39,7 @@ from .types import BOOL, FLOAT, INT, Struct, Vec
 __all__ = ["parse_program", "KEYWORDS", "SourceToken", "tokens", "comments"]
 
 KEYWORDS = frozenset(
-    "func const var if else while for in return break continue scatter gather "
+    "func const var struct if else while for in return break continue scatter gather "
     "bcast pardo true false int float bool".split()
 )
 
