@@ -391,7 +391,7 @@ static bool room_after(const sgl_vec *b0, int64_t total, size_t esz)
 static void join_gather(struct sgl_mpi_state *st, const sgl_op *op, sgl_arg *a, int upto,
                         const joined_part *jp /* [child * SGL_MAX_OPS + op] */, int j)
 {
-    sgl_type vt = {SGL_T_VEC, op->type->elem};
+    sgl_type vt = {.kind = SGL_T_VEC, .elem = op->type->elem};
     size_t esz = sgl_sizeof(op->type->elem);
     sgl_vec *blocks = ((sgl_vec *)a->dst)->data;
     int64_t len0 = blocks[0].len, total = len0;

@@ -19,9 +19,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-const sgl_type sgl_t_int = {SGL_T_INT, NULL};
-const sgl_type sgl_t_float = {SGL_T_FLOAT, NULL};
-const sgl_type sgl_t_bool = {SGL_T_BOOL, NULL};
+const sgl_type sgl_t_int = {.kind = SGL_T_INT, .elem = NULL};
+const sgl_type sgl_t_float = {.kind = SGL_T_FLOAT, .elem = NULL};
+const sgl_type sgl_t_bool = {.kind = SGL_T_BOOL, .elem = NULL};
 
 
 /* True when values of type t own no memory (a flat byte copy is a copy). */

@@ -121,7 +121,7 @@ class _Types:
         out: list[str] = []
         for t in self.vec_types:
             if isinstance(t, Vec):
-                out.append(f"static const sgl_type {self.desc(t)} = {{SGL_T_VEC, {self.ref(t.elem)}}};")
+                out.append(f"static const sgl_type {self.desc(t)} = {{.kind = SGL_T_VEC, .elem = {self.ref(t.elem)}}};")
                 continue
             assert isinstance(t, Struct)
             d, ct = self.desc(t), ctype(t)
