@@ -69,6 +69,7 @@ check: venv-test
 	$(RUFF) check sglc tests $(wildcard bench)
 
 golden-update: venv-test
+	$(PY) -m pytest -q tests/test_refinterp.py -k golden --update-golden
 	$(PY) -m pytest -q tests/test_programs.py $(wildcard tests/test_errors.py tests/test_warnings.py) \
 	  $(wildcard tests/test_snapshots.py tests/test_emit_snapshots.py tests/test_dumps.py) --update-golden
 

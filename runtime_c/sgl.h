@@ -62,7 +62,7 @@ typedef int64_t sgl_int;
 typedef double sgl_float;
 typedef bool sgl_bool;
 
-typedef enum { SGL_T_INT, SGL_T_FLOAT, SGL_T_BOOL, SGL_T_VEC, SGL_T_STRUCT } sgl_kind;
+typedef enum { SGL_T_INT, SGL_T_FLOAT, SGL_T_BOOL, SGL_T_VEC, SGL_T_STR, SGL_T_BYTE, SGL_T_STRUCT } sgl_kind;
 
 struct sgl_type;
 
@@ -79,6 +79,15 @@ typedef struct sgl_field {
  * field owns heap memory: copying copies the fields, freeing frees them;
  * otherwise the value is plain bytes) and the `nfields` fields in
  * declaration order. */
+/* A string (SGL_T_STR, the one descriptor sgl_t_str) is a sgl_vec of
+ * bytes: its `elem` is sgl_t_byte (SGL_T_BYTE, one unsigned byte, never
+ * the type of an SGL value of its own), so that copy, free, slice,
+ * serialization and reference counting are the vector code's; printing,
+ * comparison and concatenation are the string's own (sgl_string.c).
+ * Strings are immutable: a string is never written in place except by
+ * sgl_str_append, which copies a shared one first.  A string literal is
+ * a view of static storage: {data, len, NULL} (no buffer, nothing to
+ * free; a copy is the same view). */
 typedef struct sgl_type {
     sgl_kind kind;
     const struct sgl_type *elem;
@@ -114,12 +123,20 @@ static inline int sgl_cmp_bool(bool a, bool b)
  * Values that do not are copied as bytes. */
 static inline bool sgl_managed(const struct sgl_type *t)
 {
-    return t->kind == SGL_T_VEC || (t->kind == SGL_T_STRUCT && t->managed);
+    return t->kind == SGL_T_VEC || t->kind == SGL_T_STR || (t->kind == SGL_T_STRUCT && t->managed);
 }
 
 extern const sgl_type sgl_t_int;
 extern const sgl_type sgl_t_float;
 extern const sgl_type sgl_t_bool;
+extern const sgl_type sgl_t_str;
+extern const sgl_type sgl_t_byte;
+
+/* Values of type t own memory (a vector or a string: a sgl_vec). */
+static inline bool sgl_type_owns(const sgl_type *t)
+{
+    return sgl_managed(t);
+}
 
 /* A vector is a view of `len` elements at `data` inside a reference-counted
  * buffer (`buf`); the buffer owns its elements.  Copying a vector shares
@@ -171,6 +188,8 @@ static inline size_t sgl_sizeof(const sgl_type *t)
     case SGL_T_BOOL: return sizeof(sgl_bool);
     case SGL_T_VEC: return sizeof(sgl_vec);
     case SGL_T_STRUCT: return t->size;
+    case SGL_T_STR: return sizeof(sgl_vec);
+    case SGL_T_BYTE: return 1;
     }
     return 0;
 }
@@ -331,6 +350,36 @@ sgl_float sgl_min_float(const sgl_vec *v, int line, int col);
 sgl_float sgl_max_float(const sgl_vec *v, int line, int col);
 
 /* ------------------------------------------------------------------ */
+/* Strings (brief §3; sgl_string.c).  A string is a sgl_vec of bytes     */
+/* (sgl_t_str); these take and return strings with the ownership rules  */
+/* of vectors.                                                          */
+
+struct sgl_buf;
+
+/* A fresh string holding the n bytes at p. */
+sgl_vec sgl_str_from(const char *p, size_t n, int line, int col);
+/* a + b */
+sgl_vec sgl_str_concat(const sgl_vec *a, const sgl_vec *b, int line, int col);
+/* s += t (t may be s itself): in place when s's buffer is its own. */
+void sgl_str_append(sgl_vec *s, const sgl_vec *t, int line, int col);
+/* <0, 0, >0 as a is before, equal to, after b: unsigned bytes (memcmp
+ * order), a proper prefix before the longer string. */
+int sgl_str_cmp(const sgl_vec *a, const sgl_vec *b);
+/* str(x): the text print writes for the value *v of type t. */
+sgl_vec sgl_str(const sgl_type *t, const void *v, int line, int col);
+/* A copy of s followed by a NUL byte (data is then a C string), for a
+ * file name; a NUL byte inside s is a run-time error. */
+sgl_vec sgl_str_cstr(const sgl_vec *s, int line, int col);
+/* A string's bytes as print writes them: as they are (sgl_fmt_text), or
+ * in double quotes with \" \\ \n \t escaped (sgl_fmt_quoted: a string
+ * inside a vector or a struct). */
+void sgl_fmt_text(struct sgl_buf *b, const sgl_vec *s);
+void sgl_fmt_quoted(struct sgl_buf *b, const sgl_vec *s);
+/* sort of a [string]: byte order, stable (sgl_sort dispatches here). */
+sgl_vec sgl_sort_str(const sgl_type *vt, const sgl_vec *v, int line, int col);
+sgl_vec sgl_sort_str_take(const sgl_type *vt, sgl_vec *v, int line, int col);
+
+/* ------------------------------------------------------------------ */
 /* Numbers                                                              */
 
 /* int arithmetic wraps around (two's complement); / and % follow C99 and
@@ -395,6 +444,8 @@ sgl_vec sgl_rand_floats(sgl_int n, sgl_int seed, int line, int col);
 void sgl_set_args(int argc, char **argv);
 sgl_int sgl_arg_int(sgl_int i, sgl_int dflt, int line, int col);
 sgl_float sgl_arg_float(sgl_int i, sgl_float dflt, int line, int col);
+/* arg_str(i, default): the argument as it is, or a copy of the default. */
+sgl_vec sgl_arg_str(sgl_int i, const sgl_vec *dflt, int line, int col);
 sgl_float sgl_wtime(void);
 /* The whole of the C string s as an int / a float (false when it is not
  * one; no white space around it): arguments and the words of text files. */

@@ -2,8 +2,8 @@
  * sgl_instr.h: run statistics, timelines and cost prediction (internal to
  * the runtime; generated code never includes it).
  *
- * The runtime options --sgl-stats[=FILE.json], --sgl-trace=FILE.json and
- * --sgl-predict=machine.json switch them on; with none of them, the only
+ * The runtime options --sgl-stats[=FILE.json], --sgl-trace=FILE.json,
+ * --sgl-report=FILE.html and --sgl-predict=machine.json switch them on; with none of them, the only
  * cost is one test of sgl_instr per superstep.  docs/cost-model.md
  * documents the JSON files.
  */
@@ -12,7 +12,7 @@
 
 #include "sgl.h"
 
-enum { SGL_INSTR_STATS = 1, SGL_INSTR_TRACE = 2, SGL_INSTR_PREDICT = 4 };
+enum { SGL_INSTR_STATS = 1, SGL_INSTR_TRACE = 2, SGL_INSTR_PREDICT = 4, SGL_INSTR_REPORT = 8 };
 #ifdef SGL_NO_INSTR
 /* A build without instrumentation (CFLAGS=-DSGL_NO_INSTR), to measure what
  * the switched-off instrumentation costs: every `if (sgl_instr)` folds away. */

@@ -464,8 +464,11 @@ void sgl_mpi_recv_output(MPI_Comm comm, int src, int tag, const sgl_site *s,
                          sgl_child_result *r, sgl_mpi_outbuf *b, char **chunk);
 /* ---- end of a remote child's output ---- */
 
-/* Start MPI; this process's rank among nprocs. */
+/* Start MPI; this process's rank among nprocs.  A process that no MPI
+ * launcher started does not start MPI: one process, rank 0, and
+ * sgl_mpi_up stays false (then no MPI function may be called). */
 void sgl_mpi_init(int *argc, char ***argv, int *nprocs, int *rank);
+extern bool sgl_mpi_up;
 void sgl_mpi_finalize(void);
 /* If MPI is running: MPI_Abort (stops every process). */
 void sgl_mpi_abort(void);

@@ -200,7 +200,7 @@ static void node_track(const sgl_type *vt, sgl_vec *v)
     sgl_vbuf *b = v->buf;
     if (!b || b->parent || atomic_load_explicit(&b->refs, memory_order_acquire) != 1) return;
     if (vbuf_link(b)->reg == NULL) sgl_lib_track(b, vt->elem);
-    if (vt->elem->kind == SGL_T_VEC) {
+    if (sgl_type_owns(vt->elem)) {
         sgl_vec *e = (sgl_vec *)vbuf_data(b);
         for (int64_t i = 0; i < b->used; i++) node_track(vt->elem, &e[i]);
     }
@@ -350,7 +350,7 @@ static void import_into(const sgl_type *vt, const sgl_lib_vec *in, sgl_vec *out)
     *out = (sgl_vec){NULL, 0, NULL};
     if (!in || in->len <= 0) return;
     const sgl_type *et = vt->elem;
-    if (et->kind == SGL_T_VEC) {
+    if (sgl_type_owns(et)) {
         /* the caller's sgl_lib_vec elements, or the library's own sgl_vec
          * ones (the same layout): a fresh vector of imported elements */
         *out = sgl_vec_new(vt, in->len, 0, 0);
@@ -389,7 +389,7 @@ static bool refers_to_borrowed(const sgl_type *vt, const sgl_vec *v)
 {
     if (!v->buf) return false;
     if (is_borrowed(v->buf)) return true;
-    if (vt->elem->kind != SGL_T_VEC) return false;
+    if (!sgl_type_owns(vt->elem)) return false;
     const sgl_vec *e = v->data;
     for (int64_t i = 0; i < v->len; i++)
         if (refers_to_borrowed(vt->elem, &e[i])) return true;
@@ -400,7 +400,7 @@ void sgl_lib_export(const sgl_type *vt, sgl_vec *v)
 {
     if (!refers_to_borrowed(vt, v)) return;
     sgl_vec_make_unique(vt, v, 0, 0); /* a copy: the old buffer is shared */
-    if (vt->elem->kind == SGL_T_VEC) {
+    if (sgl_type_owns(vt->elem)) {
         sgl_vec *e = v->data;
         for (int64_t i = 0; i < v->len; i++) sgl_lib_export(vt->elem, &e[i]);
     }

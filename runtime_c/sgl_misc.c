@@ -120,6 +120,13 @@ sgl_float sgl_arg_float(sgl_int i, sgl_float dflt, int line, int col)
     return v;
 }
 
+sgl_vec sgl_arg_str(sgl_int i, const sgl_vec *dflt, int line, int col)
+{
+    if (i < 0 || i >= n_args)
+        return sgl_vec_copy(&sgl_t_str, dflt);
+    return sgl_str_from(args[i], strlen(args[i]), line, col);
+}
+
 sgl_float sgl_wtime(void)
 {
     struct timespec ts;

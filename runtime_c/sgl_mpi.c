@@ -288,7 +288,7 @@ typedef struct joined_part joined_part;
 static bool joinable(const sgl_op *op, const sgl_arg *a)
 {
     return a->contiguous && op->kind == SGL_OP_GATHER && op->type->kind == SGL_T_VEC &&
-           !sgl_managed(op->type->elem);
+           !sgl_type_owns(op->type->elem);
 }
 
 /* Returns whether the child's output follows the report (sgl_mpi_recv_output). */

@@ -17,13 +17,22 @@ _Thread_local bool sgl_mpi_main_thread;
 /* ------------------------------------------------------------------ */
 /* Processes                                                            */
 
-/* Whether an MPI launcher (mpirun, srun, Hydra) started this process:
- * the variables it sets in every rank's environment. */
+bool sgl_mpi_up;
+
+/* Whether an MPI launcher started this process: a variable that the
+ * launcher sets in every rank's environment (docs/execution.md, "Started
+ * without a launcher").  Open MPI's mpirun: OMPI_COMM_WORLD_SIZE or
+ * OMPI_COMM_WORLD_RANK (not the OMPI_MCA_* settings, which users set
+ * themselves); MPICH's and Intel MPI's Hydra, and srun with PMI-1/PMI-2:
+ * PMI_RANK, PMI_SIZE or PMI_FD; PMIx (Open MPI's mpirun, prterun, srun
+ * --mpi=pmix): PMIX_RANK; MVAPICH's mpirun_rsh: MV2_COMM_WORLD_SIZE.
+ * SLURM_PROCID alone (a batch script's own environment) is not a
+ * launcher: srun's ranks have one of the PMI variables besides. */
 static bool under_launcher(void)
 {
-    static const char *const vars[] = {"OMPI_COMM_WORLD_SIZE", "PMIX_RANK", "PMI_RANK",
-                                       "PMI_SIZE", "MV2_COMM_WORLD_SIZE", "SLURM_PROCID",
-                                       NULL};
+    static const char *const vars[] = {"OMPI_COMM_WORLD_SIZE", "OMPI_COMM_WORLD_RANK",
+                                       "PMIX_RANK", "PMI_RANK", "PMI_SIZE", "PMI_FD",
+                                       "MV2_COMM_WORLD_SIZE", NULL};
     for (const char *const *v = vars; *v; v++)
         if (getenv(*v)) return true;
     return false;
@@ -31,26 +40,28 @@ static bool under_launcher(void)
 
 void sgl_mpi_init(int *argc, char ***argv, int *nprocs, int *rank)
 {
+    sgl_mpi_main_thread = true; /* the thread that calls MPI (sgl_mpi_poll) */
     if (!under_launcher()) {
-        /* Run directly: one process ("singleton").  Open MPI then starts
-         * no helper daemon and loads only its shared-memory messaging,
-         * which cuts its start-up from about 0.5 s to 0.1 s; a setting of
-         * the user's own is kept (no overwrite), and other MPIs ignore
-         * these variables. */
-        if (setenv("OMPI_MCA_ess_singleton_isolated", "1", 0) != 0 ||
-            setenv("OMPI_MCA_pml", "ob1", 0) != 0)
-            sgl_internal_error("out of memory (environment)");
+        /* Run directly: one process, MPI never started (no MPI_Init, so
+         * no session directory, no helper process, no 0.4 s start-up);
+         * the process levels of the shape all map onto this process. */
+        *nprocs = 1;
+        *rank = 0;
+        return;
     }
     int provided = 0;
     if (MPI_Init_thread(argc, argv, MPI_THREAD_FUNNELED, &provided) != MPI_SUCCESS)
         sgl_internal_error("MPI_Init_thread failed");
-    sgl_mpi_main_thread = true; /* the thread that calls MPI (sgl_mpi_poll) */
+    sgl_mpi_up = true;
     MPI_CHECK(MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN));
     MPI_CHECK(MPI_Comm_size(MPI_COMM_WORLD, nprocs));
     MPI_CHECK(MPI_Comm_rank(MPI_COMM_WORLD, rank));
 }
 
-void sgl_mpi_finalize(void) { MPI_CHECK(MPI_Finalize()); }
+void sgl_mpi_finalize(void)
+{
+    if (sgl_mpi_up) MPI_CHECK(MPI_Finalize());
+}
 
 void sgl_mpi_abort(void)
 {
@@ -60,10 +71,17 @@ void sgl_mpi_abort(void)
     if (init && !done) (void)MPI_Abort(MPI_COMM_WORLD, 1);
 }
 
-void sgl_mpi_barrier(void) { MPI_CHECK(MPI_Barrier(MPI_COMM_WORLD)); }
+void sgl_mpi_barrier(void)
+{
+    if (sgl_mpi_up) MPI_CHECK(MPI_Barrier(MPI_COMM_WORLD));
+}
 
 void sgl_mpi_allgather_int(int x, int *all)
 {
+    if (!sgl_mpi_up) {
+        all[0] = x;
+        return;
+    }
     MPI_CHECK(MPI_Allgather(&x, 1, MPI_INT, all, 1, MPI_INT, MPI_COMM_WORLD));
 }
 

@@ -46,6 +46,12 @@ void sgl_fmt_value(sgl_buf *b, const sgl_type *t, const void *v)
     case SGL_T_BOOL:
         sgl_fmt_bool(b, *(const sgl_bool *)v);
         return;
+    case SGL_T_BYTE:
+        sgl_fmt_int(b, *(const unsigned char *)v);
+        return;
+    case SGL_T_STR: /* a string on its own is printed by sgl_fmt_text */
+        sgl_fmt_quoted(b, v);
+        return;
     case SGL_T_VEC:
         break;
     case SGL_T_STRUCT:

@@ -161,7 +161,7 @@ int64_t sgl_registry_sweep(void)
             sgl_vbuf *b = link_vbuf(l);
             if (b->parent) {
                 if (!registered(b->parent)) sgl_vbuf_release(l->et, b->parent);
-            } else if (l->et->kind == SGL_T_VEC) {
+            } else if (sgl_type_owns(l->et)) {
                 sgl_vec *e = (sgl_vec *)vbuf_data(b);
                 for (int64_t i = 0; i < b->used; i++)
                     if (e[i].buf && !registered(e[i].buf)) sgl_vbuf_release(l->et->elem, e[i].buf);

@@ -82,6 +82,8 @@ void sgl_ser(sgl_buf *b, const sgl_type *t, const void *v)
         if (t->kind == SGL_T_BOOL) {
             unsigned char c = *(const sgl_bool *)v ? 1 : 0;
             sgl_buf_put(b, &c, 1);
+        } else if (t->kind == SGL_T_BYTE) {
+            sgl_buf_put(b, v, 1);
         } else {
             sgl_buf_put(b, v, 8);
         }
@@ -113,7 +115,7 @@ size_t sgl_ser_size(const sgl_type *t, const void *v)
         return n;
     }
     if (is_flat(t))
-        return t->kind == SGL_T_BOOL ? SGL_SER_BOOL_SIZE
+        return t->kind == SGL_T_BOOL || t->kind == SGL_T_BYTE ? SGL_SER_BOOL_SIZE
                : t->kind == SGL_T_INT ? SGL_SER_INT_SIZE : SGL_SER_FLOAT_SIZE;
     const sgl_vec *x = v;
     const sgl_type *et = t->elem;
@@ -135,7 +137,11 @@ const char *sgl_deser(const char *p, const sgl_type *t, void *out)
     case SGL_T_FLOAT:
         memcpy(out, p, 8);
         return p + 8;
+    case SGL_T_BYTE:
+        *(unsigned char *)out = *(const unsigned char *)p;
+        return p + 1;
     case SGL_T_VEC:
+    case SGL_T_STR:
         break;
     case SGL_T_STRUCT:
         if (!t->managed) {
@@ -303,7 +309,7 @@ const char *sgl_deser_oob(const char *p, const sgl_type *t, void *out, sgl_piece
     sgl_vec v = {NULL, 0, NULL};
     if (len > 0) {
         v = sgl_vec_new(t, len, 0, 0);
-        if (et->kind == SGL_T_VEC && !sgl_managed(et->elem)) {
+        if ((et->kind == SGL_T_VEC || et->kind == SGL_T_STR) && !sgl_managed(et->elem)) {
             p = deser_rows(p, et, v.data, len, l);
         } else {
             for (int64_t i = 0; i < len; i++)

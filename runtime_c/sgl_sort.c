@@ -632,7 +632,7 @@ static void sort_data(const sgl_type *vt, const void *src, void *dst, int64_t n,
 {
     if (vt->elem->kind == SGL_T_STRUCT) {
         /* sorted in place by the sort generated per struct (sglc) */
-        if (dst != src) memcpy(dst, src, (size_t)n * vt->elem->size);
+        if (dst != src) sgl_copy_elems_into(vt->elem, dst, src, n); /* a copy of each */
         vt->elem->sort(dst, n);
         return;
     }
@@ -651,6 +651,8 @@ static sgl_vec sorted_copy(const sgl_type *vt, const sgl_vec *v, int line, int c
 
 sgl_vec sgl_sort(const sgl_type *vt, const sgl_vec *v, int line, int col)
 {
+    if (vt->elem->kind == SGL_T_STR)
+        return sgl_sort_str(vt, v, line, col);
     if (v->len == 0 || in_order(vt, v))
         return sgl_vec_copy(vt, v); /* shares v (copy-on-write) */
     return sorted_copy(vt, v, line, col);
@@ -658,6 +660,8 @@ sgl_vec sgl_sort(const sgl_type *vt, const sgl_vec *v, int line, int col)
 
 sgl_vec sgl_sort_take(const sgl_type *vt, sgl_vec *v, int line, int col)
 {
+    if (vt->elem->kind == SGL_T_STR)
+        return sgl_sort_str_take(vt, v, line, col);
     sgl_vec r = *v;
     *v = (sgl_vec){NULL, 0, NULL};
     if (r.len == 0 || in_order(vt, &r))

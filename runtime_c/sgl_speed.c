@@ -262,12 +262,27 @@ typedef struct coordinator {
 #endif
 } coordinator;
 
+/* One step of thread 0's coordination, at time t, in a process alone
+ * (no MPI, or no launcher: sgl_mpi_up false). */
+static void coordinate_local(calibration *c, coordinator *k, double t)
+{
+    if (k->stage == 0 && atomic_load(&c->ready) == c->nthreads) {
+        k->opened = t;
+        k->stage = 2;
+        atomic_store(&c->phase, 1);
+    } else if (k->stage == 2 && t - k->opened >= c->window) {
+        atomic_store(&c->phase, 2);
+    }
+}
+
 /* One step of thread 0's coordination, at time t. */
 static void coordinate(calibration *c, coordinator *k, double t)
 {
 #ifdef SGL_USE_MPI
     int done = 0;
-    if (k->stage == 0 && atomic_load(&c->ready) == c->nthreads) {
+    if (!sgl_mpi_up) {
+        coordinate_local(c, k, t);
+    } else if (k->stage == 0 && atomic_load(&c->ready) == c->nthreads) {
         MPI_CHECK(MPI_Ibarrier(MPI_COMM_WORLD, &k->req));
         k->stage = 1;
     } else if (k->stage == 1) {
@@ -285,13 +300,7 @@ static void coordinate(calibration *c, coordinator *k, double t)
         if (done) atomic_store(&c->phase, 2);
     }
 #else
-    if (k->stage == 0 && atomic_load(&c->ready) == c->nthreads) {
-        k->opened = t;
-        k->stage = 2;
-        atomic_store(&c->phase, 1);
-    } else if (k->stage == 2 && t - k->opened >= c->window) {
-        atomic_store(&c->phase, 2);
-    }
+    coordinate_local(c, k, t);
 #endif
 }
 
@@ -368,6 +377,7 @@ static void gather_table(sgl_node **mine, const double *rate, int nw)
     char *all = b.data;
     size_t total = b.len;
 #ifdef SGL_USE_MPI
+    if (sgl_mpi_up) {
     int nprocs = 1;
     MPI_CHECK(MPI_Comm_size(MPI_COMM_WORLD, &nprocs));
     int len = (int)b.len;
@@ -388,6 +398,7 @@ static void gather_table(sgl_node **mine, const double *rate, int nw)
                              MPI_BYTE, MPI_COMM_WORLD));
     free(lens);
     free(displs);
+    }
 #endif
     int64_t n = 0;
     for (size_t off = 0; off < total; n++) off += sizeof(double) + strlen(all + off + sizeof(double)) + 1;
@@ -402,9 +413,7 @@ static void gather_table(sgl_node **mine, const double *rate, int nw)
     }
     nworkers_all = n;
     qsort(table, (size_t)n, sizeof *table, entry_cmp);
-#ifdef SGL_USE_MPI
-    free(all);
-#endif
+    if (all != b.data) free(all);
     sgl_buf_free(&b);
 }
 
@@ -538,11 +547,13 @@ bool sgl_speed_start(sgl_node *top, int rank)
     /* every process follows rank 0's options (one broadcast), so that
      * processes started with different options or environments still
      * meet in the same collective calls */
-    long opt[3] = {ok_env, mode, window_ms};
-    MPI_CHECK(MPI_Bcast(opt, 3, MPI_LONG, 0, MPI_COMM_WORLD));
-    ok_env = (int)opt[0];
-    mode = (int)opt[1];
-    window_ms = opt[2];
+    if (sgl_mpi_up) {
+        long opt[3] = {ok_env, mode, window_ms};
+        MPI_CHECK(MPI_Bcast(opt, 3, MPI_LONG, 0, MPI_COMM_WORLD));
+        ok_env = (int)opt[0];
+        mode = (int)opt[1];
+        window_ms = opt[2];
+    }
 #endif
     if (!ok_env) return false;
     if (mode == SPEED_DEFAULT) return true;
@@ -560,9 +571,11 @@ bool sgl_speed_start(sgl_node *top, int rank)
         if (!speeds) sgl_internal_error("out of memory (speeds)");
         int ok = rank == 0 ? read_machine(speeds) : 0;
 #ifdef SGL_USE_MPI
-        MPI_CHECK(MPI_Bcast(&ok, 1, MPI_INT, 0, MPI_COMM_WORLD));
-        if (ok)
-            MPI_CHECK(MPI_Bcast(speeds, (int)nworkers_all, MPI_DOUBLE, 0, MPI_COMM_WORLD));
+        if (sgl_mpi_up) {
+            MPI_CHECK(MPI_Bcast(&ok, 1, MPI_INT, 0, MPI_COMM_WORLD));
+            if (ok)
+                MPI_CHECK(MPI_Bcast(speeds, (int)nworkers_all, MPI_DOUBLE, 0, MPI_COMM_WORLD));
+        }
 #endif
         if (!ok) {
             free(speeds);

@@ -140,6 +140,8 @@ static void option_help(void)
            "  --sgl-shape S             the machine tree, e.g. 2x2x3 or 2x[1,3] (also $SGL_SHAPE)\n"
            "  --sgl-stats[=FILE.json]   per-level statistics on stderr at the end (or as JSON)\n"
            "  --sgl-trace=FILE.json     a timeline of the run (Chrome/Perfetto trace format)\n"
+           "  --sgl-report=FILE.html    a picture of the run: the tree, busy and waiting time,\n"
+           "                            imbalance per level, timeline (one self-contained page)\n"
            "  --sgl-predict=MACHINE.json  predicted against measured cost\n"
            "  --sgl-speeds=auto|auto:MS|workers  the children's speeds for child_speeds()\n"
            "  --sgl-machine FILE        a machine file written by sglc probe (also $SGL_MACHINE)\n"
@@ -150,7 +152,8 @@ static void option_help(void)
 static void option_error(const char *bad)
 {
     fprintf(stderr, "%s: runtime error: unknown or malformed runtime option '%s' (known: --sgl-shape S, "
-            "--sgl-stats[=FILE.json], --sgl-trace=FILE.json, --sgl-predict=MACHINE.json, "
+            "--sgl-stats[=FILE.json], --sgl-trace=FILE.json, --sgl-report=FILE.html, "
+            "--sgl-predict=MACHINE.json, "
             "--sgl-speeds=auto|auto:MS|workers, --sgl-machine FILE, --sgl-help)\n",
             sgl_prog->file, bad);
 }

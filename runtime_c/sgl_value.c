@@ -27,7 +27,7 @@ const sgl_type sgl_t_bool = {.kind = SGL_T_BOOL, .elem = NULL};
 /* True when values of type t own no memory (a flat byte copy is a copy). */
 static bool is_flat(const sgl_type *t)
 {
-    return !sgl_managed(t);
+    return !sgl_type_owns(t);
 }
 
 /* ------------------------------------------------------------------ */
@@ -96,6 +96,12 @@ bool sgl_value_eq(const sgl_type *t, const void *a, const void *b)
         return *(const sgl_float *)a == *(const sgl_float *)b;
     case SGL_T_BOOL:
         return *(const sgl_bool *)a == *(const sgl_bool *)b;
+    case SGL_T_BYTE:
+        return *(const unsigned char *)a == *(const unsigned char *)b;
+    case SGL_T_STR: {
+        const sgl_vec *x = a, *y = b;
+        return x->len == y->len && (x->len == 0 || memcmp(x->data, y->data, (size_t)x->len) == 0);
+    }
     case SGL_T_VEC: {
         const sgl_vec *x = a, *y = b;
         if (x->len != y->len)

@@ -18,8 +18,9 @@
 sgl_vec sgl_slice(const sgl_type *vt, const sgl_vec *v, sgl_int a, sgl_int b, int line, int col)
 {
     if (a < 0 || a > b || b > v->len)
-        sgl_fail(line, col, "slice %lld..%lld out of range for vector of length %lld",
-                 (long long)a, (long long)b, (long long)v->len);
+        sgl_fail(line, col, "slice %lld..%lld out of range for %s of length %lld",
+                 (long long)a, (long long)b, vt->kind == SGL_T_STR ? "string" : "vector",
+                 (long long)v->len);
     sgl_vec r = {NULL, 0, NULL};
     if (b == a)
         return r;

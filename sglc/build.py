@@ -17,13 +17,16 @@ reports races that are not there.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import os
 import shlex
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
@@ -61,6 +64,48 @@ class BuildError(Exception):
     def __init__(self, message: str, stderr: str = ""):
         super().__init__(message)
         self.stderr = stderr
+
+
+class OutputError(OSError):
+    """What sglc builds cannot be written (a folder not writable, a full
+    disk): a problem of the environment, exit status 2; the message says
+    what to do."""
+
+
+def _where_hint(path: Path) -> str:
+    try:
+        if cache_dir().resolve() in path.resolve().parents:
+            return "set SGLC_CACHE to a folder you can write"
+    except (OSError, CacheError):
+        pass
+    return "choose another output with -o"
+
+
+@contextlib.contextmanager
+def atomic_output(out: Path) -> Iterator[Path]:
+    """A fresh name in out's folder to write out to (made, then removed so
+    that the tool writing it makes it with its usual permissions); renamed
+    to out when the block ends without an error, removed otherwise.  A
+    reader of out (a concurrent `sglc run`, a running executable) sees the
+    old file or the whole new one, never a part.  OutputError when out's
+    folder cannot be made or written."""
+    try:
+        out.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(prefix=f".{out.name}.", suffix=".tmp", dir=out.parent)
+        os.close(fd)
+        os.unlink(tmp)
+    except OSError as e:
+        raise OutputError(f"cannot write {out}: {e.strerror or e} ({_where_hint(out)})") from None
+    try:
+        yield Path(tmp)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+    try:
+        os.replace(tmp, out)
+    except OSError as e:
+        Path(tmp).unlink(missing_ok=True)
+        raise OutputError(f"cannot write {out}: {e.strerror or e} ({_where_hint(out)})") from None
 
 
 @dataclass
@@ -184,6 +229,12 @@ def _run(cmd: list[str], verbose: bool, cwd: Path | None = None) -> None:
         proc = subprocess.run(cmd, cwd=cwd, capture_output=True, text=True)
     except FileNotFoundError as e:
         raise BuildError(f"cannot run the C compiler '{cmd[0]}': {e.strerror}") from None
+    if proc.returncode == -signal.SIGINT:  # Ctrl-C reached the compiler too
+        raise KeyboardInterrupt
+    if proc.returncode != 0 and "No space left on device" in proc.stderr:
+        raise OutputError("the disk is full (the C compiler: No space left on device): free "
+                          "some space, or set TMPDIR (the C files) and SGLC_CACHE or -o (what "
+                          "is built) to folders on another disk")
     if proc.returncode != 0:
         raise BuildError(f"the C compiler failed (exit {proc.returncode}): {shlex.join(cmd)}",
                          proc.stderr)

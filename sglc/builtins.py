@@ -78,8 +78,10 @@ more (print; it uses only `body.ex(a).expr`, `body.hoist(...).ref` and
 template once into a C expression with holes (`cnodes.parse_template`).
 Placeholders of a template, for argument i:
 
-    {i}    its C value (a scalar; a string literal is a C string)
-    {vi}   a vector argument, borrowed: an lvalue, pass it as &{vi}
+    {i}    its C value (a scalar; a string is a C string, `const char *`,
+           NUL-terminated, for a file name: the file builtins take their
+           path so; a NUL byte inside is a run-time error)
+    {vi}   a vector or string argument, borrowed: an lvalue, pass it as &{vi}
     {ai}   an addressable lvalue holding its value (scalars get a temporary)
     {mi}   an owned copy moved into an addressable temporary (the callee
            takes it over: push)
@@ -103,7 +105,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Optional, Protocol, Union
 
 from . import cnodes as c
-from .types import BOOL, FLOAT, INT, STR, VOID, Struct, Type, Vec, is_numeric, is_scalar_struct
+from .types import BOOL, FLOAT, INT, STR, VOID, Struct, Type, Vec, is_numeric, is_sortable_struct, owns_memory
 
 if TYPE_CHECKING:  # pragma: no cover
     from . import ir
@@ -127,6 +129,14 @@ def is_vec(t: Type) -> bool:
 
 def is_num_vec(t: Type) -> bool:
     return isinstance(t, Vec) and is_numeric(t.elem)
+
+
+def is_vec_or_str(t: Type) -> bool:
+    return isinstance(t, Vec) or t == STR
+
+
+def is_sortable_vec(t: Type) -> bool:
+    return isinstance(t, Vec) and (is_numeric(t.elem) or t.elem == STR)
 
 
 def is_vec_of_vec(t: Type) -> bool:
@@ -259,8 +269,9 @@ class Builtin:
 INT_ARG = Arg("int", Exactly(INT), expect=INT)
 VECTOR = Arg("a vector", is_vec)
 NUM_VEC = Arg("[int] or [float]", is_num_vec)
-SORTABLE = Arg("[int] or [float] (or [S], S a struct of int, float and bool fields)",
-               lambda t: is_num_vec(t) or (isinstance(t, Vec) and is_scalar_struct(t.elem)))
+VEC_OR_STR = Arg("a vector or a string", is_vec_or_str)
+SORTABLE = Arg("[int], [float] or [string] (or [S], S a struct of int, float, bool and string fields)",
+               lambda t: is_sortable_vec(t) or (isinstance(t, Vec) and is_sortable_struct(t.elem)))
 NUMBER = Arg("a number (int or float)", is_numeric)
 ANY = Arg("a value", any_type)
 
@@ -295,9 +306,9 @@ def _lower_print(b: CBody, e: ir.Builtin) -> list[str]:
     vals: list[c.Expr] = []
     for a in e.args:
         x = b.ex(a).expr
-        if isinstance(a.ty, (Vec, Struct)):
+        if owns_memory(a.ty) or isinstance(a.ty, Struct):
             x = b.hoist(f"const {c.ctype(a.ty)} *", c.addr(x)).ref
-        elif a.ty != STR:
+        else:
             x = b.hoist("sgl_" + C_SUFFIX[a.ty], x).ref
         vals.append(x)
     ob, node = c.Name("ob"), c.Name("N")
@@ -306,7 +317,7 @@ def _lower_print(b: CBody, e: ir.Builtin) -> list[str]:
         if i:
             main.append(c.stmt(c.call("sgl_buf_put", ob, c.string_lit(" "), c.Name("1"))))
         if a.ty == STR:
-            main.append(c.stmt(c.call("sgl_buf_puts", ob, x)))
+            main.append(c.stmt(c.call("sgl_fmt_text", ob, x)))
         elif isinstance(a.ty, (Vec, Struct)):
             main.append(c.stmt(c.call("sgl_fmt_value", ob, b.T.ref(a.ty), x)))
         else:
@@ -317,11 +328,11 @@ def _lower_print(b: CBody, e: ir.Builtin) -> list[str]:
 
 _ENTRIES: list[Builtin] = [
     # ---- vectors
-    Builtin("len", (Form((VECTOR,), Fixed(INT), "((sgl_int)({v0}).len)"),)),
+    Builtin("len", (Form((VEC_OR_STR,), Fixed(INT), "((sgl_int)({v0}).len)"),)),
     Builtin("fill", (Form((INT_ARG, ANY), VecOf(1), "sgl_fill({TR}, {0}, &{a1}, {loc})",
                           can_fail=True, coerce_arg=1),)),
     Builtin("range", (_fixed([INT, INT], Vec(INT), "sgl_range({0}, {1}, {loc})"),)),
-    Builtin("slice", (Form((VECTOR, INT_ARG, INT_ARG), ArgType(0),
+    Builtin("slice", (Form((VEC_OR_STR, INT_ARG, INT_ARG), ArgType(0),
                            "sgl_slice({T0}, &{v0}, {1}, {2}, {loc})", can_fail=True,
                            take="sgl_slice_take({T0}, &{m0}, {1}, {2}, {loc})"),)),
     Builtin("push", (Form(
@@ -361,6 +372,10 @@ _ENTRIES: list[Builtin] = [
     Builtin("rand_floats", (_fixed([INT, INT], Vec(FLOAT), "sgl_rand_floats({0}, {1}, {loc})", can_fail=True),)),
     Builtin("arg_int", (_fixed([INT, INT], INT, "sgl_arg_int({0}, {1}, {loc})", can_fail=True),)),
     Builtin("arg_float", (_fixed([INT, FLOAT], FLOAT, "sgl_arg_float({0}, {1}, {loc})", can_fail=True),)),
+    Builtin("arg_str", (Form((_exact(INT), Arg("string", Exactly(STR), expect=STR)), Fixed(STR),
+                             "sgl_arg_str({0}, &{v1}, {loc})", each=True),)),
+    # ---- strings
+    Builtin("str", (Form((ANY,), Fixed(STR), "sgl_str({T0}, &{a0}, {loc})"),)),
     Builtin("wtime", (_fixed([], FLOAT, "sgl_wtime()"),), pure=False),  # reads the clock
     # ---- the machine
     Builtin("child_speeds", (_fixed([], Vec(FLOAT), "sgl_child_speeds(N)"),)),

@@ -6,20 +6,23 @@
     sglc probe -np 2 -o m.json   measure the machine's l, g, r per level and its workers' speeds
     sglc cost prog.sgl           symbolic cost of every superstep
     sglc fmt prog.sgl ...        rewrite in the canonical layout (--check, --diff)
+    sglc lsp                     the language server (LSP on stdin/stdout)
 
 compile, check and run take -W flags: -Wall (the default set of warnings),
 -WNAME / -Wno-NAME (one warning on / off), -Werror (warnings are errors).
 
 Exit status: 0 ok (also with warnings), 1 errors in the program (or
-warnings under -Werror), 2 bad usage, 3 internal error.
+warnings under -Werror), 2 bad usage or environment, 3 internal error, 130
+Ctrl-C.
 """
 
 from __future__ import annotations
 
 import os
 import shlex
-import subprocess
+import signal
 import sys
+import threading
 import traceback
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -28,7 +31,7 @@ from typing import TYPE_CHECKING, TypeVar
 
 import click
 
-from .build import TARGETS, BuildError, cache_dir, default_target
+from .build import TARGETS, BuildError, OutputError, cache_dir, default_target
 from .check import warnings as W
 from .diagnostics import CompileError, Diagnostic
 from .passes import IR_STAGES
@@ -252,6 +255,17 @@ def compile_cmd(file: str, output: str | None, target: str | None, opt: int, unc
                                "use --target omp or seq (mpi is for executables)")
     if library and target is None:
         target = "omp"
+    if emit not in ("ast", "ir") or output not in (None, "-"):
+        if emit == "header":
+            dest = output or _stem(file) + ".h"
+        elif library:
+            dest = output or f"lib{_stem(file)}.so"
+        elif emit == "c" and dump_after is None:
+            dest = output or _stem(file) + ".c"
+        else:
+            dest = output or (_stem(file) if dump_after is None else "-")
+        if dest != "-":
+            _guard(lambda: _refuse_source_as_output(file, dest), debug)
     opts = _options(target, opt, unchecked, verbose, warnings, line_directives=not no_line,
                     sanitize=sanitize, debug_info=debug_info)
 
@@ -426,7 +440,7 @@ def run_cmd(file: str, nprocs: int | None, threads_text: str | None, shape: str 
 
     def go() -> None:
         from . import pipeline
-        from .launch import launch_command, run_cache_key
+        from .launch import launch_command, run_cache_key, run_job
 
         source = _read_source(file)
         key = run_cache_key(source, file, [opts.target, str(opt), str(unchecked)])
@@ -446,8 +460,9 @@ def run_cmd(file: str, nprocs: int | None, threads_text: str | None, shape: str 
         if verbose:
             click.echo(shlex.join(cmd), err=True)
         sys.stdout.flush()
-        proc = subprocess.run(cmd, env=env)
-        raise _Failure(proc.returncode) if proc.returncode else SystemExit(0)
+        status = run_job(cmd, env)
+        # a program ended by a signal N: 128 + N, as a shell reports it
+        raise _Failure(status if status > 0 else 128 - status) if status else SystemExit(0)
 
     _guard(go, debug)
 
@@ -542,6 +557,54 @@ def cost_cmd(file: str, debug: bool) -> None:
     _guard(go, debug)
 
 
+def _refuse_source_as_output(source: str, dest: str) -> None:
+    """A usage error (exit 2) when the output would replace the source file
+    (`sglc ok.sgl -o ok.sgl`, also through another path or a link)."""
+    src, out = Path(source), Path(dest)
+    try:
+        same = src.resolve() == out.resolve() or (out.exists() and src.samefile(out))
+    except OSError:
+        same = False
+    if same:
+        click.echo(f"sglc: error: the output {dest} is the source file {source}: it would be "
+                   "overwritten; choose another name with -o", err=True)
+        raise _Failure(EXIT_USAGE)
+
+
+@cli.command("report")
+@click.argument("stats", metavar="STATS.json")
+@click.option("--trace", "trace", default=None, metavar="TRACE.json",
+              help="A timeline written by --sgl-trace=FILE.json (the page's timeline).")
+@click.option("--machine", "machine", default=None, metavar="MACHINE.json",
+              help="A machine file of sglc probe: predicted against measured time per level.")
+@click.option("-o", "output", default="report.html", show_default=True, metavar="FILE.html",
+              help="The page to write.")
+@_debug_opt
+def report_cmd(stats: str, trace: str | None, machine: str | None, output: str,
+               debug: bool) -> None:
+    """Write one self-contained HTML page of a run from STATS.json (written by
+    --sgl-stats=FILE.json): the machine tree with each node's busy and waiting
+    time, the imbalance per level and the timeline (docs/cost-model.md).
+    A program run with --sgl-report=FILE.html writes the same page itself."""
+
+    def go() -> None:
+        from . import report
+
+        try:
+            page = report.build(stats, trace, machine)
+        except report.ReportError as e:
+            click.echo(f"sglc: error: {e}", err=True)
+            raise _Failure(EXIT_USAGE) from None
+        try:
+            Path(output).write_text(page, encoding="utf-8")
+        except OSError as e:
+            click.echo(f"sglc: error: cannot write {output}: {e.strerror or e}", err=True)
+            raise _Failure(EXIT_USAGE) from None
+        click.echo(f"sglc: report written to {output}", err=True)
+
+    _guard(go, debug)
+
+
 def _check_writable(out: Path) -> None:
     """A usage error (exit 2) when the executable cannot be written there,
     before anything is compiled."""
@@ -583,6 +646,33 @@ def fmt_cmd(files: tuple[str, ...], check: bool, diff: bool, debug: bool) -> Non
 
     _guard(go, debug)
 
+
+
+@cli.command("lsp")
+@click.option("--stdio", is_flag=True, help="Talk over stdin/stdout (the default and only way; "
+              "accepted for clients that pass it).")
+@_debug_opt
+def lsp_cmd(stdio: bool, debug: bool) -> None:
+    """Run the SGL language server on stdin/stdout (for editors).
+
+    It speaks the Language Server Protocol: diagnostics as you type (the
+    messages of 'sglc check'), hover (types, levels, signatures), go to
+    definition, document symbols and formatting ('sglc fmt'). It needs the
+    optional extra lsp: pip install 'sglc[lsp]'. See docs/tools.md.
+    """
+
+    def go() -> None:
+        try:
+            from .lsp import make_server
+
+            server = make_server()
+        except ImportError as e:
+            click.echo(f"sglc: error: the language server needs pygls and lsprotocol ({e}); "
+                       "install them with: pip install 'sglc[lsp]'", err=True)
+            raise _Failure(EXIT_USAGE) from None
+        server.start_io()
+
+    _guard(go, debug)
 
 
 @cli.command("doctor")
@@ -656,7 +746,19 @@ def _stem(path: str) -> str:
     return name[:-4] if name.endswith(".sgl") and len(name) > 4 else name + ".out"
 
 
+_interrupt_said = threading.Lock()
+
+
+def _say_interrupted(what: str = "interrupted") -> None:
+    """One line on stderr for a Ctrl-C (or a signal), however many threads
+    see it."""
+    if _interrupt_said.acquire(blocking=False):
+        click.echo(f"sglc: {what}", err=True)
+
+
 def _guard(fn, debug: bool) -> None:
+    from .launch import JobSignalled, LaunchError
+
     try:
         try:
             fn()
@@ -664,7 +766,11 @@ def _guard(fn, debug: bool) -> None:
             _reporter.finish()
     except _Failure as e:
         sys.exit(e.status)
-    except CacheError as e:
+    except JobSignalled as e:
+        _say_interrupted(f"interrupted ({signal.Signals(e.signum).name}): the program was "
+                         "sent it and has ended")
+        sys.exit(128 + e.signum)
+    except (CacheError, LaunchError, OutputError) as e:
         click.echo(f"sglc: error: {e}", err=True)
         sys.exit(EXIT_USAGE)
     except BuildError as e:
@@ -677,6 +783,7 @@ def _guard(fn, debug: bool) -> None:
     except (click.exceptions.Exit, click.ClickException, SystemExit):
         raise
     except KeyboardInterrupt:
+        _say_interrupted()
         sys.exit(130)
     except Exception as e:  # noqa: BLE001 - the last line of defence
         if debug:
@@ -711,7 +818,9 @@ def cli_doc() -> str:
         "     click definitions in sglc/cli.py; do not edit by hand. -->",
         "",
         "Exit status: 0 ok, 1 errors in the program (or, for `sglc fmt --check`, a file",
-        "that would change), 2 bad usage, 3 internal error.",
+        "that would change), 2 bad usage or a problem of the environment (the message says",
+        "what to do), 3 internal error, 130 Ctrl-C; `sglc run`: the program's status, or",
+        "128 + N after the signal N (docs/execution.md, Signals).",
         "",
     ]
     text, root = _doc_help(cli, "sglc", None)
@@ -736,8 +845,38 @@ def main() -> None:
             return e.code
         return 0
 
-    code = call_deep(run)
+    _catch_signals()
+    try:
+        code = call_deep(run)
+    except KeyboardInterrupt:
+        # now, without waiting for the command's thread: what it would
+        # still report (a compiler that the Ctrl-C ended) is no news
+        _say_interrupted()
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os._exit(130)
     sys.exit(code if isinstance(code, int) or code is None else str(code))
+
+
+def _catch_signals() -> None:
+    """SIGINT, SIGTERM and SIGHUP in sglc's main thread (the commands run on
+    another, sglc.deepstack): while `sglc run`'s job runs, they go to the
+    job (sglc.launch.forward_signal); else SIGINT ends sglc with one line and
+    status 130, and the others end it as they would have (no traceback).  A
+    signal ignored when sglc starts (nohup) stays ignored."""
+    from .launch import FORWARDED_SIGNALS, forward_signal
+
+    def handler(signum: int, frame: object) -> None:
+        if forward_signal(signum):
+            return
+        if signum == signal.SIGINT:
+            raise KeyboardInterrupt
+        signal.signal(signum, signal.SIG_DFL)
+        os.kill(os.getpid(), signum)
+
+    for s in FORWARDED_SIGNALS:
+        if signal.getsignal(s) is not signal.SIG_IGN:
+            signal.signal(s, handler)
 
 if __name__ == "__main__":
     main()

@@ -19,7 +19,7 @@ import re
 from dataclasses import dataclass
 from functools import cache
 
-from .types import Type, c_name
+from .types import Type, c_type
 
 # Precedence levels, higher binds tighter.
 PRIMARY, POSTFIX, UNARY = 16, 15, 14
@@ -159,7 +159,7 @@ class Binary(Expr):
 
 def ctype(t: Type) -> str:
     """The C type of values of the SGL type t."""
-    return c_name(t)
+    return c_type(t)
 
 
 # ---------------------------------------------------------------- constructors

@@ -29,6 +29,9 @@ def _elem_type(ty: Type) -> Type | None:
     return getattr(ty, "elem", None)
 
 
+_STR_ESCAPES = {"\\": "\\\\", '"': '\\"', "\n": "\\n", "\t": "\\t"}
+
+
 def expr_text(e: ir.Expr) -> str:
     """A short source-like rendering of an IR expression."""
     if isinstance(e, (ir.VarRef, ir.NodeRef)):
@@ -39,8 +42,8 @@ def expr_text(e: ir.Expr) -> str:
         return repr(e.value)
     if isinstance(e, ir.Query):
         return e.name
-    if isinstance(e, ir.Str):
-        return '"' + e.value + '"'
+    if isinstance(e, ir.Str):  # as the source writes it
+        return '"' + "".join(_STR_ESCAPES.get(ch, ch) for ch in e.value) + '"'
     if isinstance(e, ir.Index):
         return f"{expr_text(e.base)}[{expr_text(e.index)}]"
     if isinstance(e, (ir.Builtin, ir.Call)):

@@ -22,6 +22,7 @@ values again, and so does a call that fails with a run-time error.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import inspect
 import json
@@ -108,16 +109,34 @@ def _compile_key(source: str, path: str, target: str, opt: int, unchecked: bool)
     return hashlib.sha256("\0".join(parts).encode()).hexdigest()[:20]
 
 
-def _build(source: str, path: str, target: str, opt: int, unchecked: bool) -> Path:
-    """The cache folder holding lib.so and meta.json for the program."""
+def _cached_meta(folder: Path) -> dict | None:
+    """meta.json of a cached build when it and lib.so are whole: lib.so of
+    the size and SHA-256 that meta.json records (a truncated or damaged
+    library would crash the process at dlopen, with SIGBUS); else None."""
+    try:
+        meta = json.loads((folder / "meta.json").read_text(encoding="utf-8"))
+        so = (folder / "lib.so").read_bytes()
+    except (OSError, ValueError):
+        return None
+    if not isinstance(meta, dict) or not {"prefix", "cdef", "functions"} <= meta.keys():
+        return None
+    if meta.get("so_size") != len(so) or meta.get("so_sha256") != hashlib.sha256(so).hexdigest():
+        return None
+    return meta
+
+
+def _build(source: str, path: str, target: str, opt: int, unchecked: bool) -> tuple[Path, dict]:
+    """The cache folder holding lib.so and meta.json for the program, and
+    the meta; a damaged cached build is built again."""
     from . import pipeline
     from .build import cache_dir
     from .diagnostics import render_all
     from .emit_library import c_prefix, cdef_text, exports
 
     folder = cache_dir() / "lib" / _compile_key(source, path, target, opt, unchecked)
-    if (folder / "meta.json").exists():
-        return folder
+    meta = _cached_meta(folder)
+    if meta is not None:
+        return folder, meta
     prefix = c_prefix(Path(path).stem)
     opts = pipeline.Options(target, opt, unchecked)
     try:
@@ -142,7 +161,15 @@ def _build(source: str, path: str, target: str, opt: int, unchecked: bool) -> Pa
                 "ret": None if ex.func.ret is None else str(ex.func.ret),
             } for ex in exports(prog, prefix)],
         }
+        so = (tmp / "lib.so").read_bytes()
+        meta["so_size"] = len(so)
+        meta["so_sha256"] = hashlib.sha256(so).hexdigest()
         (tmp / "meta.json").write_text(json.dumps(meta, indent=1))
+        if folder.exists():  # damaged (_cached_meta): set it aside, then replace it
+            bad = Path(tempfile.mkdtemp(dir=folder.parent, prefix=".bad-"))
+            with contextlib.suppress(OSError):
+                os.replace(folder, bad / "old")
+            shutil.rmtree(bad, ignore_errors=True)
         try:
             os.replace(tmp, folder)
         except OSError:  # another process built it first
@@ -150,7 +177,7 @@ def _build(source: str, path: str, target: str, opt: int, unchecked: bool) -> Pa
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)
         raise
-    return folder
+    return folder, _cached_meta(folder) or meta
 
 
 _loaded: set[str] = set()
@@ -231,8 +258,7 @@ def load(path_or_source: str | os.PathLike[str], target: str = "omp", shape: str
     use_np = (_np is not None) if numpy is None else numpy
     if use_np and _np is None:
         raise ImportError("sglc.load(numpy=True) needs numpy: pip install 'sglc[numpy]'")
-    folder = _build(source, path, target, opt, unchecked)
-    meta = json.loads((folder / "meta.json").read_text())
+    folder, meta = _build(source, path, target, opt, unchecked)
     ffi = cffi.FFI()
     ffi.cdef(meta["cdef"])
     lib = ffi.dlopen(_private_copy(folder / "lib.so"))
@@ -361,6 +387,65 @@ class _Context:
             return v
         return conv
 
+    def _str_in(self, depth: int, pname: str, sgl: str) -> Callable[[Any, list[Any]], Any]:
+        """A string (depth 0) or a vector of them: a Python str is its UTF-8
+        bytes (errors="surrogateescape", so that a str that came out of
+        a string goes back as the same bytes); bytes are taken as they are."""
+        ffi = self.ffi
+
+        def fill(v: Any, x: Any, d: int, keep: list[Any]) -> None:
+            if d == 0:
+                if isinstance(x, str):
+                    b = x.encode("utf-8", "surrogateescape")
+                elif isinstance(x, (bytes, bytearray)):
+                    b = bytes(x)
+                else:
+                    raise TypeError(f"parameter '{pname}' is {sgl}: got {type(x).__name__}")
+                if b:
+                    arr = ffi.new("char[]", b)
+                    keep.append(arr)
+                    v.data = arr
+                v.len = len(b)
+                return
+            if isinstance(x, (str, bytes)) or not hasattr(x, "__len__"):
+                raise TypeError(f"parameter '{pname}' is {sgl}: got {type(x).__name__}")
+            items = list(x)
+            if items:
+                arr = ffi.new("sglc_vec[]", len(items))
+                keep.append(arr)
+                for i, e in enumerate(items):
+                    fill(arr[i], e, d - 1, keep)
+                v.data = arr
+            v.len = len(items)
+
+        def conv(x: Any, keep: list[Any]) -> Any:
+            v = ffi.new("sglc_vec *")
+            keep.append(v)
+            fill(v, x, depth, keep)
+            return v
+        return conv
+
+    def _str_result(self, depth: int) -> Callable[[Any], Any]:
+        """A string result (depth 0) or a vector of them: str, decoded from
+        UTF-8 with errors="surrogateescape" (bytes that are not UTF-8 become
+        lone surrogates, and go back unchanged as an argument)."""
+        ffi, vec_free = self.ffi, self.vec_free
+
+        def nested(v: Any, d: int) -> Any:
+            if d == 0:
+                return ffi.buffer(ffi.cast("char *", v.data), v.len)[:].decode(
+                    "utf-8", "surrogateescape") if v.len else ""
+            items = ffi.cast("sglc_vec *", v.data)
+            return [nested(items[i], d - 1) for i in range(v.len)]
+
+        def conv(out: Any) -> Any:
+            holder = ffi.new("sglc_vec *", out[0])
+            try:
+                return nested(holder[0], depth)
+            finally:
+                vec_free(holder, depth + 1)
+        return conv
+
     # ---------------------------------------------------------- results
 
     def _result(self, depth: int, elem: str) -> Callable[[Any], Any]:
@@ -424,6 +509,9 @@ class _Context:
         convs = []
         for pname, ptype in f["params"]:
             depth, elem = _parse_type(ptype)
+            if elem == "string":
+                convs.append(self._str_in(depth, pname, ptype))
+                continue
             convs.append(self._vec_in(depth, elem, pname, ptype) if depth
                          else self._scalar_in(elem, pname, ptype))
         ret = f["ret"]
@@ -431,8 +519,12 @@ class _Context:
         result: Callable[[Any], Any] | None = None
         if ret is not None:
             depth, elem = _parse_type(ret)
-            out_type = "sglc_vec *" if depth else _SCALAR_C[elem] + " *"
-            result = self._result(depth, elem) if depth else None
+            if elem == "string":
+                out_type = "sglc_vec *"
+                result = self._str_result(depth)
+            else:
+                out_type = "sglc_vec *" if depth else _SCALAR_C[elem] + " *"
+                result = self._result(depth, elem) if depth else None
         nparams = len(convs)
         fname = f["name"]
         raise_error = self.raise_error

@@ -33,7 +33,7 @@ from .cnodes import Name, Scope, Temp, ctype
 from .emit_library import export_c_lines
 from .passes.bounds import ablated
 from .templates import environment
-from .types import BOOL, FLOAT, INT, VOID, Struct, Type, Vec, is_scalar_struct, owns_memory
+from .types import BOOL, FLOAT, INT, STR, VOID, Struct, Type, Vec, c_desc, is_sortable_struct, owns_memory
 
 
 @dataclass(frozen=True)
@@ -57,6 +57,14 @@ class Owned:
 
 
 Val = Borrowed | Owned
+
+
+def _str_lit(value: str) -> str:
+    """A string literal as a C expression: a `sgl_vec` that views static
+    storage and owns no buffer (sgl.h), so it costs no allocation."""
+    data = value.encode("utf-8", "surrogateescape")
+    lit = c.string_lit(data.decode("utf-8", "surrogateescape")).render()
+    return f"((sgl_vec){{(void *){lit}, {len(data)}, NULL}})"
 
 
 def _ptr(t: Type) -> str:
@@ -83,7 +91,7 @@ class _Types:
                     self.desc(ft)
                 self.vec_types.append(t)
             return "T_" + self._mangle(t)
-        return {INT: "sgl_t_int", FLOAT: "sgl_t_float", BOOL: "sgl_t_bool"}[t]  # type: ignore[index]
+        return c_desc(t)
 
     def struct_defs(self) -> list[str]:
         """The C struct of every struct type, each after the structs it holds."""
@@ -132,7 +140,7 @@ class _Types:
                 out.append(f"static const sgl_field {fields}[] = {{{rows}}};")
             managed = "true" if owns_memory(t) else "false"
             sort = "NULL"
-            if is_scalar_struct(t):
+            if is_sortable_struct(t):
                 sort = f"{ct}_sort"
                 out += _struct_sort(t)
             out.append(f'static const sgl_type {d} = {{SGL_T_STRUCT, NULL, "{t.name}", sizeof({ct}), '
@@ -150,7 +158,10 @@ def _struct_sort(t: Struct) -> list[str]:
     ct = ctype(t)
     cmp = [f"static inline int {ct}_cmp(const {ct} *a, const {ct} *b)", "{", "    int c;"]
     for f, ft in t.fields:
-        cmp.append(f"    if ((c = sgl_cmp_{ft}(a->f_{f}, b->f_{f}))) return c;")
+        if ft == STR:
+            cmp.append(f"    if ((c = sgl_str_cmp(&a->f_{f}, &b->f_{f}))) return c;")
+        else:
+            cmp.append(f"    if ((c = sgl_cmp_{ft}(a->f_{f}, b->f_{f}))) return c;")
     cmp += ["    return 0;", "}"]
     msort = f"""static void {ct}_msort({ct} *a, {ct} *tmp, int64_t n)
 {{
@@ -310,7 +321,8 @@ class _Expressions(_Context):
         return Borrowed(c.int_lit(int(e.value)))
 
     def ex_Str(self, e: ir.Str) -> Val:
-        return Borrowed(c.string_lit(e.value))
+        """A literal: a view of static storage, no buffer (sgl.h)."""
+        return Borrowed(Name(_str_lit(e.value)))
 
     def ex_VarRef(self, e: ir.VarRef) -> Val:
         if e.row is not None:  # read once before the loop (loop_fast)
@@ -459,7 +471,11 @@ class _Expressions(_Context):
         lt = e.left.ty
         a = self.ex(e.left).expr
         b = self.ex(e.right).expr
-        if e.op in ("==", "!=") and isinstance(lt, (Vec, Struct)):
+        if lt == STR and e.op == "+":
+            return self.owned_vec(c.call("sgl_str_concat", c.addr(a), c.addr(b), *self.loc(e)), STR)
+        if lt == STR and e.op in c.COMPARISONS and e.op not in ("==", "!="):
+            return Borrowed(c.Binary(e.op, c.call("sgl_str_cmp", c.addr(a), c.addr(b)), Name("0")))
+        if e.op in ("==", "!=") and (owns_memory(lt) or isinstance(lt, Struct)):
             eq = c.call("sgl_value_eq", self.T.ref(lt), c.addr(a), c.addr(b))
             return Borrowed(eq if e.op == "==" else c.Unary("!", eq))
         if lt == INT and e.op not in c.COMPARISONS:
@@ -598,7 +614,12 @@ class _Builtins(_Places):
                 v = first[i] if i in first else self.ex(a)
                 holes[f"m{i}"] = self.hoist(ctype(a.ty), self.take(v, a.ty)).ref
             else:
-                holes[f"{kind}{i}"] = (first[i] if i in first else self.ex(a)).expr
+                x = (first[i] if i in first else self.ex(a)).expr
+                if kind == "" and a.ty == STR:
+                    # a string as {i}: a C string (a file name), NUL-terminated
+                    t = self.hoist("sgl_vec", c.call("sgl_str_cstr", c.addr(x), *self.loc(e)), self.T.ref(STR))
+                    x = c.Cast("const char *", c.member(t.ref, "data"))
+                holes[f"{kind}{i}"] = x
         for name in tmpl.other_holes:
             if name == "loc":
                 holes[name] = self.loc(e)
@@ -660,6 +681,10 @@ class _Statements(_Builtins):
                 p = self.new_name("p")
                 main.append(c.decl(_ptr(t), p, c.addr(place)))
                 cur = c.deref(Name(p))
+            if t == STR:  # s += t
+                main.append(c.stmt(c.call("sgl_str_append", c.addr(cur), c.addr(v.expr), *self.loc(s))))
+                self.write_stmt(self.close_scope(), main, block=len(main) > 1)
+                return
             if t == INT:
                 rhs = self.int_arith(op, cur, v.expr, s, s.value)
             else:
@@ -886,7 +911,7 @@ class _Statements(_Builtins):
         """Vectors dead here (the moves pass): freed and left empty, so that
         the free at the return or the frame's end does nothing."""
         for v in s.vars:
-            fn = "sgl_vec_free" if isinstance(v.ty, Vec) else "sgl_value_free"
+            fn = "sgl_vec_free" if ctype(v.ty) == "sgl_vec" else "sgl_value_free"
             self.out(c.stmt(c.call(fn, self.T.ref(v.ty), c.addr(self.var(v)))))
 
     def st_Break(self, s: ir.Break) -> None:
@@ -1161,7 +1186,7 @@ class Emitter:
 
     def epilogue(self, f: ir.Function) -> list[str]:
         owned = [p for i, p in enumerate(f.params) if f.owns(i) and owns_memory(p.ty)]
-        lines = [c.stmt(c.call("sgl_vec_free" if isinstance(v.ty, Vec) else "sgl_value_free",
+        lines = [c.stmt(c.call("sgl_vec_free" if ctype(v.ty) == "sgl_vec" else "sgl_value_free",
                                self.types.ref(v.ty), c.addr(Name(v.cname))))
                  for v in self.locals[f.cname] + owned if owns_memory(v.ty)]
         if f.runs_supersteps:
@@ -1182,7 +1207,7 @@ class Emitter:
         self.locals[f.cname] = [v for v in f.frame if not v.is_param and id(v) in used]
         b.out("(void)N;")
         for v in self.locals[f.cname]:
-            if isinstance(v.ty, (Vec, Struct)):
+            if owns_memory(v.ty) or isinstance(v.ty, Struct):
                 b.out(f"{ctype(v.ty)} {v.cname} = {{0}};")
             else:  # maybe only written (a loop variable nobody reads)
                 b.out(f"{ctype(v.ty)} {v.cname} SGL_MAYBE_UNUSED = 0;")
@@ -1257,6 +1282,9 @@ class Emitter:
             return f"({ctype(t)}){{{', '.join(vals) or '0'}}}"
         if t == BOOL:
             return "true" if value else "false"
+        if t == STR:  # a view of static storage, as a literal (ex_Str)
+            assert isinstance(value, str)
+            return _str_lit(value)
         if t == FLOAT:
             return c.float_lit(float(value)).render()  # type: ignore[arg-type]
         return c.int_lit(int(value)).render()  # type: ignore[call-overload]
@@ -1299,7 +1327,7 @@ class Emitter:
             nodevars=[(ctype(nv.ty), nv) for nv in self.prog.nodevars],
             nodevar_init=self.nodevar_init(),
             nodevar_vecs=[(nv, self.types.ref(nv.ty)) for nv in self.prog.nodevars
-                          if isinstance(nv.ty, Vec)],
+                          if ctype(nv.ty) == "sgl_vec"],
             nodevar_owned=[(nv, self.types.ref(nv.ty)) for nv in self.prog.nodevars
                            if owns_memory(nv.ty)],
             library=self.library is not None,

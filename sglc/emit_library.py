@@ -4,7 +4,8 @@ than main, the library's init/finalize/error functions, and the C header
 describing them (templates/library.h.j2).
 
 An exported function `NAME_f` takes the SGL parameters (int: int64_t,
-float: double, bool: bool, vectors: `const sglc_vec *`), then a pointer
+float: double, bool: bool, vectors and strings: `const sglc_vec *`; a
+string is a sglc_vec of its bytes), then a pointer
 to the result if f returns one, and returns an error code (0: success).
 The generated bodies run f on the root of the library's machine tree
 inside the runtime's call boundary (runtime_c/sgl_library.h).
@@ -18,7 +19,7 @@ from dataclasses import dataclass
 from . import ir
 from .cnodes import ctype
 from .templates import environment
-from .types import BOOL, FLOAT, INT, Struct, Type, Vec
+from .types import BOOL, FLOAT, INT, STR, Struct, Type, Vec, owns_memory
 
 # The library's own functions: NAME_init and so on.  An SGL function of one
 # of these names is exported as NAME_<f>_fn.
@@ -45,11 +46,13 @@ def c_prefix(stem: str) -> str:
 
 
 def vec_depth(t: Type) -> int:
+    """The nesting of t's vectors, a string counting as one (a vector of
+    bytes): `[string]` is 2."""
     d = 0
     while isinstance(t, Vec):
         d += 1
         t = t.elem
-    return d
+    return d + (1 if t == STR else 0)
 
 
 def scalar_c(t: Type) -> str:
@@ -83,12 +86,12 @@ class Export:
         out = []
         for p in self.func.params:
             n = param_name(p)
-            if isinstance(p.ty, Vec):
+            if owns_memory(p.ty):
                 out.append(f"const {vec_type} *{n}")
             else:
                 out.append(f"{scalar_c(p.ty)} {n}")
         if self.func.ret is not None:
-            rt = vec_type if isinstance(self.func.ret, Vec) else scalar_c(self.func.ret)
+            rt = vec_type if owns_memory(self.func.ret) else scalar_c(self.func.ret)
             out.append(f"{rt} *result")
         return out or ["void"]
 
@@ -182,10 +185,10 @@ def export_c_lines(prog: ir.Program, prefix: str, type_ref) -> list[str]:  # typ
         ctx = f"ex_{f.name}_ctx"
         L.append("typedef struct {")
         for p in f.params:
-            ty = "const sgl_lib_vec *" if isinstance(p.ty, Vec) else ctype(p.ty) + " "
+            ty = "const sgl_lib_vec *" if owns_memory(p.ty) else ctype(p.ty) + " "
             L.append(f"    {ty}{param_name(p)};")
         if f.ret is not None:
-            rty = "sgl_lib_vec" if isinstance(f.ret, Vec) else ctype(f.ret)
+            rty = "sgl_lib_vec" if owns_memory(f.ret) else ctype(f.ret)
             L.append(f"    {rty} *result;")
         if not f.params and f.ret is None:
             L.append("    char unused_;")
@@ -197,7 +200,7 @@ def export_c_lines(prog: ir.Program, prefix: str, type_ref) -> list[str]:  # typ
         L.append("    (void)A;")
         args = ["N"]
         for i, p in enumerate(f.params):
-            if isinstance(p.ty, Vec):
+            if owns_memory(p.ty):
                 L.append(f"    sgl_vec a{i};")
                 L.append(f"    sgl_lib_import({type_ref(p.ty)}, A->{param_name(p)}, &a{i});")
                 # an owned parameter (the moves pass) gets a reference of its own
@@ -207,7 +210,7 @@ def export_c_lines(prog: ir.Program, prefix: str, type_ref) -> list[str]:  # typ
         call = f"{f.cname}({', '.join(args)})"
         if f.ret is None:
             L.append(f"    {call};")
-        elif isinstance(f.ret, Vec):
+        elif owns_memory(f.ret):
             L.append(f"    sgl_vec r_ = {call};")
             L.append(f"    sgl_lib_export({type_ref(f.ret)}, &r_);")
             L.append("    memcpy(A->result, &r_, sizeof r_);")
@@ -219,7 +222,7 @@ def export_c_lines(prog: ir.Program, prefix: str, type_ref) -> list[str]:  # typ
         L.append(ex.prototype("sgl_lib_vec"))
         L.append("{")
         fields = [param_name(p) for p in f.params] + (["result"] if f.ret is not None else [])
-        if isinstance(f.ret, Vec):
+        if owns_memory(f.ret):
             L.append("    if (result) *result = (sgl_lib_vec){NULL, 0, NULL};")
         L.append(f"    {ctx} A = {{{', '.join(fields) if fields else '0'}}};")
         L.append(f"    return sgl_lib_call(ex_{f.name}_body, &A);")

@@ -48,7 +48,7 @@ QUERY_NAMES: frozenset[str] = frozenset(QUERIES)
 
 # How the keywords are shown.  The set of keywords is KEYWORD_NAMES; these only
 # pick a token type for some of them, and any other keyword is a Keyword.
-_TYPES = KEYWORD_NAMES & {"int", "float", "bool"}
+_TYPES = KEYWORD_NAMES & {"int", "float", "bool", "string"}
 _CONSTANTS = KEYWORD_NAMES & {"true", "false"}
 _DECLARATIONS = KEYWORD_NAMES & {"func", "const", "var", "struct"}
 _OTHER_KEYWORDS = KEYWORD_NAMES - _TYPES - _CONSTANTS - _DECLARATIONS

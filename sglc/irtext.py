@@ -40,7 +40,7 @@ import math
 from . import ir
 from .ast import BINARY_PREC as _PREC
 from .ast import COMPARISON_PREC, POSTFIX_PREC, UNARY_PREC
-from .types import Vec
+from .types import owns_memory
 
 _NONASSOC = {COMPARISON_PREC}  # a == b == c and a < b == c do not parse
 _UNARY, _ATOM = UNARY_PREC, POSTFIX_PREC
@@ -91,7 +91,7 @@ class _Writer:
         names = [v.name for v in f.frame]
         self.dup = {n for n in names if names.count(n) > 1}
         modes = f.param_modes or ("",) * len(f.params)
-        params = ", ".join(f"{self.var(v)}: {v.ty}" + (f" {m}" if m and isinstance(v.ty, Vec) else "")
+        params = ", ".join(f"{self.var(v)}: {v.ty}" + (f" {m}" if m and owns_memory(v.ty) else "")
                            for v, m in zip(f.params, modes))
         ret = f" -> {f.ret}" if f.ret is not None else ""
         head = f"func {f.name}({params}){ret}"

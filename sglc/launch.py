@@ -1,13 +1,20 @@
 """Starting compiled programs: the mpirun command line (`sglc run`,
-`sglc probe`) and the key of `sglc run`'s executable cache."""
+`sglc probe`), each job's own Open MPI session directory, and the key of
+`sglc run`'s executable cache."""
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import hashlib
 import itertools
 import os
-from collections.abc import Iterable, Mapping, Sequence
+import shutil
+import signal
+import subprocess
+import tempfile
+import threading
+from collections.abc import Iterable, Iterator, Mapping, MutableMapping, Sequence
 from pathlib import Path
 
 from . import paths
@@ -68,6 +75,37 @@ def launch_command(exe: str, nprocs: int | None, threads: int | Sequence[int] | 
     for count, run in itertools.groupby(per_process):
         contexts.append(["-np", str(len(list(run))), "-x", f"OMP_NUM_THREADS={count}", *prog])
     return cmd + [w for i, c in enumerate(contexts) for w in ([":"] if i else []) + c]
+
+
+# Open MPI 4's session directory: its jobs keep their files under
+# BASE/ompi.HOST.UID/, one folder per user and host, where one job's clean-up
+# races another's start-up (open-mpi/ompi#8510: "A call to mkdir was unable
+# to create the desired directory ... jf.0").  Each job started here gets a
+# BASE of its own.
+OMPI_SESSION_VAR = "OMPI_MCA_orte_tmpdir_base"
+
+
+@contextlib.contextmanager
+def mpi_session_dir(env: MutableMapping[str, str], *, inside: str | None = None,
+                    keep_users: bool = False) -> Iterator[str | None]:
+    """For the duration: env[OMPI_SESSION_VAR] a fresh temporary folder
+    (under inside, else under TMPDIR), removed afterwards with what the job
+    left in it; yields it.  With keep_users, a value already in env (the
+    user's own) is left alone and None yielded."""
+    if keep_users and env.get(OMPI_SESSION_VAR):
+        yield None
+        return
+    old = env.get(OMPI_SESSION_VAR)
+    folder = tempfile.mkdtemp(prefix="sgl-ompi-", dir=inside)
+    env[OMPI_SESSION_VAR] = folder
+    try:
+        yield folder
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
+        if old is None:
+            env.pop(OMPI_SESSION_VAR, None)
+        else:
+            env[OMPI_SESSION_VAR] = old
 
 
 def parse_threads(text: str) -> int | list[int]:
@@ -151,3 +189,104 @@ def run_cache_key(source: str, path: str, flags: Sequence[str]) -> str:
     env = [os.environ.get(v, "") for v in ("CC", "MPICC", "CFLAGS", "LDFLAGS")]
     parts = [compiler_fingerprint(), source, path, *flags, *env]
     return hashlib.sha256("\0".join(parts).encode()).hexdigest()[:20]
+
+
+# ------------------------------------------------------------------- running
+# `sglc run` starts the job (the program, or mpirun and its ranks) in a
+# process group of its own and waits for it.  sglc's main thread catches
+# SIGINT, SIGTERM and SIGHUP (sglc.cli.main) and hands them to
+# forward_signal: while a job runs they go to its process group (mpirun ends
+# its ranks on each of them), and run_job raises JobSignalled once the job
+# has ended.
+
+FORWARDED_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
+
+
+class LaunchError(OSError):
+    """The job cannot be started (mpirun or the program missing): a problem
+    of the environment, exit status 2."""
+
+
+class JobSignalled(Exception):
+    """A signal reached sglc while its job ran; the job got it too and has
+    ended."""
+
+    def __init__(self, signum: int, status: int):
+        super().__init__(signal.Signals(signum).name)
+        self.signum = signum
+        self.status = status
+
+
+class _Job:
+    lock = threading.Lock()
+    starting = False
+    pgid: int | None = None
+    received: list[int] = []
+
+
+def forward_signal(signum: int) -> bool:
+    """For sglc's signal handler: True when a job is running or starting
+    (the signal is then sent to its process group, now or once it has
+    started), False when none is."""
+    with _Job.lock:
+        if not _Job.starting and _Job.pgid is None:
+            return False
+        _Job.received.append(signum)
+        if _Job.pgid is not None:
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.killpg(_Job.pgid, signum)
+        return True
+
+
+def run_job(cmd: Sequence[str], env: MutableMapping[str, str]) -> int:
+    """Runs cmd in a process group of its own (with its own Open MPI session
+    folder when it is mpirun and the user set none) and waits for it; its
+    exit status (negative: the signal that ended it).  JobSignalled when
+    sglc got a forwarded signal meanwhile; LaunchError when cmd cannot be
+    started.  A terminal on stdin is not handed on (an SGL program reads no
+    standard input, and mpirun outside the terminal's foreground group
+    would stop on reading it)."""
+    stdin = subprocess.DEVNULL if _isatty(0) else None
+    with contextlib.ExitStack() as stack:
+        if cmd and Path(cmd[0]).name == "mpirun":
+            try:
+                stack.enter_context(mpi_session_dir(env, keep_users=True))
+            except OSError as e:
+                raise LaunchError(f"cannot make a temporary folder for Open MPI's session "
+                                  f"files: {e.strerror or e} (set TMPDIR to a folder you can "
+                                  "write)") from None
+        with _Job.lock:
+            _Job.starting, _Job.pgid, _Job.received = True, None, []
+        try:
+            try:
+                proc = subprocess.Popen(list(cmd), env=dict(env), stdin=stdin, process_group=0)
+            except OSError as e:
+                raise LaunchError(_start_error(cmd[0], e)) from None
+            with _Job.lock:
+                _Job.pgid = proc.pid
+                for s in _Job.received:  # arrived while it started
+                    with contextlib.suppress(ProcessLookupError, PermissionError):
+                        os.killpg(proc.pid, s)
+            status = proc.wait()
+        finally:
+            with _Job.lock:
+                received = list(_Job.received)
+                _Job.starting, _Job.pgid, _Job.received = False, None, []
+    if received:
+        raise JobSignalled(received[0], status)
+    return status
+
+
+def _isatty(fd: int) -> bool:
+    try:
+        return os.isatty(fd)
+    except OSError:
+        return False
+
+
+def _start_error(prog: str, e: OSError) -> str:
+    if Path(prog).name == "mpirun" and isinstance(e, FileNotFoundError):
+        return ("cannot run mpirun: it is not installed or not on PATH (install Open MPI: "
+                "apt-get install openmpi-bin libopenmpi-dev, or add its bin folder to PATH; "
+                "-np 1 runs without it)")
+    return f"cannot run {prog}: {e.strerror or e}"

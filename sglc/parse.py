@@ -34,13 +34,13 @@ from lark.exceptions import UnexpectedCharacters, UnexpectedEOF, UnexpectedInput
 from . import ast
 from .diagnostics import CompileError, Diagnostic
 from .paths import grammar_path, make_cache_dir
-from .types import BOOL, FLOAT, INT, Struct, Vec
+from .types import BOOL, FLOAT, INT, STR, Struct, Vec
 
 __all__ = ["parse_program", "KEYWORDS", "SourceToken", "tokens", "comments"]
 
 KEYWORDS = frozenset(
     "func const var struct if else while for in return break continue scatter gather "
-    "bcast pardo true false int float bool".split()
+    "bcast pardo true false int float bool string".split()
 )
 
 _parser: Optional[Lark] = None
@@ -271,6 +271,9 @@ class _Builder(Transformer):
     def t_named(self, c: list[Any]) -> ast.TypeRef:
         # a struct's name; check resolves it to the declared struct
         return ast.TypeRef(Struct(str(c[0])), _tspan(c[0]))
+
+    def t_string(self, c: list[Any]) -> ast.TypeRef:
+        return ast.TypeRef(STR, _tspan(c[0]))
 
     def t_vec(self, c: list[Any]) -> ast.TypeRef:
         return ast.TypeRef(Vec(c[1].ty), _sp(c[0], c[2]))

@@ -111,14 +111,13 @@ def emit(prog: ir.Program, checked: bool = True, line_directives: bool = True) -
 def build(c: str, out: Path, opts: Options, stem: str = "prog") -> None:
     """The `build` stage: C text to the executable out (BuildError if the C
     toolchain fails)."""
-    from .build import compile_c, toolchain
+    from .build import atomic_output, compile_c, toolchain
 
     tc = toolchain(opts.target, opts.opt, sanitize=opts.sanitize, debug_info=opts.debug_info)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    with tempfile.TemporaryDirectory(prefix="sglc-") as tmp:
+    with tempfile.TemporaryDirectory(prefix="sglc-") as tmp, atomic_output(out) as part:
         c_path = Path(tmp) / (stem + ".c")
         c_path.write_text(c)
-        compile_c(c_path, out, tc, opts.verbose)
+        compile_c(c_path, part, tc, opts.verbose)
 
 
 def run(source: str, path: str, stop_after: str = "emit", opts: Options | None = None,
@@ -196,15 +195,14 @@ def library_c(source: str, path: str, prefix: str, opts: Options | None = None,
 
 def build_library(c: str, out: Path, opts: Options, stem: str = "prog") -> None:
     """C text of a library (library_c) to the shared library out."""
-    from .build import compile_shared, toolchain
+    from .build import atomic_output, compile_shared, toolchain
 
     tc = toolchain(opts.target, opts.opt, sanitize=opts.sanitize, debug_info=opts.debug_info,
                    shared=True)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    with tempfile.TemporaryDirectory(prefix="sglc-") as tmp:
+    with tempfile.TemporaryDirectory(prefix="sglc-") as tmp, atomic_output(out) as part:
         c_path = Path(tmp) / (stem + ".c")
         c_path.write_text(c)
-        compile_shared(c_path, out, tc, opts.verbose)
+        compile_shared(c_path, part, tc, opts.verbose)
 
 
 def compile_library(path: str, out: Path, opts: Options, check_ir: bool = False,

@@ -37,7 +37,7 @@ from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
 
-from .launch import launch_command  # the same mpirun line as `sglc run`
+from .launch import launch_command, mpi_session_dir  # the same mpirun line as `sglc run`
 from .pipeline import Options, compile_file
 
 OPS = ("scatter", "bcast", "gather")
@@ -239,8 +239,9 @@ def run_probe(nprocs: int, threads: int, shape: str | None, quick: bool, target:
         if verbose:
             print(" ".join(cmd), file=sys.stderr)
         try:
-            proc = subprocess.run(cmd, env=env, capture_output=True, text=True,
-                                  timeout=600)
+            with mpi_session_dir(env, keep_users=True):
+                proc = subprocess.run(cmd, env=env, capture_output=True, text=True,
+                                      timeout=600)
         except FileNotFoundError as e:
             raise ProbeError(f"cannot run {cmd[0]}: {e.strerror}") from None
         except subprocess.TimeoutExpired:

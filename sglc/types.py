@@ -1,4 +1,11 @@
-"""SGL types: int, float, bool and vectors of them (brief §3)."""
+"""SGL types: int, float, bool, string and vectors of them (brief §3).
+
+The per-type facts that later stages need live here, not in `isinstance`
+checks spread over the stages: `owns_memory(t)` (a value that owns heap
+memory: copied, freed and moved as the runtime's `sgl_vec`), `c_type(t)`
+(its C type) and `c_desc(t)` (the name of its run-time descriptor for the
+scalar types and string; vectors get one per program, sglc.emit).
+docs/internals.md, "Adding a type", has string as the worked example."""
 
 from __future__ import annotations
 
@@ -31,8 +38,10 @@ class Vec(Type):
 
 @dataclass(frozen=True)
 class StrType(Type):
-    """The type of a string literal: only an argument of print and the
-    file builtins."""
+    """`string`: an immutable sequence of bytes with value semantics.  In
+    C it is a `sgl_vec` of bytes (descriptor `sgl_t_str`, kind SGL_T_STR),
+    so that copy, free, serialization and reference counting are the
+    vector code's; a literal is a view of static storage (no buffer)."""
 
     def __str__(self) -> str:
         return "string"
@@ -86,8 +95,10 @@ def is_struct(t: Type) -> bool:
 
 def owns_memory(t: Type | None) -> bool:
     """Does a value of type t own heap memory (copied by reference count,
-    freed when dropped)?  Vectors, and structs with such a field."""
-    if isinstance(t, Vec):
+    freed when dropped)?  Vectors and strings (both a `sgl_vec` in C), and
+    structs with such a field: they are copied, moved and freed, never
+    copied as bytes."""
+    if isinstance(t, (Vec, StrType)):
         return True
     if isinstance(t, Struct):
         return any(owns_memory(ft) for _, ft in t.fields)
@@ -100,9 +111,15 @@ def is_scalar_struct(t: Type) -> bool:
     return isinstance(t, Struct) and all(isinstance(ft, Scalar) for _, ft in t.fields)
 
 
+def is_sortable_struct(t: Type) -> bool:
+    """A struct whose fields are all int, float, bool or string: sort([S])
+    orders its values (brief §8) by a comparison generated per struct."""
+    return isinstance(t, Struct) and all(isinstance(ft, (Scalar, StrType)) for _, ft in t.fields)
+
+
 def c_name(t: Type) -> str:
     """The C type of a value of type t in generated code."""
-    if isinstance(t, Vec):
+    if isinstance(t, (Vec, StrType)):
         return "sgl_vec"
     if isinstance(t, Struct):
         return "S_" + t.name
@@ -113,7 +130,7 @@ def c_layout(t: Type) -> tuple[int, int]:
     """(size, alignment) in bytes of a value of type t in memory, as the
     generated C lays it out (x86-64 / AArch64 ABI: int and float 8, bool 1,
     a vector 24, a struct its fields in order, each aligned)."""
-    if isinstance(t, Vec):
+    if isinstance(t, (Vec, StrType)):
         return 24, 8
     if isinstance(t, Struct):
         size, align = 0, 1
@@ -126,3 +143,18 @@ def c_layout(t: Type) -> tuple[int, int]:
     if t == BOOL:
         return 1, 1
     return 8, 8
+
+
+def is_str(t: Type) -> bool:
+    return isinstance(t, StrType)
+
+
+def c_type(t: Type) -> str:
+    """The C type of values of t."""
+    return c_name(t)
+
+
+def c_desc(t: Type) -> str:
+    """The name of the run-time descriptor (`sgl_type`) of a scalar or string
+    type (vectors and structs: sglc.emit's per-program descriptors)."""
+    return {INT: "sgl_t_int", FLOAT: "sgl_t_float", BOOL: "sgl_t_bool", STR: "sgl_t_str"}[t]  # type: ignore[index]

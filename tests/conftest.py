@@ -10,6 +10,11 @@
   built once per target per session.
 - ``run_program``: runs an executable directly (one process) or under
   ``mpirun`` (several), with a timeout that fails the test.
+- Open MPI session directories: Open MPI 4 keeps one per user and host, and
+  one job's clean-up races another's start-up (open-mpi/ompi#8510).  The
+  session gets a folder of its own (``OMPI_MCA_orte_tmpdir_base``, under the
+  user's if set), every test a fresh one inside it, and every ``run_checked``
+  (``run_program``) a fresh one inside that, each removed afterwards.
 - marker ``mpi``: skipped, with a reason, when mpicc or mpirun is missing.
 - marker ``parallel(nprocs=[2, 3])`` (in the style of Devito's): the test,
   which takes an ``nprocs`` argument, is parametrized over nprocs and each
@@ -31,6 +36,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+
+from sglc.launch import OMPI_SESSION_VAR, mpi_session_dir
 
 REPO = Path(__file__).resolve().parent.parent
 SHARED = REPO.parent / "shared" / "sgl"
@@ -197,6 +204,23 @@ def _sglc_cache(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
         os.environ["SGLC_CACHE"] = old
 
 
+@pytest.fixture(scope="session", autouse=True)
+def _mpi_session_base() -> Iterator[None]:
+    """The session's own Open MPI session folder (below the user's
+    OMPI_MCA_orte_tmpdir_base when set): concurrent pytest processes
+    (`make test`) and other users' jobs never share one."""
+    with mpi_session_dir(os.environ, inside=os.environ.get(OMPI_SESSION_VAR) or None):
+        yield
+
+
+@pytest.fixture(autouse=True)
+def _mpi_session_per_test(_mpi_session_base: None) -> Iterator[None]:
+    """A fresh one per test, inside the session's: what a test starts with
+    os.environ (or run_env) is apart from every other test's jobs."""
+    with mpi_session_dir(os.environ, inside=os.environ[OMPI_SESSION_VAR]):
+        yield
+
+
 # Open MPI's PML for every mpirun of the session, unless the caller's
 # environment chooses one.  On one host Open MPI selects ob1 (shared memory)
 # anyway, but finding that out loads and initialises the cm PML and its MTLs
@@ -232,23 +256,26 @@ def run_env(extra: dict[str, str] | None = None) -> dict[str, str]:
 def run_checked(cmd: Sequence[str], *, cwd: Path | str | None = None,
                 env: dict[str, str] | None = None, timeout: float = 60,
                 stdin: str | None = None) -> tuple[int, str, str]:
-    """Runs cmd in its own process group; (rc, stdout, stderr). A timeout kills
-    the whole group and fails the test, saying so."""
-    proc = subprocess.Popen(list(cmd), cwd=cwd, env=env, text=True,
-                            stdin=subprocess.PIPE if stdin is not None else subprocess.DEVNULL,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                            start_new_session=True)
-    try:
-        out, err = proc.communicate(stdin, timeout=timeout)
-    except subprocess.TimeoutExpired:
+    """Runs cmd in its own process group, with an Open MPI session folder of
+    its own (inside the test's); (rc, stdout, stderr). A timeout kills the
+    whole group and fails the test, saying so."""
+    env = dict(os.environ if env is None else env)
+    with mpi_session_dir(env, inside=env.get(OMPI_SESSION_VAR) or None):
+        proc = subprocess.Popen(list(cmd), cwd=cwd, env=env, text=True,
+                                stdin=subprocess.PIPE if stdin is not None else subprocess.DEVNULL,
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                start_new_session=True)
         try:
-            os.killpg(proc.pid, signal.SIGKILL)
-        except ProcessLookupError:
-            pass
-        out, err = proc.communicate()
-        pytest.fail(f"timed out after {timeout} s: {' '.join(map(str, cmd))}\n"
-                    f"--- stdout (tail)\n{out[-2000:]}\n--- stderr (tail)\n{err[-2000:]}",
-                    pytrace=False)
+            out, err = proc.communicate(stdin, timeout=timeout)
+        except subprocess.TimeoutExpired:
+            try:
+                os.killpg(proc.pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+            out, err = proc.communicate()
+            pytest.fail(f"timed out after {timeout} s: {' '.join(map(str, cmd))}\n"
+                        f"--- stdout (tail)\n{out[-2000:]}\n--- stderr (tail)\n{err[-2000:]}",
+                        pytrace=False)
     return proc.returncode, out, err
 
 

@@ -283,7 +283,8 @@ def test_verbose_prints_compiler_commands(tiny: Path, tmp_path: Path) -> None:
     exe = tmp_path / "p"
     rc, out, err = sglc_run(str(tiny), "-o", str(exe), "--target", "omp", "-v")
     assert rc == 0, err
-    cmds = [line for line in err.splitlines() if str(exe) in line]
+    # the link writes a temporary name next to exe, renamed to exe (atomic)
+    cmds = [line for line in err.splitlines() if f"{exe.parent}/.{exe.name}." in line]
     assert cmds, f"no compiler command that writes {exe} in -v output:\n{err}"
     assert "-fopenmp" in cmds[-1]
 

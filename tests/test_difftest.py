@@ -1,8 +1,9 @@
 """Differential testing (tests/gen/): 30 generated shape-independent programs
-must print the same, with status 0, on every target and machine shape.
+must print what the reference interpreter (tests/refinterp/) prints, with
+status 0, on every target and machine shape.
 
-To stay within about 3 minutes on 2 cores, each seed runs on the reference
-(seq, --sgl-shape 0) plus 8 of the 13 other configurations, chosen in turn,
+To stay within about 3 minutes on 2 cores, each seed runs on seq
+--sgl-shape 0 plus 8 of the 13 other configurations, chosen in turn,
 so that every configuration runs on at least 5 seeds; two seeds are tested
 at once.  Failures are saved (and minimized) in tests/gen/failures/.
 """
@@ -53,8 +54,29 @@ def test_generator_deterministic_and_small() -> None:
     assert sglgen.generate(1) != sglgen.generate(2)
 
 
+def test_checker_catches_a_wrong_output(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A compiled run that prints other than the interpreter is reported,
+    on its config only (sglc's output stands in for a wrong one here)."""
+    text = "func main() {\n    print(7 / -2, -7 % 3, sort([2.5, 0.0, 1.0]));\n}\n"
+    configs = [difftest.Config("seq", 1, "0"), difftest.Config("seq", 1, "2x3")]
+    real = difftest.run_config
+
+    def wrong(exe: Path, cfg: difftest.Config, cwd: Path) -> difftest.Outcome:
+        res = real(exe, cfg, cwd)
+        if cfg.shape == "2x3":
+            res.stdout = res.stdout.replace("-3", "-4")
+        return res
+
+    assert difftest.oracle(text, "2x3", tmp_path).stdout == "-3 -1 [0.0, 1.0, 2.5]\n"
+    monkeypatch.setattr(difftest, "run_config", wrong)
+    v = difftest.check_source(text, configs, tmp_path)
+    assert not v.ok and v.bad == [configs[1]], v.report
+    assert "differs from the reference interpreter" in v.report
+
+
 def test_checker_catches_a_difference(tmp_path: Path) -> None:
-    """The comparison can fail: a program that prints nchildren differs."""
+    """The comparison can fail: a program that prints nchildren is not
+    shape-independent (the interpreter prints otherwise on 2x3)."""
     text = "func main() {\n    print(nchildren);\n}\n"
     configs = [difftest.Config("seq", 1, "0"), difftest.Config("seq", 1, "2x3")]
     v = difftest.check_source(text, configs, tmp_path)

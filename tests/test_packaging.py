@@ -126,3 +126,22 @@ def test_compile_and_run(installed: Path, tmp_path: Path) -> None:
         rc, out, err = run_checked([str(tmp_path / "p"), "--sgl-shape", shape, "100"],
                                    cwd=tmp_path, env=_env(tmp_path))
         assert (rc, out, err) == (0, "sum 4950\n", ""), (shape, err)
+
+
+def test_report_from_the_wheel(installed: Path, tmp_path: Path) -> None:
+    """The run report's template travels in the wheel: the runtime's
+    --sgl-report (the generated header) and `sglc report` (the .html)."""
+    (tmp_path / "p.sgl").write_text(PROGRAM)
+    rc, out, err = run_checked([str(installed / "sglc"), "p.sgl", "-o", "p", "--target", "seq"],
+                               cwd=tmp_path, env=_env(tmp_path), timeout=300)
+    assert rc == 0, err
+    rc, out, err = run_checked([str(tmp_path / "p"), "--sgl-shape", "2x3", "--sgl-report=r.html",
+                                "--sgl-stats=s.json", "100"], cwd=tmp_path, env=_env(tmp_path))
+    assert rc == 0, err
+    rc, out, err = run_checked([str(installed / "sglc"), "report", "s.json", "-o", "f.html"],
+                               cwd=tmp_path, env=_env(tmp_path))
+    assert rc == 0, err
+    slot = '<script type="application/json" id="sgl-data">'
+    for page in ("r.html", "f.html"):
+        text = (tmp_path / page).read_text()
+        assert slot in text and '"sglc_stats": 1' in text and "</html>" in text, page

@@ -16,8 +16,9 @@ print exactly the golden text. Each run gets its own empty cwd (programs write
 tmp_*.txt files there); a program with a ``NAME_input.py`` beside it gets its
 input files made there first (tests/inputs.py).
 
-``--update-golden`` rewrites the .out files of our folders (never ../shared)
-from the seq target's output.
+The golden files are never written from sglc's output: ``--update-golden``
+(make golden-update) has tests/test_refinterp.py write them from the
+reference interpreter (tests/refinterp/), and here only compares.
 """
 
 from __future__ import annotations
@@ -67,7 +68,6 @@ class Case:
     nprocs: int
     shape: str
     problem: str = ""  # why this case cannot be run as it stands (the test fails)
-    writes_golden: bool = False  # with --update-golden, this case writes golden
 
     @property
     def id(self) -> str:
@@ -93,8 +93,7 @@ def _all_shapes(nprocs_shape: list[tuple[int, str]], only: set[str] | None
     # seq simulates any shape: a shape-dependent program runs there on every
     # shape it has a file for.
     runs += [("seq", 1, s) for s in (SEQ_SHAPES if only is None else sorted(only))]
-    # seq first, so that with --update-golden the files are written before the
-    # other targets compare with them.
+    # seq first: the cheapest target fails first.
     runs.sort(key=lambda r: r[0] != "seq")
     if only is None:
         return runs
@@ -127,8 +126,7 @@ def _cases_for(label: str, folder: Path, ours: bool) -> list[Case]:
                 problem: str = problem) -> None:
             for target, n, shape in _all_shapes(SHAPES, only):
                 cases.append(Case(label, src, ours, variant, args, golden, target, n, shape,
-                                  prob or problem,
-                                  ours and target == "seq" and shape == writer_shape))
+                                  prob or problem))
 
         if plain or (ours and not per_shape):
             # Shape-independent (also a new program of ours with no golden yet:
@@ -188,7 +186,7 @@ def selected_targets(request: pytest.FixtureRequest) -> dict[Path, list[str]]:
 
 @pytest.mark.parametrize("case", _collect())
 def test_program(case: Case, sglc_compile: CompileCache, tmp_path: Path,
-                 update_golden: bool, selected_targets: dict[Path, list[str]]) -> None:
+                 selected_targets: dict[Path, list[str]]) -> None:
     if case.problem:
         pytest.fail(case.problem, pytrace=False)
     sglc_compile.prefetch(case.src, selected_targets.get(case.src, [case.target]))
@@ -202,13 +200,9 @@ def test_program(case: Case, sglc_compile: CompileCache, tmp_path: Path,
                     pytrace=False)
     if err:
         pytest.fail(f"{where}: unexpected stderr\n{err}", pytrace=False)
-    if update_golden and case.writes_golden:
-        if not case.golden.exists() or case.golden.read_text() != out:
-            case.golden.write_text(out)
-        return
     if not case.golden.exists():
         pytest.fail(f"{where}: no golden file {case.golden.relative_to(case.golden.parent.parent)}"
-                    " (write it with --update-golden)", pytrace=False)
+                    " (make golden-update writes it from the reference interpreter)", pytrace=False)
     expected = case.golden.read_text()
     if out != expected:
         pytest.fail(f"{where}: stdout differs from {case.golden.name}\n"

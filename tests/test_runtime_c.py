@@ -31,7 +31,7 @@ RUNTIME = Path(__file__).resolve().parent.parent / "runtime_c"
 SOURCES = [RUNTIME / name
            for name in ("sgl_value.c", "sgl_blocks.c", "sgl_views.c", "sgl_sort.c", "sgl_introsort.c",
                         "sgl_ser.c", "sgl_print.c", "sgl_misc.c", "sgl_files.c", "sgl_npy.c",
-                        "sgl_registry.c")]
+                        "sgl_registry.c", "sgl_string.c")]
 STUB = RUNTIME / "tests" / "stub_tree.c"
 BASE_FLAGS = ["-std=c11", "-Wall", "-Wextra", "-Werror", "-O1"]
 SANITIZE = ["-fsanitize=address,undefined", "-fno-sanitize-recover=undefined"]
@@ -93,6 +93,17 @@ def test_c_unit_tests(build):
     assert res.returncode == 0, res.stdout + res.stderr
     last = res.stdout.strip().splitlines()[-1]
     assert last.endswith(" passed, 0 failed"), res.stdout
+
+
+def test_c_string_tests(build):
+    """The string type (runtime_c/tests/test_strings.c)."""
+    exe = build("test_strings")
+    res = subprocess.run(
+        [str(exe)], capture_output=True, text=True, env={**os.environ, **SAN_ENV}, timeout=300
+    )
+    assert res.returncode == 0, res.stdout + res.stderr
+    last = res.stdout.strip().splitlines()[-1]
+    assert last.endswith(" passed, 0 failed") and not last.startswith("0 "), res.stdout
 
 
 def test_c_sort_tests(build):

@@ -244,7 +244,7 @@ def test_sgl_help(target: str, nprocs: int, sglc_compile: CompileCache) -> None:
     rc, out, err = run_program(_exe(sglc_compile, NODES, target), nprocs, None,
                                ["--sgl-help", "5"])
     assert rc == 0 and not err, err
-    for opt in ("--sgl-shape S", "--sgl-stats", "--sgl-trace=", "--sgl-predict=",
+    for opt in ("--sgl-shape S", "--sgl-stats", "--sgl-trace=", "--sgl-report=", "--sgl-predict=",
                 "--sgl-speeds=", "--sgl-machine FILE", "--sgl-help"):
         assert out.count(opt) == 1, (opt, out)
     assert "compiled by sglc" in out
@@ -324,7 +324,7 @@ def test_mpmd_rank0_options_reach_every_rank(opt: str, sglc_compile: CompileCach
         assert rc == 1 and out == "", err
         assert msgs == [f"{NODES}: runtime error: unknown or malformed runtime option "
                         f"'--sgl-bogus' (known: --sgl-shape S, --sgl-stats[=FILE.json], "
-                        f"--sgl-trace=FILE.json, --sgl-predict=MACHINE.json, "
+                        f"--sgl-trace=FILE.json, --sgl-report=FILE.html, --sgl-predict=MACHINE.json, "
                         f"--sgl-speeds=auto|auto:MS|workers, --sgl-machine FILE, --sgl-help)"], err
 
 

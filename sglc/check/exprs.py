@@ -53,14 +53,6 @@ class Exprs(CheckerBase):
             what = f"'{e.func}'" if isinstance(e, A.Call) else "this"
             self.error(e.span, f"{what} has no value; it cannot be used in an expression")
             return None
-        if t == STR and not allow_str:
-            files = [b.name for b in TABLE.values() if b.effects == "file"]
-            self.error(
-                e.span,
-                "a string can only be an argument of print or the file name of "
-                f"{', '.join(files[:-1])} and {files[-1]}",
-            )
-            return None
         return t
 
     def _raw(self, e: A.Expr, level: int) -> Optional[Type]:
@@ -109,8 +101,6 @@ class Exprs(CheckerBase):
         return BOOL
 
     def e_StrLit(self, e: A.StrLit, level: int) -> Optional[Type]:
-        if self.in_const is None and self._const_only(e, "a string"):  # a const may be one
-            return None
         return STR
 
     def e_Name(self, e: A.Name, level: int) -> Optional[Type]:
@@ -133,6 +123,10 @@ class Exprs(CheckerBase):
         bt = self.expr(e.base, level)
         it = self.expr(e.index, level, INT)
         if bt is None:
+            return None
+        if bt == STR:
+            self.error(e.span, f"cannot index the string '{_show(e.base)}': a string is never indexed",
+                       [_slice_note(e)])
             return None
         if not isinstance(bt, Vec):
             self.error(e.span, f"cannot index '{_show(e.base)}': it has type {bt}, not a vector type")
@@ -245,9 +239,15 @@ class Exprs(CheckerBase):
                 return None
             return BOOL
         if op in ("<", "<=", ">", ">="):
+            if lt == STR and rt == STR:
+                return BOOL
             if not is_numeric(lt) or not is_numeric(rt):
-                bad = lt if not is_numeric(lt) else rt
-                self.error(e.span, f"'{op}' compares numbers, not {bad}",
+                bad = lt if not is_numeric(lt) and lt != STR else rt
+                if (lt == STR) != (rt == STR):
+                    self.error(e.span, f"cannot compare {lt} with {rt} using '{op}'",
+                               ["to compare a number with a string, convert it: str(x)"])
+                    return None
+                self.error(e.span, f"'{op}' compares numbers or strings, not {bad}",
                            [f"structs compare only with == and != (field by field); "
                             f"compare a field instead, e.g. a.{bad.fields[0][0]} {op} b.{bad.fields[0][0]}"]
                            if isinstance(bad, Struct) and bad.fields else [])
@@ -263,6 +263,13 @@ class Exprs(CheckerBase):
                 return None
             return INT
         # + - * /
+        if op == "+" and lt == STR and rt == STR:
+            return STR
+        if op == "+" and STR in (lt, rt):
+            other = rt if lt == STR else lt
+            self.error(e.span, f"'+' joins two strings, not string and {other}",
+                       ["convert the other operand first: str(x)"])
+            return None
         if not is_numeric(lt) or not is_numeric(rt):
             bad = lt if not is_numeric(lt) else rt
             notes = ["to join vectors, use concat([a, b])"] if op == "+" and isinstance(bad, Vec) else []
@@ -296,3 +303,13 @@ class Exprs(CheckerBase):
                 return ta, ta
         return ta, tb
 
+
+
+def _slice_note(e: A.Index) -> str:
+    """The note of s[i]: the slice that gives that byte as a string."""
+    i = e.index
+    if isinstance(i, A.IntLit):
+        end = str(i.value + 1)
+    else:
+        end = f"{_show(i)} + 1" if not isinstance(i, A.Binary) else f"({_show(i)}) + 1"
+    return f"for byte {_show(i)} as a string, use slice({_show(e.base)}, {_show(i)}, {end})"

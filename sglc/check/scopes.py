@@ -12,7 +12,7 @@ from typing import Any, Optional
 from .. import ast as A
 from .. import builtins as B
 from ..rtconst import VALUE_MAX
-from ..types import BOOL, FLOAT, INT, Struct, Type, Vec, c_layout
+from ..types import BOOL, FLOAT, INT, STR, Struct, Type, Vec, c_layout
 from .base import CheckerBase
 
 QUERIES: dict[str, Type] = {
@@ -323,7 +323,7 @@ class Names(CheckerBase):
             return e.value
         if isinstance(e, A.IntLit):
             return float(e.value) if e.ty == FLOAT else e.value
-        if isinstance(e, (A.FloatLit, A.BoolLit)):
+        if isinstance(e, (A.FloatLit, A.BoolLit, A.StrLit)):
             return e.value
         if isinstance(e, A.Name):
             return e.sym.value if e.sym is not None else None
@@ -371,6 +371,8 @@ class Names(CheckerBase):
                 return a >= b
             if op in A.BITWISE_OPS:
                 return self._fold_bitwise(e, a, b)
+            if e.ty == STR:  # '+' of two strings (code point order is UTF-8's byte order)
+                return a + b
             if e.ty == INT:
                 if op in ("/", "%") and b == 0:
                     self.error(e.span, f"division by zero in {self._in_what()}")

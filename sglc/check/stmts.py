@@ -8,7 +8,7 @@ from collections.abc import Callable
 from typing import Any, Optional
 
 from .. import ast as A
-from ..types import BOOL, INT, Type, Vec, is_numeric
+from ..types import BOOL, INT, STR, Type, Vec, is_numeric
 from .base import CheckerBase, _bitwise_note, _root_name, _show
 
 
@@ -82,6 +82,10 @@ class Stmts(CheckerBase):
                 if tt != INT or vt != INT:
                     self.error(s.span, f"'{op}' needs int operands, not {tt} and {vt}",
                                _bitwise_note(bop, tt if tt != INT else vt))
+            elif op == "+=" and tt == STR:
+                if vt != STR:
+                    self.error(s.value.span, f"'+=' appends a string to '{_show(s.target)}', not {vt}",
+                               ["convert the value first: str(x)"])
             elif not is_numeric(tt):
                 self.error(s.target.span, f"'{op}' needs a number, but '{_show(s.target)}' has type {tt}")
             elif vt != tt:

@@ -251,7 +251,10 @@ class _Liveness:
         if isinstance(s, ir.Assign):
             c = _Collector()
             c.expr(s.value, ("owner",))
-            c.target(s.target)
+            if s.op == "=":
+                c.target(s.target)
+            else:  # s += t reads the string s as it writes it
+                c.place(s.target)
             d = _defined(s.target) if s.op == "=" else None
             after = out - {d} if d is not None else out
             self.unit(c.unit, after)

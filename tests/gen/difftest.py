@@ -13,8 +13,12 @@ program; it is compiled once per target (seq, omp, mpi) and run on
 the test matrix of tests/conftest.py (SHAPES, OMP_SHAPES, SEQ_SHAPES),
 uneven shapes included.
 
-Every run must exit with status 0 and print exactly what the first one
-printed.  A failing program is saved as tests/gen/failures/seed-N.sgl with
+The reference is the reference interpreter (tests/refinterp/), never
+sglc itself: on each config's shape the interpreter runs the program, and
+the compiled program must exit with the interpreter's status and print
+exactly its stdout.  The interpreter must also print the same on every
+shape (the generator promises a shape-independent program) with status 0;
+a config whose shape makes it print otherwise is reported too.  A failing program is saved as tests/gen/failures/seed-N.sgl with
 a report (seed-N.txt), then minimized (lines and blocks deleted while the
 program still compiles and the mismatch persists) into seed-N.min.sgl.
 Prints `N passed, M failed`; exits 1 on any failure.  $SGLC overrides the
@@ -41,7 +45,11 @@ sys.path.insert(0, str(HERE))
 sys.path.insert(1, str(HERE.parent))
 
 from conftest import OMP_SHAPES, SEQ_SHAPES, SHAPES  # noqa: E402  (the one shape matrix)
+from refinterp import load as ref_load  # noqa: E402
+from refinterp import run_program as ref_run  # noqa: E402
 from sglgen import generate  # noqa: E402
+
+from sglc.launch import OMPI_SESSION_VAR, mpi_session_dir  # noqa: E402
 
 FAILURES = HERE / "failures"
 RUN_TIMEOUT = 20.0
@@ -94,8 +102,16 @@ class Outcome:
 
 
 def run_cmd(cmd: Sequence[str], cwd: Path, timeout: float = RUN_TIMEOUT) -> Outcome:
-    """Run in a new process group; on timeout kill the group (status -9)."""
-    proc = subprocess.Popen(list(cmd), cwd=cwd, env=env(), stdout=subprocess.PIPE,
+    """Run in a new process group, with an Open MPI session folder of its own
+    (runs go two at a time: sglc.launch.mpi_session_dir); on timeout kill
+    the group (status -9)."""
+    e = env()
+    with mpi_session_dir(e, inside=e.get(OMPI_SESSION_VAR) or None):
+        return _run_cmd(cmd, cwd, e, timeout)
+
+
+def _run_cmd(cmd: Sequence[str], cwd: Path, e: dict[str, str], timeout: float) -> Outcome:
+    proc = subprocess.Popen(list(cmd), cwd=cwd, env=e, stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, text=True, start_new_session=True,
                             errors="replace")
     try:
@@ -128,10 +144,27 @@ class Verdict:
     bad: list[Config]
 
 
+def oracle(text: str, shape: str, workdir: Path) -> Outcome:
+    """The reference interpreter's run of text on shape (in workdir)."""
+    old = os.getcwd()
+    os.chdir(workdir)
+    try:
+        r = ref_run(ref_load(text, "prog.sgl"), "prog.sgl", shape, [])
+    except Exception as e:  # noqa: BLE001 - a crash of the oracle is a failed reference
+        return Outcome(-1, "", f"[difftest: the reference interpreter failed: {e!r}]")
+    finally:
+        os.chdir(old)
+    return Outcome(r.status, r.stdout, r.stderr + "\n" if r.stderr else "")
+
+
 def check_source(text: str, configs: Sequence[Config], workdir: Path) -> Verdict:
-    """Compile text for each target in configs and run every config."""
+    """Compile text for each target in configs, run every config and compare
+    it with the reference interpreter on its shape."""
     src = workdir / "prog.sgl"
     src.write_text(text)
+    refs: dict[str, Outcome] = {}
+    for shape in dict.fromkeys(c.shape for c in configs):
+        refs[shape] = oracle(text, shape, workdir)
     exes: dict[str, Path] = {}
     lines: list[str] = []
     for target in dict.fromkeys(c.target for c in configs):
@@ -141,26 +174,27 @@ def check_source(text: str, configs: Sequence[Config], workdir: Path) -> Verdict
             return Verdict(False, f"compile failed ({target}), status {res.status}:\n{res.stderr}",
                            [c for c in configs if c.target == target])
         exes[target] = exe
-    ref: Outcome | None = None
+    ref = refs[configs[0].shape]
     bad: list[Config] = []
     for cfg in configs:
         res = run_config(exes[cfg.target], cfg, workdir)
-        if ref is None:
-            ref = res
-        tag = "ok"
+        want = refs[cfg.shape]
+        tags = []
         if res.status != 0:
-            tag = f"status {res.status}"
-        if res.key() != ref.key():
-            tag += " (stdout differs from the first run)" if res.stdout != ref.stdout else ""
-        if tag != "ok":
+            tags.append(f"status {res.status}")
+        if res.key() != want.key():
+            tags.append("differs from the reference interpreter on this shape")
+        if want.key() != ref.key() or want.status != 0:
+            tags.append(f"the interpreter's own run on --sgl-shape {cfg.shape} differs from its run "
+                        f"on {configs[0].shape} or fails (a shape-dependent program?):\n"
+                        f"{want.stdout}{want.stderr}")
+        if tags:
             bad.append(cfg)
-            lines.append(f"--- {cfg}: {tag}\nstdout:\n{res.stdout}stderr:\n{res.stderr}")
-    if ref is not None and ref.status != 0 and configs[0] not in bad:
-        bad.insert(0, configs[0])
+            lines.append(f"--- {cfg}: {'; '.join(tags)}\nstdout:\n{res.stdout}stderr:\n{res.stderr}")
     if not bad:
         return Verdict(True, "", [])
-    head = f"reference ({configs[0]}): status {ref.status if ref else '?'}\nstdout:\n"
-    head += (ref.stdout if ref else "") + (f"stderr:\n{ref.stderr}" if ref else "")
+    head = f"reference (interpreter, --sgl-shape {configs[0].shape}): status {ref.status}\nstdout:\n"
+    head += ref.stdout + f"stderr:\n{ref.stderr}"
     return Verdict(False, head + "\n".join(lines), bad)
 
 
