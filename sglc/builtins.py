@@ -105,7 +105,19 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Optional, Protocol, Union
 
 from . import cnodes as c
-from .types import BOOL, FLOAT, INT, STR, VOID, Struct, Type, Vec, is_numeric, is_sortable_struct, owns_memory
+from .types import (
+    BOOL,
+    FLOAT,
+    INT,
+    STR,
+    VOID,
+    Struct,
+    Type,
+    Vec,
+    is_numeric,
+    is_sortable_struct,
+    owns_memory,
+)
 
 if TYPE_CHECKING:  # pragma: no cover
     from . import ir

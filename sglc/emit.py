@@ -33,7 +33,19 @@ from .cnodes import Name, Scope, Temp, ctype
 from .emit_library import export_c_lines
 from .passes.bounds import ablated
 from .templates import environment
-from .types import BOOL, FLOAT, INT, STR, VOID, Struct, Type, Vec, c_desc, is_sortable_struct, owns_memory
+from .types import (
+    BOOL,
+    FLOAT,
+    INT,
+    STR,
+    VOID,
+    Struct,
+    Type,
+    Vec,
+    c_desc,
+    is_sortable_struct,
+    owns_memory,
+)
 
 
 @dataclass(frozen=True)

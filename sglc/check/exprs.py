@@ -9,7 +9,6 @@ import difflib
 from typing import Optional
 
 from .. import ast as A
-from ..builtins import TABLE
 from ..types import BOOL, FLOAT, INT, STR, VOID, Struct, Type, Vec, is_numeric
 from .base import PENDING, CheckerBase, _apply_coerce, _bitwise_note, _can_coerce, _show, _tstr
 
