@@ -86,6 +86,30 @@ def main() -> int:
         r = a @ b
         t1 = time.perf_counter()
         result = checksum(r)
+    elif kernel == "kmeans":  # bench/sgl/kmeans.sgl: k = 8, 10 iterations, ties to the lower
+        xs, ys = rand_ints(n, 0, 100_000, 1), rand_ints(n, 0, 100_000, 2)
+        k = 8
+        cx, cy = xs[:k].copy(), ys[:k].copy()
+        t0 = time.perf_counter()
+        cost = 0
+        for _ in range(10):
+            best = np.zeros(n, dtype=np.intp)
+            bd = (xs - cx[0]) ** 2 + (ys - cy[0]) ** 2
+            for c in range(1, k):
+                d = (xs - cx[c]) ** 2 + (ys - cy[c]) ** 2
+                closer = d < bd  # strictly: ties stay with the lower centroid
+                best[closer] = c
+                np.minimum(bd, d, out=bd)
+            cost = int(bd.sum())
+            count = np.bincount(best, minlength=k)
+            sx = np.bincount(best, weights=xs, minlength=k)  # exact: the sums are < 2^53
+            sy = np.bincount(best, weights=ys, minlength=k)
+            has = count > 0
+            # C99 division of non-negative sums: floor
+            cx[has] = sx[has].astype(np.int64) // count[has]
+            cy[has] = sy[has].astype(np.int64) // count[has]
+        t1 = time.perf_counter()
+        result = checksum(np.concatenate([cx, cy, np.array([cost], dtype=np.int64)]))
     else:
         print(f"unknown kernel {kernel!r}", file=sys.stderr)
         return 2

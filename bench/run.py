@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import argparse
 import datetime
+import json
 import os
 import platform
 import shlex
@@ -41,7 +42,7 @@ BENCH = Path(__file__).resolve().parent
 ROOT = BENCH.parent
 BUILD = BENCH / "build"
 
-KERNELS = ["reduce", "scan", "sort", "matvec", "matmul"]
+KERNELS = ["reduce", "scan", "sort", "matvec", "matmul", "kmeans"]
 # first program argument: full size, quick size
 SIZES = {
     "reduce": (50_000_000, 10_000),
@@ -49,7 +50,12 @@ SIZES = {
     "sort": (5_000_000, 10_000),
     "matvec": (4000, 60),
     "matmul": (400, 40),
+    "kmeans": (2_000_000, 10_000),
 }
+KMEANS_ITERATIONS = 10  # bench/sgl/kmeans.sgl, bench/hand/kmeans.c
+# bench/loops.md's measuring switch: the bounds pass's loop proofs off (the
+# kmeans row "without the loop work" of issue 24)
+NO_LOOP_PROOFS = "restrict,nested,values,batch"
 SUPERSTEPS = (100_000, 1000)
 # the triad's array length (three arrays of doubles) and repetitions: full, quick
 TRIAD = ((1 << 24, 5), (1 << 20, 2))
@@ -66,6 +72,7 @@ def kernel_bytes(kernel: str, n: int) -> float:
         "sort": 16.0 * n,
         "matvec": 8.0 * n * n + 16.0 * n,
         "matmul": 24.0 * n * n,
+        "kmeans": 16.0 * n * KMEANS_ITERATIONS,  # the points read once an iteration
     }[kernel]
 SHAPES = [(1, 1), (1, 2), (2, 1), (2, 2)]  # (MPI processes, threads per process)
 QUICK_SHAPES = [(1, 2), (2, 2)]  # --quick: threads only, and processes x threads
@@ -117,17 +124,23 @@ def build_jobs(kernels: list[str]) -> list[tuple[str, list[str]]]:
         if k != "superstep":
             jobs.append((f"seq {k}", [cc(), "-O3", "-std=gnu11", "-Wall", "-o",
                                       str(BUILD / "seq" / k), str(BENCH / "seq" / f"{k}.c")]))
+    if "kmeans" in kernels:  # built with SGLC_BOUNDS_ABLATE (build() sets it for this job)
+        jobs.append(("sglc noloops kmeans", [*sglc, str(BENCH / "sgl" / "kmeans.sgl"), "-o",
+                                             str(BUILD / "noloops" / "kmeans")]))
     return jobs
 
 
 def build(kernels: list[str]) -> list[list[str]]:
-    for d in ("sglc", "unchecked", "hand", "seq"):
+    for d in ("sglc", "unchecked", "hand", "seq", "noloops"):
         (BUILD / d).mkdir(parents=True, exist_ok=True)
     jobs = build_jobs(kernels)
 
     def one(job):
         what, cmd = job
-        p = subprocess.run(cmd, capture_output=True, text=True, cwd=ROOT)
+        env = dict(os.environ)
+        if what.startswith("sglc noloops"):
+            env["SGLC_BOUNDS_ABLATE"] = NO_LOOP_PROOFS
+        p = subprocess.run(cmd, capture_output=True, text=True, cwd=ROOT, env=env)
         return what, cmd, p
 
     failed = False
@@ -155,7 +168,7 @@ def run_env(threads: int) -> dict[str, str]:
 
 def command(variant: str, prog: str, np_: int, threads: int, arg: int) -> list[str]:
     exe = str(BUILD / variant / prog)
-    if variant in ("sglc", "unchecked"):
+    if variant in ("sglc", "unchecked", "noloops"):
         cmd = [exe, "--sgl-shape", sgl_shape(np_, threads), str(arg)]
     else:
         cmd = [exe, str(arg)]
@@ -361,6 +374,9 @@ def main() -> int:
             for np_, th in shapes:
                 for v in VARIANTS:
                     record((k, (np_, th), v), command(v, k, np_, th, n), th)
+            if k == "kmeans":
+                for np_, th in shapes:
+                    record((k, (np_, th), "noloops"), command("noloops", k, np_, th, n), th)
             record((k, None, "seq"), [str(BUILD / "seq" / k), str(n)], 1)
             if py is not None:
                 record((k, None, "numpy"), [py, str(BENCH / "numpy_kernels.py"), k, str(n)], 1)
@@ -435,12 +451,18 @@ def main() -> int:
                          f"| {fmt_r(s / h)} |")
         sstep_table = "\n".join(lines)
 
+    kmeans_table = ""
+    if "kmeans" in kernels:
+        kmeans_table = kmeans_tables(shapes, q, med, timeout)
+
     total = time.perf_counter() - started
     summary = [f"## Kernels (median kernel time of {runs} run{'s' if runs > 1 else ''})", "",
                bw_line, "", kernel_table, ""]
     if sstep_table:
         summary += [f"## Superstep overhead ({steps} supersteps, median of {runs})", "",
                     sstep_table, ""]
+    if kmeans_table:
+        summary += ["## kmeans: data left on the nodes", "", kmeans_table, ""]
     summary += ["## Peak memory (max RSS, median, measured by the runner)", "",
                 MEMORY_NOTE, "", memory_table, ""]
     summary += ["## Whole-process time (median, measured by the runner)", "", wall_table, ""]
@@ -455,6 +477,47 @@ def main() -> int:
 
     write_markdown(out_path, text, build_cmds, run_cmds, runs, args, total, problems)
     return 1 if problems else 0
+
+
+def root_bytes_per_iteration(np_: int, threads: int, n: int, timeout: float) -> float:
+    """The bytes that cross the root's level per k-means iteration: sglc's
+    kmeans run once with --sgl-stats=FILE.json, level 0's broadcast and
+    gathered bytes over the iterations (the one scatter is the distribution,
+    done once, before the iterations)."""
+    with tempfile.TemporaryDirectory(prefix="sgl-bench-") as tmp:
+        stats = Path(tmp) / "stats.json"
+        cmd = command("sglc", "kmeans", np_, threads, n)
+        cmd.insert(cmd.index(str(BUILD / "sglc" / "kmeans")) + 1, f"--sgl-stats={stats}")
+        rc, out, err, _, _ = run_measured(cmd, run_env(threads), timeout)
+        if rc != 0:
+            raise Failure(f"exit {rc}: {shlex.join(cmd)}\n{err[-2000:]}")
+        level0 = json.loads(stats.read_text())["levels"][0]["bytes"]
+    return (level0["bcast"] + level0["gather"]) / KMEANS_ITERATIONS
+
+
+def kmeans_tables(shapes, q: int, med, timeout: float) -> str:
+    """kmeans with and without the loop proofs against the hand code, and
+    the bytes per iteration through the root for n and 2n points."""
+    n = SIZES["kmeans"][q]
+    lines = ["| shape (np x thr) | sglc/hand | sglc without the loop proofs/hand "
+             f"| root bytes per iteration, n = {n} | n = {2 * n} |", "|" + "---|" * 5]
+    for np_, th in shapes:
+        h = med(("kmeans", (np_, th), "hand"))
+        s, nl = med(("kmeans", (np_, th), "sglc")), med(("kmeans", (np_, th), "noloops"))
+        try:
+            b1, b2 = (root_bytes_per_iteration(np_, th, m, timeout) for m in (n, 2 * n))
+            cells = f"{b1:.0f} | {b2:.0f}"
+        except Failure as e:
+            print(f"FAILED: {e}", file=sys.stderr)
+            cells = "? | ?"
+        lines.append(f"| {np_}x{th} | {fmt_r(s / h)} | {fmt_r(nl / h)} | {cells} |")
+    return ("The points are distributed once into node variables (bench/sgl/kmeans.sgl); "
+            "each iteration sends the centroids down and the sums up. The hand code "
+            "scatters once and uses MPI_Bcast + MPI_Reduce per iteration (bench/hand/kmeans.c). "
+            "\"Without the loop proofs\": the same program compiled with "
+            f"SGLC_BOUNDS_ABLATE={NO_LOOP_PROOFS} (bench/loops.md). Root bytes: level 0's "
+            "broadcast and gathered bytes per iteration, from --sgl-stats; they must not grow "
+            "with n.\n\n" + "\n".join(lines))
 
 
 # ---------------------------------------------------------------- report
