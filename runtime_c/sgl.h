@@ -43,6 +43,11 @@ extern "C" {
  * runs of fused statements into several sites). */
 #define SGL_MAX_OPS 64
 
+/* The most bytes one value may take in memory (a struct's C size; sglc
+ * rejects a larger struct): a superstep's inputs and outputs are held in
+ * slots of this size (sgl_slot). */
+#define SGL_VALUE_MAX 512
+
 /* Serialized sizes in bytes (sgl_ser, what a superstep sends): an int or
  * a float, a bool, and the length that precedes a vector's elements. */
 #define SGL_SER_INT_SIZE 8
@@ -57,10 +62,24 @@ typedef int64_t sgl_int;
 typedef double sgl_float;
 typedef bool sgl_bool;
 
-typedef enum { SGL_T_INT, SGL_T_FLOAT, SGL_T_BOOL, SGL_T_VEC, SGL_T_STR, SGL_T_BYTE } sgl_kind;
+typedef enum { SGL_T_INT, SGL_T_FLOAT, SGL_T_BOOL, SGL_T_VEC, SGL_T_STR, SGL_T_BYTE, SGL_T_STRUCT } sgl_kind;
 
-/* A run-time type descriptor.  For SGL_T_VEC, `elem` is the element type.
- * A string (SGL_T_STR, the one descriptor sgl_t_str) is a sgl_vec of
+struct sgl_type;
+
+/* A field of a struct type: its SGL name, its byte offset, its type. */
+typedef struct sgl_field {
+    const char *name;
+    size_t offset;
+    const struct sgl_type *type;
+} sgl_field;
+
+/* A run-time type descriptor.  For SGL_T_VEC, `elem` is the element type
+ * (the other members are zero).  For SGL_T_STRUCT (a C struct generated
+ * per SGL struct): `name`, `size` (sizeof the C struct), `managed` (some
+ * field owns heap memory: copying copies the fields, freeing frees them;
+ * otherwise the value is plain bytes) and the `nfields` fields in
+ * declaration order. */
+/* A string (SGL_T_STR, the one descriptor sgl_t_str) is a sgl_vec of
  * bytes: its `elem` is sgl_t_byte (SGL_T_BYTE, one unsigned byte, never
  * the type of an SGL value of its own), so that copy, free, slice,
  * serialization and reference counting are the vector code's; printing,
@@ -72,7 +91,40 @@ typedef enum { SGL_T_INT, SGL_T_FLOAT, SGL_T_BOOL, SGL_T_VEC, SGL_T_STR, SGL_T_B
 typedef struct sgl_type {
     sgl_kind kind;
     const struct sgl_type *elem;
+    const char *name;
+    size_t size;
+    bool managed;
+    int nfields;
+    const sgl_field *fields;
+    /* sort (a struct of int, float and bool fields only): sorts n values
+     * at data in place, stably, by the generated comparison of the fields
+     * in declaration order; NULL for other types */
+    void (*sort)(void *data, int64_t n);
 } sgl_type;
+
+/* The order of one field in a struct's sort (brief §8): -1, 0 or 1.
+ * Floats as `<` orders them, -0.0 equal to 0.0, NaNs equal and last. */
+static inline int sgl_cmp_int(int64_t a, int64_t b)
+{
+    return (a > b) - (a < b);
+}
+static inline int sgl_cmp_float(double a, double b)
+{
+    if (a != a) return b != b ? 0 : 1;
+    if (b != b) return -1;
+    return (a > b) - (a < b);
+}
+static inline int sgl_cmp_bool(bool a, bool b)
+{
+    return (int)a - (int)b;
+}
+
+/* Does a value of type t own heap memory (a vector, a managed struct)?
+ * Values that do not are copied as bytes. */
+static inline bool sgl_managed(const struct sgl_type *t)
+{
+    return t->kind == SGL_T_VEC || t->kind == SGL_T_STR || (t->kind == SGL_T_STRUCT && t->managed);
+}
 
 extern const sgl_type sgl_t_int;
 extern const sgl_type sgl_t_float;
@@ -83,7 +135,7 @@ extern const sgl_type sgl_t_byte;
 /* Values of type t own memory (a vector or a string: a sgl_vec). */
 static inline bool sgl_type_owns(const sgl_type *t)
 {
-    return t->kind == SGL_T_VEC || t->kind == SGL_T_STR;
+    return sgl_managed(t);
 }
 
 /* A vector is a view of `len` elements at `data` inside a reference-counted
@@ -120,6 +172,13 @@ typedef struct sgl_vec {
     sgl_vbuf *buf;
 } sgl_vec;
 
+/* Storage for one value of any type (at most SGL_VALUE_MAX bytes). */
+typedef union sgl_slot {
+    sgl_vec v;
+    long double align_;
+    char bytes[SGL_VALUE_MAX];
+} sgl_slot;
+
 /* Size in bytes of one value of type t. */
 static inline size_t sgl_sizeof(const sgl_type *t)
 {
@@ -128,6 +187,7 @@ static inline size_t sgl_sizeof(const sgl_type *t)
     case SGL_T_FLOAT: return sizeof(sgl_float);
     case SGL_T_BOOL: return sizeof(sgl_bool);
     case SGL_T_VEC: return sizeof(sgl_vec);
+    case SGL_T_STRUCT: return t->size;
     case SGL_T_STR: return sizeof(sgl_vec);
     case SGL_T_BYTE: return 1;
     }

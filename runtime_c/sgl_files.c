@@ -256,7 +256,7 @@ static void word_end(text_words *t, int fd)
         sgl_int i;
         sgl_float f;
     } x;
-    const sgl_type vt = {SGL_T_VEC, t->floats ? &sgl_t_float : &sgl_t_int};
+    const sgl_type vt = {.kind = SGL_T_VEC, .elem = t->floats ? &sgl_t_float : &sgl_t_int};
     bool ok = false;
     if (!t->bad) {
         t->word[t->len] = '\0';
@@ -293,7 +293,7 @@ static int64_t text_scan(const char *path, int fd, int64_t a, int64_t b, bool fl
             int err = errno;
             free(buf);
             free(t.word);
-            sgl_vec_free(&(sgl_type){SGL_T_VEC, floats ? &sgl_t_float : &sgl_t_int}, &t.out);
+            sgl_vec_free(&(sgl_type){.kind = SGL_T_VEC, .elem = floats ? &sgl_t_float : &sgl_t_int}, &t.out);
             sgl_fail_read(fd, path, err, line, col);
         }
         if (n == 0)
@@ -361,7 +361,7 @@ static sgl_vec read_numbers(const char *path, int64_t a, int64_t b, bool floats,
         int64_t seen = text_scan(path, fd, a, b, floats, &r, line, col);
         if (b >= 0 && seen < b) {
             close(fd);
-            sgl_vec_free(&(sgl_type){SGL_T_VEC, floats ? &sgl_t_float : &sgl_t_int}, &r);
+            sgl_vec_free(&(sgl_type){.kind = SGL_T_VEC, .elem = floats ? &sgl_t_float : &sgl_t_int}, &r);
             fail_range(what, path, a, b, seen, line, col);
         }
     }

@@ -245,7 +245,7 @@ static master_acc *master_new(master_acc *m, const sgl_node *n)
     m->compute = m->recv + m->nk;
     sgl_vec sp = sgl_child_speeds((sgl_node *)n);
     for (int i = 0; i < m->nk && i < sp.len; i++) m->speed[i] = ((sgl_float *)sp.data)[i];
-    static const sgl_type vec_float = {SGL_T_VEC, &sgl_t_float};
+    static const sgl_type vec_float = {.kind = SGL_T_VEC, .elem = &sgl_t_float};
     sgl_vec_free(&vec_float, &sp);
     masters_n++;
     return m;

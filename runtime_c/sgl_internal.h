@@ -402,7 +402,7 @@ void sgl_merge_results(sgl_node *n, const sgl_site *s, sgl_child_result *res, in
 /* Child i's inputs from the master's arguments, in shared memory (tmp:
  * storage for copies, one per op). */
 void sgl_local_inputs(const sgl_site *s, sgl_arg *args, int i, void **in, void **out,
-                      sgl_vec *tmp);
+                      sgl_slot *tmp);
 /* Build the subtree below n (its children in n->shape) entirely in this
  * process. */
 void sgl_local_build(sgl_node *n);

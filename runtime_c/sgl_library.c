@@ -414,7 +414,7 @@ void sgl_lib_vec_free(sgl_lib_vec *v, int depth)
     /* [int] nested depth times: only the nesting matters to freeing */
     sgl_type chain[SGL_MAX_LEVELS + 1];
     chain[0] = sgl_t_int;
-    for (int d = 1; d <= depth; d++) chain[d] = (sgl_type){SGL_T_VEC, &chain[d - 1]};
+    for (int d = 1; d <= depth; d++) chain[d] = (sgl_type){.kind = SGL_T_VEC, .elem = &chain[d - 1]};
     sgl_vec_free(&chain[depth], (sgl_vec *)v);
 }
 

@@ -17,7 +17,7 @@
 
 /* Child i's input (or output place) for op j of site s. */
 static void local_input(const sgl_site *s, sgl_arg *args, int i, int j, void **in, void **out,
-                        sgl_vec *tmp)
+                        sgl_slot *tmp)
 {
     const sgl_op *op = &s->ops[j];
     in[j] = out[j] = NULL;
@@ -40,7 +40,7 @@ static void local_input(const sgl_site *s, sgl_arg *args, int i, int j, void **i
 }
 
 void sgl_local_inputs(const sgl_site *s, sgl_arg *args, int i, void **in, void **out,
-                      sgl_vec *tmp)
+                      sgl_slot *tmp)
 {
     for (int j = 0; j < s->nops; j++) local_input(s, args, i, j, in, out, tmp);
 }
@@ -58,7 +58,7 @@ static void seq_superstep(sgl_node *n, sgl_key k, const sgl_site *s, sgl_arg *ar
     for (int j = 0; j < s->nops; j++) {
         for (int i = 0; i < nk; i++) {
             void *in[SGL_MAX_OPS], *out[SGL_MAX_OPS];
-            sgl_vec tmp[SGL_MAX_OPS];
+            sgl_slot tmp[SGL_MAX_OPS];
             if (res[i].failed_op < 0) local_input(s, args, i, j, in, out, tmp);
             sgl_child_ops(&n->kids[i], s, k, in, out, &res[i], j, j + 1);
         }
@@ -73,7 +73,7 @@ static void local_child(sgl_node *n, sgl_key k, const sgl_site *s, sgl_arg *args
                         sgl_child_result *res, int i)
 {
     void *in[SGL_MAX_OPS], *out[SGL_MAX_OPS];
-    sgl_vec tmp[SGL_MAX_OPS];
+    sgl_slot tmp[SGL_MAX_OPS];
     sgl_local_inputs(s, args, i, in, out, tmp);
     sgl_child_run(&n->kids[i], s, k, in, out, &res[i]);
 }

@@ -32,7 +32,7 @@ sgl_vec sgl_rand_ints(sgl_int n, sgl_int lo, sgl_int hi, sgl_int seed, int line,
     if (hi <= lo)
         sgl_fail(line, col, "rand_ints with hi (%lld) <= lo (%lld)", (long long)hi,
                  (long long)lo);
-    sgl_vec r = sgl_vec_new(&(sgl_type){SGL_T_VEC, &sgl_t_int}, n, line, col);
+    sgl_vec r = sgl_vec_new(&(sgl_type){.kind = SGL_T_VEC, .elem = &sgl_t_int}, n, line, col);
     sgl_int *d = r.data;
     uint64_t s = (uint64_t)seed;
     uint64_t span = (uint64_t)hi - (uint64_t)lo; /* in 1 .. 2^64-1 */
@@ -45,7 +45,7 @@ sgl_vec sgl_rand_floats(sgl_int n, sgl_int seed, int line, int col)
 {
     if (n < 0)
         sgl_fail(line, col, "rand_floats with a negative count %lld", (long long)n);
-    sgl_vec r = sgl_vec_new(&(sgl_type){SGL_T_VEC, &sgl_t_float}, n, line, col);
+    sgl_vec r = sgl_vec_new(&(sgl_type){.kind = SGL_T_VEC, .elem = &sgl_t_float}, n, line, col);
     sgl_float *d = r.data;
     uint64_t s = (uint64_t)seed;
     for (int64_t i = 0; i < n; i++)

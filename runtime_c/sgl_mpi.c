@@ -187,7 +187,7 @@ static void mpi_send_commands(sgl_node *n, struct sgl_mpi_state *st, const sgl_s
 
 /* A child's side: decode the inputs of the ops from its command, then
  * receive its pieces and the separate bcasts (in the master's order). */
-static void mpi_decode_inputs(MPI_Comm comm, const sgl_site *s, mpi_peer *up, sgl_vec *tmp,
+static void mpi_decode_inputs(MPI_Comm comm, const sgl_site *s, mpi_peer *up, sgl_slot *tmp,
                               void **in)
 {
     const char *p = up->in + 4 * sizeof(int64_t); /* after length, site, depth, uid */
@@ -391,7 +391,7 @@ static bool room_after(const sgl_vec *b0, int64_t total, size_t esz)
 static void join_gather(struct sgl_mpi_state *st, const sgl_op *op, sgl_arg *a, int upto,
                         const joined_part *jp /* [child * SGL_MAX_OPS + op] */, int j)
 {
-    sgl_type vt = {SGL_T_VEC, op->type->elem};
+    sgl_type vt = {.kind = SGL_T_VEC, .elem = op->type->elem};
     size_t esz = sgl_sizeof(op->type->elem);
     sgl_vec *blocks = ((sgl_vec *)a->dst)->data;
     int64_t len0 = blocks[0].len, total = len0;
@@ -631,7 +631,7 @@ static void mpi_superstep(sgl_node *n, sgl_key k, const sgl_site *s, sgl_arg *ar
     abandoned_children = true;
     sgl_alloc_gathers(n, s, args);
     void *in[SGL_MAX_OPS], *out[SGL_MAX_OPS];
-    sgl_vec tmp[SGL_MAX_OPS];
+    sgl_slot tmp[SGL_MAX_OPS];
     sgl_local_inputs(s, args, 0, in, out, tmp);
     abandoned_children = abandoned_before;
     /* the reports' receives are posted before child 0 runs, and polled
@@ -743,14 +743,14 @@ void sgl_mpi_serve(sgl_node *c)
         const sgl_site *s = sgl_prog->sites[site];
         sgl_key mk = {depth, uid};
         void *in[SGL_MAX_OPS], *out[SGL_MAX_OPS];
-        sgl_vec tmp[SGL_MAX_OPS];
-        char outval[SGL_MAX_OPS][sizeof(sgl_vec)];
+        sgl_slot tmp[SGL_MAX_OPS];
+        sgl_slot outval[SGL_MAX_OPS];
         mpi_decode_inputs(c->comm_up, s, up, tmp, in);
         const sgl_masks *m = sgl_site_masks(s);
         for (uint64_t g = m->gather; g;) {
             int j = sgl_mask_next(&g);
-            memset(outval[j], 0, sizeof outval[j]);
-            out[j] = outval[j];
+            memset(&outval[j], 0, sizeof outval[j]);
+            out[j] = &outval[j];
         }
         sgl_child_result r;
         sgl_child_run(c, s, mk, in, out, &r);

@@ -265,7 +265,7 @@ static uint64_t load_le(const unsigned char *p, int size)
 sgl_vec sgl_npy_read(int fd, const char *path, const npy_info *info, int64_t a, int64_t b, bool floats,
                         int line, int col)
 {
-    const sgl_type vt = {SGL_T_VEC, floats ? &sgl_t_float : &sgl_t_int};
+    const sgl_type vt = {.kind = SGL_T_VEC, .elem = floats ? &sgl_t_float : &sgl_t_int};
     int64_t n = b - a;
     sgl_vec r = sgl_vec_new_uninit(&vt, n, line, col);
     if (n == 0)

@@ -54,6 +54,20 @@ void sgl_fmt_value(sgl_buf *b, const sgl_type *t, const void *v)
         return;
     case SGL_T_VEC:
         break;
+    case SGL_T_STRUCT:
+        /* Body(x=1.0, y=2.0, mass=0.5, id=7) */
+        sgl_buf_puts(b, t->name);
+        sgl_buf_put(b, "(", 1);
+        for (int i = 0; i < t->nfields; i++) {
+            const sgl_field *f = &t->fields[i];
+            if (i > 0)
+                sgl_buf_put(b, ", ", 2);
+            sgl_buf_puts(b, f->name);
+            sgl_buf_put(b, "=", 1);
+            sgl_fmt_value(b, f->type, (const char *)v + f->offset);
+        }
+        sgl_buf_put(b, ")", 1);
+        return;
     }
     const sgl_vec *x = v;
     const sgl_type *et = t->elem;

@@ -12,8 +12,17 @@
 /* True when values of type t own no memory (a flat byte copy is a copy). */
 static bool is_flat(const sgl_type *t)
 {
-    return !sgl_type_owns(t);
+    return !sgl_managed(t);
 }
+
+/* Element i of vector x of element type et. */
+static void *elem_at(const sgl_vec *x, const sgl_type *et, int64_t i)
+{
+    return (char *)x->data + (size_t)i * sgl_sizeof(et);
+}
+
+/* A struct's field f of value v. */
+#define FIELD(v, f) ((char *)(v) + (f)->offset)
 
 /* ------------------------------------------------------------------ */
 /* Byte buffers                                                        */
@@ -59,6 +68,16 @@ _Static_assert(sizeof(sgl_int) == SGL_SER_INT_SIZE && sizeof(sgl_float) == SGL_S
 
 void sgl_ser(sgl_buf *b, const sgl_type *t, const void *v)
 {
+    if (t->kind == SGL_T_STRUCT) {
+        /* a plain struct as its bytes (the nodes run one build); a managed
+         * one field by field */
+        if (!t->managed)
+            sgl_buf_put(b, v, t->size);
+        else
+            for (int i = 0; i < t->nfields; i++)
+                sgl_ser(b, t->fields[i].type, FIELD(v, &t->fields[i]));
+        return;
+    }
     if (is_flat(t)) {
         if (t->kind == SGL_T_BOOL) {
             unsigned char c = *(const sgl_bool *)v ? 1 : 0;
@@ -80,14 +99,21 @@ void sgl_ser(sgl_buf *b, const sgl_type *t, const void *v)
         /* sgl_bool holds exactly 0 or 1, so its bytes are already the wire form. */
         sgl_buf_put(b, x->data, (size_t)len * sgl_sizeof(et));
     } else {
-        const sgl_vec *e = x->data;
         for (int64_t i = 0; i < len; i++)
-            sgl_ser(b, et, &e[i]);
+            sgl_ser(b, et, elem_at(x, et, i));
     }
 }
 
 size_t sgl_ser_size(const sgl_type *t, const void *v)
 {
+    if (t->kind == SGL_T_STRUCT) {
+        if (!t->managed)
+            return t->size;
+        size_t n = 0;
+        for (int i = 0; i < t->nfields; i++)
+            n += sgl_ser_size(t->fields[i].type, FIELD(v, &t->fields[i]));
+        return n;
+    }
     if (is_flat(t))
         return t->kind == SGL_T_BOOL || t->kind == SGL_T_BYTE ? SGL_SER_BOOL_SIZE
                : t->kind == SGL_T_INT ? SGL_SER_INT_SIZE : SGL_SER_FLOAT_SIZE;
@@ -96,9 +122,8 @@ size_t sgl_ser_size(const sgl_type *t, const void *v)
     if (is_flat(et))
         return SGL_SER_LEN_SIZE + (size_t)x->len * sgl_sizeof(et);
     size_t n = SGL_SER_LEN_SIZE;
-    const sgl_vec *e = x->data;
     for (int64_t i = 0; i < x->len; i++)
-        n += sgl_ser_size(et, &e[i]);
+        n += sgl_ser_size(et, elem_at(x, et, i));
     return n;
 }
 
@@ -118,6 +143,14 @@ const char *sgl_deser(const char *p, const sgl_type *t, void *out)
     case SGL_T_VEC:
     case SGL_T_STR:
         break;
+    case SGL_T_STRUCT:
+        if (!t->managed) {
+            memcpy(out, p, t->size);
+            return p + t->size;
+        }
+        for (int i = 0; i < t->nfields; i++)
+            p = sgl_deser(p, t->fields[i].type, FIELD(out, &t->fields[i]));
+        return p;
     }
     int64_t len;
     memcpy(&len, p, sizeof len);
@@ -136,9 +169,8 @@ const char *sgl_deser(const char *p, const sgl_type *t, void *out)
             memcpy(r.data, p, (size_t)len * esz);
             p += (size_t)len * esz;
         } else {
-            sgl_vec *d = r.data;
             for (int64_t i = 0; i < len; i++)
-                p = sgl_deser(p, et, &d[i]);
+                p = sgl_deser(p, et, elem_at(&r, et, i));
         }
     }
     *(sgl_vec *)out = r;
@@ -186,6 +218,11 @@ void sgl_ser_oob(sgl_buf *b, const sgl_type *t, const void *v, size_t min_oob, s
         sgl_ser(b, t, v);
         return;
     }
+    if (t->kind == SGL_T_STRUCT) {
+        for (int i = 0; i < t->nfields; i++)
+            sgl_ser_oob(b, t->fields[i].type, FIELD(v, &t->fields[i]), min_oob, l);
+        return;
+    }
     const sgl_vec *x = v;
     const sgl_type *et = t->elem;
     if (is_flat(et)) {
@@ -201,9 +238,8 @@ void sgl_ser_oob(sgl_buf *b, const sgl_type *t, const void *v, size_t min_oob, s
     }
     int64_t len = x->len;
     sgl_buf_put(b, &len, sizeof len);
-    const sgl_vec *e = x->data;
     for (int64_t i = 0; i < len; i++)
-        sgl_ser_oob(b, et, &e[i], min_oob, l);
+        sgl_ser_oob(b, et, elem_at(x, et, i), min_oob, l);
 }
 
 /* The n rows of a [[T]], T a number or bool, into e: the out-of-band
@@ -252,6 +288,11 @@ const char *sgl_deser_oob(const char *p, const sgl_type *t, void *out, sgl_piece
 {
     if (is_flat(t))
         return sgl_deser(p, t, out);
+    if (t->kind == SGL_T_STRUCT) {
+        for (int i = 0; i < t->nfields; i++)
+            p = sgl_deser_oob(p, t->fields[i].type, FIELD(out, &t->fields[i]), l);
+        return p;
+    }
     int64_t len;
     memcpy(&len, p, sizeof len);
     const sgl_type *et = t->elem;
@@ -268,12 +309,11 @@ const char *sgl_deser_oob(const char *p, const sgl_type *t, void *out, sgl_piece
     sgl_vec v = {NULL, 0, NULL};
     if (len > 0) {
         v = sgl_vec_new(t, len, 0, 0);
-        sgl_vec *e = v.data;
-        if (!sgl_type_owns(et->elem)) {
-            p = deser_rows(p, et, e, len, l);
+        if ((et->kind == SGL_T_VEC || et->kind == SGL_T_STR) && !sgl_managed(et->elem)) {
+            p = deser_rows(p, et, v.data, len, l);
         } else {
             for (int64_t i = 0; i < len; i++)
-                p = sgl_deser_oob(p, et, &e[i], l);
+                p = sgl_deser_oob(p, et, elem_at(&v, et, i), l);
         }
     }
     *(sgl_vec *)out = v;

@@ -616,10 +616,13 @@ bool sgl_sorted_f64(const double *a, int64_t n)
 /* ------------------------------------------------------------------ */
 /* The builtin                                                         */
 
-/* Only [int] and [float] reach here (the type checker sees to it). */
+/* Only [int], [float] and [S] for a struct S of int, float and bool
+ * fields reach here (the type checker sees to it). */
 
 static bool in_order(const sgl_type *vt, const sgl_vec *v)
 {
+    if (vt->elem->kind == SGL_T_STRUCT)
+        return false; /* the generated merge sort is linear on sorted input */
     return vt->elem->kind == SGL_T_FLOAT ? sgl_sorted_f64(v->data, v->len)
                                          : sgl_sorted_i64(v->data, v->len);
 }
@@ -627,6 +630,12 @@ static bool in_order(const sgl_type *vt, const sgl_vec *v)
 /* Sorts src[0..n) into dst (dst may be src). */
 static void sort_data(const sgl_type *vt, const void *src, void *dst, int64_t n, int line, int col)
 {
+    if (vt->elem->kind == SGL_T_STRUCT) {
+        /* sorted in place by the sort generated per struct (sglc) */
+        if (dst != src) sgl_copy_elems_into(vt->elem, dst, src, n); /* a copy of each */
+        vt->elem->sort(dst, n);
+        return;
+    }
     if (!sort_into(vt->elem->kind == SGL_T_FLOAT, src, dst, n))
         sgl_fail(line, col, "out of memory: no scratch buffer to sort %lld elements",
                  (long long)n);

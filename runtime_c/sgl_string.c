@@ -14,8 +14,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-const sgl_type sgl_t_byte = {SGL_T_BYTE, NULL};
-const sgl_type sgl_t_str = {SGL_T_STR, &sgl_t_byte};
+const sgl_type sgl_t_byte = {.kind = SGL_T_BYTE, .elem = NULL};
+const sgl_type sgl_t_str = {.kind = SGL_T_STR, .elem = &sgl_t_byte};
 
 sgl_vec sgl_str_from(const char *p, size_t n, int line, int col)
 {

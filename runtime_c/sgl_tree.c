@@ -143,7 +143,7 @@ sgl_vec sgl_child_speeds(sgl_node *n)
     /* measured speeds (--sgl-speeds=auto, --sgl-machine: sgl_speed.c), or
      * the default: the workers of each child's subtree (the tree's
      * description knows them, local children or remote) */
-    static const sgl_type vec_float = {SGL_T_VEC, &sgl_t_float};
+    static const sgl_type vec_float = {.kind = SGL_T_VEC, .elem = &sgl_t_float};
     sgl_vec r = sgl_vec_new(&vec_float, n->nchildren, 0, 0);
     sgl_float *s = r.data;
     if (sgl_speed_children(n, s)) return r;
@@ -470,7 +470,7 @@ void sgl_alloc_gathers(sgl_node *n, const sgl_site *s, sgl_arg *args)
         /* every element is stored by its child's gather before anyone
          * reads the vector (after a failure nobody does): numbers are
          * left uninitialized (malloc, not calloc), vectors zeroed */
-        sgl_type vt = {SGL_T_VEC, op->type};
+        sgl_type vt = {.kind = SGL_T_VEC, .elem = op->type};
         *(sgl_vec *)args[j].dst = sgl_vec_new_uninit(&vt, n->nchildren, op->line, op->col);
     }
 }
@@ -482,7 +482,7 @@ void sgl_release_sources(const sgl_site *s, sgl_arg *args)
     for (uint64_t sc = sgl_site_masks(s)->scatter; sc;) {
         int j = sgl_mask_next(&sc);
         if (args[j].owned) {
-            sgl_type vt = {SGL_T_VEC, s->ops[j].type};
+            sgl_type vt = {.kind = SGL_T_VEC, .elem = s->ops[j].type};
             sgl_vec_free(&vt, args[j].src);
         }
     }

@@ -19,9 +19,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-const sgl_type sgl_t_int = {SGL_T_INT, NULL};
-const sgl_type sgl_t_float = {SGL_T_FLOAT, NULL};
-const sgl_type sgl_t_bool = {SGL_T_BOOL, NULL};
+const sgl_type sgl_t_int = {.kind = SGL_T_INT, .elem = NULL};
+const sgl_type sgl_t_float = {.kind = SGL_T_FLOAT, .elem = NULL};
+const sgl_type sgl_t_bool = {.kind = SGL_T_BOOL, .elem = NULL};
 
 
 /* True when values of type t own no memory (a flat byte copy is a copy). */
@@ -66,14 +66,25 @@ void sgl_value_copy(const sgl_type *t, void *dst, const void *src)
 {
     if (is_flat(t))
         memcpy(dst, src, sgl_sizeof(t));
+    else if (t->kind == SGL_T_STRUCT)
+        for (int i = 0; i < t->nfields; i++) {
+            const sgl_field *f = &t->fields[i];
+            sgl_value_copy(f->type, (char *)dst + f->offset, (const char *)src + f->offset);
+        }
     else
         *(sgl_vec *)dst = sgl_vec_copy(t, (const sgl_vec *)src);
 }
 
 void sgl_value_free(const sgl_type *t, void *v)
 {
-    if (!is_flat(t))
-        sgl_vec_free(t, (sgl_vec *)v);
+    if (is_flat(t))
+        return;
+    if (t->kind == SGL_T_STRUCT) {
+        for (int i = 0; i < t->nfields; i++)
+            sgl_value_free(t->fields[i].type, (char *)v + t->fields[i].offset);
+        return;
+    }
+    sgl_vec_free(t, (sgl_vec *)v);
 }
 
 bool sgl_value_eq(const sgl_type *t, const void *a, const void *b)
@@ -102,6 +113,13 @@ bool sgl_value_eq(const sgl_type *t, const void *a, const void *b)
                 return false;
         return true;
     }
+    case SGL_T_STRUCT:
+        for (int i = 0; i < t->nfields; i++) {
+            const sgl_field *f = &t->fields[i];
+            if (!sgl_value_eq(f->type, (const char *)a + f->offset, (const char *)b + f->offset))
+                return false;
+        }
+        return true;
     }
     return false;
 }
@@ -112,6 +130,14 @@ void sgl_value_assign(const sgl_type *t, void *dst, const void *src)
         return;
     if (is_flat(t)) {
         memmove(dst, src, sgl_sizeof(t));
+        return;
+    }
+    if (t->kind == SGL_T_STRUCT) {
+        /* Copy first: src may live inside *dst. */
+        char tmp[t->size];
+        sgl_value_copy(t, tmp, src);
+        sgl_value_free(t, dst);
+        memcpy(dst, tmp, t->size);
         return;
     }
     /* Copy first: src may live inside *dst. */
@@ -126,6 +152,14 @@ void sgl_value_assign_move(const sgl_type *t, void *dst, void *src)
         return;
     if (is_flat(t)) {
         memmove(dst, src, sgl_sizeof(t));
+        return;
+    }
+    if (t->kind == SGL_T_STRUCT) {
+        char tmp[t->size];
+        memcpy(tmp, src, t->size);
+        memset(src, 0, t->size); /* src gave its storage away */
+        sgl_value_free(t, dst);
+        memcpy(dst, tmp, t->size);
         return;
     }
     sgl_vec tmp = *(sgl_vec *)src;
@@ -220,7 +254,11 @@ static void vbuf_release(const sgl_type *et, sgl_vbuf *b)
         vbuf_release(et, p);
         return;
     }
-    if (!is_flat(et)) {
+    if (et->kind == SGL_T_STRUCT && et->managed) {
+        char *e = vbuf_data(b);
+        for (int64_t i = 0; i < b->used; i++)
+            sgl_value_free(et, e + (size_t)i * et->size);
+    } else if (!is_flat(et)) {
         sgl_vec *e = (sgl_vec *)vbuf_data(b);
         for (int64_t i = 0; i < b->used; i++)
             sgl_vec_free(et, &e[i]);
@@ -288,6 +326,10 @@ static void copy_into(const sgl_type *et, void *dst, const void *src, int64_t n)
         return;
     if (is_flat(et)) {
         memcpy(dst, src, (size_t)n * sgl_sizeof(et));
+    } else if (et->kind == SGL_T_STRUCT) {
+        for (int64_t i = 0; i < n; i++)
+            sgl_value_copy(et, (char *)dst + (size_t)i * et->size,
+                           (const char *)src + (size_t)i * et->size);
     } else {
         const sgl_vec *s = src;
         sgl_vec *d = dst;
@@ -419,15 +461,15 @@ void sgl_vec_push_move(const sgl_type *vt, sgl_vec *v, const void *x, int line, 
 {
     size_t esz = sgl_sizeof(vt->elem);
     /* x may point into v's own storage, which growing would move. */
-    unsigned char item[sizeof(sgl_vec)];
-    memcpy(item, x, esz);
+    sgl_slot item; /* any value: at most SGL_VALUE_MAX bytes */
+    memcpy(&item, x, esz);
     sgl_vbuf *b = v->buf;
     if (!(b && v->len < b->cap && sgl_vec_unique(v) && v->data == vbuf_data(b) &&
           v->len == b->used)) {
         int64_t cap = v->len < 2 ? 4 : (v->len > INT64_MAX / 2 ? INT64_MAX : v->len * 2);
         sgl_vec_reserve(vt, v, cap, line, col);
     }
-    memcpy(elem_ptr(v, esz, v->len), item, esz);
+    memcpy(elem_ptr(v, esz, v->len), &item, esz);
     v->len++;
     v->buf->used++;
 }

@@ -218,7 +218,7 @@ static sgl_vec split_blocks(const sgl_type *vt, sgl_vec *v, sgl_int k, bool own,
     return r;
 }
 
-static const sgl_type vec_int = {SGL_T_VEC, &sgl_t_int};
+static const sgl_type vec_int = {.kind = SGL_T_VEC, .elem = &sgl_t_int};
 
 static void check_length(const char *what, sgl_int n, int line, int col)
 {

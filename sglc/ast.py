@@ -53,6 +53,22 @@ class Symbol:
     value: Any = None
 
 
+# ---------------------------------------------------------------- constant values
+
+
+@dataclass(frozen=True)
+class StructValue:
+    """The folded value of a constant struct expression (Symbol.value of a
+    const of struct type): its fields' values in declaration order."""
+
+    ty: Type
+    values: tuple
+
+    def __repr__(self) -> str:
+        names = [f for f, _ in getattr(self.ty, "fields", [])]
+        return f"{self.ty}(" + ", ".join(f"{n}={v!r}" for n, v in zip(names, self.values)) + ")"
+
+
 # ---------------------------------------------------------------- types
 
 
@@ -132,6 +148,15 @@ class Index(Expr):
 
 
 @dataclass(eq=False)
+class Field(Expr):
+    """base.name: a field of a struct value."""
+
+    base: Expr = None  # type: ignore[assignment]
+    name: str = ""
+    name_span: Optional[Span] = None
+
+
+@dataclass(eq=False)
 class Call(Expr):
     func: str = ""
     args: list[Expr] = field(default_factory=list)
@@ -139,6 +164,8 @@ class Call(Expr):
     # set by check: exactly one of these
     target: Optional[FuncDecl] = field(default=None, init=False, repr=False)
     builtin: Optional[str] = field(default=None, init=False, repr=False)
+    # set by check for a struct constructor S(...): the struct type
+    struct: Optional[Type] = field(default=None, init=False, repr=False)
 
 
 @dataclass(eq=False)
@@ -291,6 +318,22 @@ class ConstDecl:
 
 
 @dataclass(eq=False)
+class FieldDecl:
+    name: str
+    type: TypeRef
+    span: Span
+
+
+@dataclass(eq=False)
+class StructDecl:
+    name: str
+    fields: list[FieldDecl]
+    span: Span
+    name_span: Span
+    ty: Optional[Type] = field(default=None, init=False, repr=False)  # set by check
+
+
+@dataclass(eq=False)
 class NodeVarDecl:
     """A node variable (brief §4, §6.2): `var NAME[: T] = init;` at the top
     level.  Every node of the tree has its own copy for the whole run."""
@@ -308,4 +351,5 @@ class Program:
     consts: list[ConstDecl]
     funcs: list[FuncDecl]
     span: Span
+    structs: list[StructDecl] = field(default_factory=list)
     nodevars: list[NodeVarDecl] = field(default_factory=list)

@@ -148,6 +148,8 @@ class _Writer:
             text = f"call {e.func}"
             if e.builtin is not None:
                 note = "builtin"
+            elif e.struct is not None:
+                note = "struct"
             elif e.target is not None:
                 note = f"func f_{e.target.name}"
         elif isinstance(e, ast.Unary):
@@ -156,6 +158,8 @@ class _Writer:
             text = f"binary {e.op}"
         elif isinstance(e, ast.Index):
             text = "index"
+        elif isinstance(e, ast.Field):
+            text = f"field .{e.name}"
         elif isinstance(e, ast.VecLit):
             text = f"vector of {len(e.elems)}"
         else:
@@ -175,6 +179,8 @@ class _Writer:
         elif isinstance(e, ast.Index):
             self.expr(e.base, d, "base: ")
             self.expr(e.index, d, "index: ")
+        elif isinstance(e, ast.Field):
+            self.expr(e.base, d, "base: ")
 
 
 def format_program(prog: ast.Program, path: str) -> str:

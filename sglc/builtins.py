@@ -105,7 +105,19 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Optional, Protocol, Union
 
 from . import cnodes as c
-from .types import BOOL, FLOAT, INT, STR, VOID, Type, Vec, is_numeric, owns_memory
+from .types import (
+    BOOL,
+    FLOAT,
+    INT,
+    STR,
+    VOID,
+    Struct,
+    Type,
+    Vec,
+    is_numeric,
+    is_sortable_struct,
+    owns_memory,
+)
 
 if TYPE_CHECKING:  # pragma: no cover
     from . import ir
@@ -270,7 +282,8 @@ INT_ARG = Arg("int", Exactly(INT), expect=INT)
 VECTOR = Arg("a vector", is_vec)
 NUM_VEC = Arg("[int] or [float]", is_num_vec)
 VEC_OR_STR = Arg("a vector or a string", is_vec_or_str)
-SORTABLE = Arg("[int], [float] or [string]", is_sortable_vec)
+SORTABLE = Arg("[int], [float] or [string] (or [S], S a struct of int, float, bool and string fields)",
+               lambda t: is_sortable_vec(t) or (isinstance(t, Vec) and is_sortable_struct(t.elem)))
 NUMBER = Arg("a number (int or float)", is_numeric)
 ANY = Arg("a value", any_type)
 
@@ -305,8 +318,8 @@ def _lower_print(b: CBody, e: ir.Builtin) -> list[str]:
     vals: list[c.Expr] = []
     for a in e.args:
         x = b.ex(a).expr
-        if owns_memory(a.ty):
-            x = b.hoist("const sgl_vec *", c.addr(x)).ref
+        if owns_memory(a.ty) or isinstance(a.ty, Struct):
+            x = b.hoist(f"const {c.ctype(a.ty)} *", c.addr(x)).ref
         else:
             x = b.hoist("sgl_" + C_SUFFIX[a.ty], x).ref
         vals.append(x)
@@ -317,7 +330,7 @@ def _lower_print(b: CBody, e: ir.Builtin) -> list[str]:
             main.append(c.stmt(c.call("sgl_buf_put", ob, c.string_lit(" "), c.Name("1"))))
         if a.ty == STR:
             main.append(c.stmt(c.call("sgl_fmt_text", ob, x)))
-        elif isinstance(a.ty, Vec):
+        elif isinstance(a.ty, (Vec, Struct)):
             main.append(c.stmt(c.call("sgl_fmt_value", ob, b.T.ref(a.ty), x)))
         else:
             main.append(c.stmt(c.call(f"sgl_fmt_{C_SUFFIX[a.ty]}", ob, x)))

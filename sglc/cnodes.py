@@ -402,7 +402,8 @@ class Temp:
         desc = self.free_with
         assert desc is not None and not self.moved and not self.freed, f"{self.name} is not to free"
         self.freed = True
-        return stmt(call("sgl_vec_free", desc, addr(self.ref)))
+        fn = "sgl_vec_free" if self.ctype == "sgl_vec" else "sgl_value_free"
+        return stmt(call(fn, desc, addr(self.ref)))
 
     def __repr__(self) -> str:
         state = "moved" if self.moved else "freed" if self.freed else "owned" if self.owns else "plain"

@@ -33,7 +33,19 @@ from .cnodes import Name, Scope, Temp, ctype
 from .emit_library import export_c_lines
 from .passes.bounds import ablated
 from .templates import environment
-from .types import BOOL, FLOAT, INT, STR, VOID, Type, Vec, c_desc, owns_memory
+from .types import (
+    BOOL,
+    FLOAT,
+    INT,
+    STR,
+    VOID,
+    Struct,
+    Type,
+    Vec,
+    c_desc,
+    is_sortable_struct,
+    owns_memory,
+)
 
 
 @dataclass(frozen=True)
@@ -72,10 +84,12 @@ def _ptr(t: Type) -> str:
 
 
 class _Types:
-    """Run-time type descriptors used by the program."""
+    """Run-time type descriptors used by the program, and the C structs of
+    its struct types."""
 
-    def __init__(self) -> None:
-        self.vec_types: list[Vec] = []
+    def __init__(self, structs: list[Type] | None = None) -> None:
+        self.vec_types: list[Type] = []  # vectors and structs, each after its parts
+        self.structs = [t for t in structs or [] if isinstance(t, Struct)]
 
     def desc(self, t: Type) -> str:
         if isinstance(t, Vec):
@@ -83,7 +97,34 @@ class _Types:
             if t not in self.vec_types:
                 self.vec_types.append(t)
             return "T_" + self._mangle(t)
+        if isinstance(t, Struct):
+            if t not in self.vec_types:
+                for _, ft in t.fields:
+                    self.desc(ft)
+                self.vec_types.append(t)
+            return "T_" + self._mangle(t)
         return c_desc(t)
+
+    def struct_defs(self) -> list[str]:
+        """The C struct of every struct type, each after the structs it holds."""
+        out: list[str] = []
+        done: set[str] = set()
+
+        def define(t: Struct) -> None:
+            if t.name in done:
+                return
+            done.add(t.name)
+            for _, ft in t.fields:
+                while isinstance(ft, Vec):
+                    ft = ft.elem
+                if isinstance(ft, Struct):
+                    define(ft)
+            members = [f"    {ctype(ft)} f_{f};" for f, ft in t.fields] or ["    char unused_;"]
+            out.append(f"typedef struct {ctype(t)} {{\n" + "\n".join(members) + f"\n}} {ctype(t)};")
+
+        for t in self.structs:
+            define(t)
+        return out
 
     def ref(self, t: Type) -> c.Expr:
         """The address of t's descriptor (a `const sgl_type *`)."""
@@ -94,13 +135,76 @@ class _Types:
         while isinstance(t, Vec):
             depth += 1
             t = t.elem
-        return "v" * depth + "_" + str(t)
+        return "v" * depth + ("_S_" if isinstance(t, Struct) else "_") + str(t)
 
     def decls(self) -> list[str]:
-        return [
-            f"static const sgl_type {self.desc(t)} = {{SGL_T_VEC, {self.ref(t.elem)}}};"
-            for t in self.vec_types
-        ]
+        out: list[str] = []
+        for t in self.vec_types:
+            if isinstance(t, Vec):
+                out.append(f"static const sgl_type {self.desc(t)} = {{.kind = SGL_T_VEC, .elem = {self.ref(t.elem)}}};")
+                continue
+            assert isinstance(t, Struct)
+            d, ct = self.desc(t), ctype(t)
+            fields = "NULL"
+            if t.fields:
+                fields = "F" + d[1:]
+                rows = ", ".join(f'{{"{f}", offsetof({ct}, f_{f}), {self.ref(ft)}}}' for f, ft in t.fields)
+                out.append(f"static const sgl_field {fields}[] = {{{rows}}};")
+            managed = "true" if owns_memory(t) else "false"
+            sort = "NULL"
+            if is_sortable_struct(t):
+                sort = f"{ct}_sort"
+                out += _struct_sort(t)
+            out.append(f'static const sgl_type {d} = {{SGL_T_STRUCT, NULL, "{t.name}", sizeof({ct}), '
+                       f"{managed}, {len(t.fields)}, {fields}, {sort}}};")
+            if owns_memory(t):
+                out.append(f"static inline {ct} {ct}_copy(const {ct} *p) {{ {ct} r; "
+                           f"sgl_value_copy(&{d}, &r, p); return r; }}")
+        return out
+
+
+def _struct_sort(t: Struct) -> list[str]:
+    """C of a struct's comparison (fields in declaration order, sgl.h's
+    sgl_cmp_*) and of its stable merge sort (insertion sort of short runs),
+    specialised per struct: no call through a pointer per comparison."""
+    ct = ctype(t)
+    cmp = [f"static inline int {ct}_cmp(const {ct} *a, const {ct} *b)", "{", "    int c;"]
+    for f, ft in t.fields:
+        if ft == STR:
+            cmp.append(f"    if ((c = sgl_str_cmp(&a->f_{f}, &b->f_{f}))) return c;")
+        else:
+            cmp.append(f"    if ((c = sgl_cmp_{ft}(a->f_{f}, b->f_{f}))) return c;")
+    cmp += ["    return 0;", "}"]
+    msort = f"""static void {ct}_msort({ct} *a, {ct} *tmp, int64_t n)
+{{
+    if (n <= 16) {{
+        for (int64_t i = 1; i < n; i++) {{
+            {ct} x = a[i];
+            int64_t j = i;
+            while (j > 0 && {ct}_cmp(&a[j - 1], &x) > 0) {{
+                a[j] = a[j - 1];
+                j--;
+            }}
+            a[j] = x;
+        }}
+        return;
+    }}
+    int64_t h = n / 2, i = 0, j = h, k = 0;
+    {ct}_msort(a, tmp, h);
+    {ct}_msort(a + h, tmp, n - h);
+    if ({ct}_cmp(&a[h - 1], &a[h]) <= 0) return;
+    memcpy(tmp, a, (size_t)h * sizeof *a);
+    while (i < h && j < n) a[k++] = {ct}_cmp(&a[j], &tmp[i]) < 0 ? a[j++] : tmp[i++];
+    while (i < h) a[k++] = tmp[i++];
+}}
+static void {ct}_sort(void *data, int64_t n)
+{{
+    if (n < 2) return;
+    {ct} *tmp = sgl_alloc((size_t)(n / 2 + 1) * sizeof *tmp, 0, 0);
+    {ct}_msort(data, tmp, n);
+    free(tmp);
+}}"""
+    return ["\n".join(cmp), msort]
 
 
 # ---------------------------------------------------------------- the context
@@ -200,8 +304,9 @@ class _Expressions(_Context):
         return self.ex(e).expr
 
     def owned_vec(self, init: c.Expr, t: Type) -> Owned:
-        """A new vector of type t, owned by a temp of the statement."""
-        return Owned(self.hoist("sgl_vec", init, self.T.ref(t)))
+        """A new value of type t that owns memory (a vector, a struct with
+        vectors), owned by a temp of the statement."""
+        return Owned(self.hoist(ctype(t), init, self.T.ref(t)))
 
     def take(self, v: Val, t: Type) -> c.Expr:
         """An owned copy of v: an owned temp is moved, a borrowed vector copied."""
@@ -209,12 +314,14 @@ class _Expressions(_Context):
             return v.expr
         if isinstance(v, Owned):
             return v.temp.move()
+        if isinstance(t, Struct):
+            return c.call(ctype(t) + "_copy", c.addr(v.expr))
         return c.call("sgl_vec_copy", self.T.ref(t), c.addr(v.expr))
 
     def addressable(self, e: ir.Expr) -> c.Expr:
         """An lvalue holding e's value (scalars get a temporary)."""
         v = self.ex(e)
-        if owns_memory(e.ty):
+        if owns_memory(e.ty) or (isinstance(e.ty, Struct) and not isinstance(e, ir.Construct)):
             return v.expr
         return self.hoist(ctype(e.ty), v.expr).ref
 
@@ -236,8 +343,8 @@ class _Expressions(_Context):
             # the variable's last use (the moves pass): its value is taken
             # out, the variable left empty, so its buffer is not shared
             var = self.var(e.var)
-            t = self.hoist("sgl_vec", var, self.T.ref(e.ty))
-            self.scope.add(c.assign(var, Name("(sgl_vec){0}")))
+            t = self.hoist(ctype(e.ty), var, self.T.ref(e.ty))
+            self.scope.add(c.assign(var, Name(f"({ctype(e.ty)}){{0}}")))
             return Owned(t)
         return Borrowed(self.var(e.var))
 
@@ -252,7 +359,7 @@ class _Expressions(_Context):
         if not self.calls_here:
             return Borrowed(place)
         if owns_memory(e.ty):
-            return self.owned_vec(c.call("sgl_vec_copy", self.T.ref(e.ty), c.addr(place)), e.ty)
+            return self.owned_vec(self.take(Borrowed(place), e.ty), e.ty)
         return Borrowed(self.hoist(ctype(e.ty), place).ref)
 
     def movable(self, v: ir.Var) -> bool:
@@ -303,6 +410,17 @@ class _Expressions(_Context):
             at = c.call("sgl_at", c.addr(base), idx, c.SizeOf(ct), *self.loc(e))
             return Borrowed(c.deref(c.Cast(_ptr(e.ty), at)))
         return Borrowed(c.Index(c.Cast(_ptr(e.ty), c.member(base, "data")), idx))
+
+    def ex_Field(self, e: ir.Field) -> Val:
+        return Borrowed(c.member(self.ex(e.base).expr, "f_" + e.name))
+
+    def ex_Construct(self, e: ir.Construct) -> Val:
+        assert isinstance(e.ty, Struct)
+        vals = [self.take(self.ex(a), ft).render() for a, (_, ft) in zip(e.args, e.ty.fields)]
+        lit = Name(f"({ctype(e.ty)}){{{', '.join(vals) or '0'}}}")
+        if owns_memory(e.ty):
+            return self.owned_vec(lit, e.ty)
+        return Borrowed(self.hoist(ctype(e.ty), lit).ref)
 
     def call_check(self, e: ir.Call) -> str:
         """The check before a call of an SGL function: this thread's stack
@@ -369,7 +487,7 @@ class _Expressions(_Context):
             return self.owned_vec(c.call("sgl_str_concat", c.addr(a), c.addr(b), *self.loc(e)), STR)
         if lt == STR and e.op in c.COMPARISONS and e.op not in ("==", "!="):
             return Borrowed(c.Binary(e.op, c.call("sgl_str_cmp", c.addr(a), c.addr(b)), Name("0")))
-        if e.op in ("==", "!=") and owns_memory(lt):
+        if e.op in ("==", "!=") and (owns_memory(lt) or isinstance(lt, Struct)):
             eq = c.call("sgl_value_eq", self.T.ref(lt), c.addr(a), c.addr(b))
             return Borrowed(eq if e.op == "==" else c.Unary("!", eq))
         if lt == INT and e.op not in c.COMPARISONS:
@@ -415,6 +533,8 @@ class _Places(_Expressions):
             if e.row is not None:  # the vector of an in-place store (loop_fast)
                 return Name(self.rows[id(e.row)])
             return self.var(e.var)
+        if isinstance(e, ir.Field):
+            return c.member(self.place(e.base), "f_" + e.name)
         if isinstance(e, ir.NodeRef):
             return self.nodevar(e.var)
         return self.place_Index(e)
@@ -498,7 +618,7 @@ class _Builtins(_Places):
         for kind, i in sorted(tmpl.arg_holes, key=lambda h: (h[0] == "p", h[1])):
             a = e.args[i]
             if kind == "p":
-                assert isinstance(a, (ir.VarRef, ir.NodeRef, ir.Index))
+                assert isinstance(a, (ir.VarRef, ir.NodeRef, ir.Index, ir.Field))
                 holes[f"p{i}"] = self.place(a)
             elif kind == "a":
                 holes[f"a{i}"] = self.addressable(a)
@@ -553,7 +673,7 @@ class _Statements(_Builtins):
         self.open_scope()
         t = s.target.ty
         v = self.ex(s.value)
-        if s.op == "=" and isinstance(s.target, ir.Index):
+        if s.op == "=" and not isinstance(s.target, ir.VarRef):
             # The value first, as a value of its own: making the target's
             # vector unique (sgl_at_mut) may release the buffer the value
             # is read from, when it is read from that vector (vv[0] = vv[1]).
@@ -569,7 +689,7 @@ class _Statements(_Builtins):
         else:
             op = s.op[:-1]
             cur = place
-            if isinstance(s.target, ir.Index):
+            if not isinstance(s.target, ir.VarRef):
                 p = self.new_name("p")
                 main.append(c.decl(_ptr(t), p, c.addr(place)))
                 cur = c.deref(Name(p))
@@ -803,7 +923,8 @@ class _Statements(_Builtins):
         """Vectors dead here (the moves pass): freed and left empty, so that
         the free at the return or the frame's end does nothing."""
         for v in s.vars:
-            self.out(c.stmt(c.call("sgl_vec_free", self.T.ref(v.ty), c.addr(self.var(v)))))
+            fn = "sgl_vec_free" if ctype(v.ty) == "sgl_vec" else "sgl_value_free"
+            self.out(c.stmt(c.call(fn, self.T.ref(v.ty), c.addr(self.var(v)))))
 
     def st_Break(self, s: ir.Break) -> None:
         self.out("break;")
@@ -821,8 +942,8 @@ class _Statements(_Builtins):
                     and self.movable(s.value.var)):
                 # a local vector is moved out, not copied
                 var = self.var(s.value.var)
-                main.append(c.decl("sgl_vec", "r_", var))
-                main.append(c.assign(var, Name("(sgl_vec){0}")))
+                main.append(c.decl(ctype(f.ret), "r_", var))
+                main.append(c.assign(var, Name(f"({ctype(f.ret)}){{0}}")))
             else:
                 main.append(c.decl(ctype(f.ret), "r_", self.take(v, f.ret)))
         sc = self.close_scope()
@@ -1026,8 +1147,8 @@ def _straight_line(stmts: list[ir.Stmt]) -> bool:
             if e.name == "len":
                 return all(expr(x) for x in e.args)
             b = B.lookup(e.name)
-            return (b is not None and b.pure and not b.statement and not isinstance(e.ty, Vec)
-                    and all(not isinstance(x.ty, Vec) and expr(x) for x in e.args))
+            return (b is not None and b.pure and not b.statement and not owns_memory(e.ty)
+                    and all(not owns_memory(x.ty) and expr(x) for x in e.args))
         return False
 
     def stmt(s: ir.Stmt) -> bool:
@@ -1067,7 +1188,7 @@ class Emitter:
         self.library = library  # the exports' C prefix (sglc --library), or None
         self.checked = checked
         self.line_directives = line_directives
-        self.types = _Types()
+        self.types = _Types(prog.structs)
         self.ntemps = 0
         self.c_file = c.string_lit(prog.file).render()
         self.locals: dict[str, list[ir.Var]] = {}
@@ -1077,7 +1198,8 @@ class Emitter:
 
     def epilogue(self, f: ir.Function) -> list[str]:
         owned = [p for i, p in enumerate(f.params) if f.owns(i) and owns_memory(p.ty)]
-        lines = [c.stmt(c.call("sgl_vec_free", self.types.ref(v.ty), c.addr(Name(v.cname))))
+        lines = [c.stmt(c.call("sgl_vec_free" if ctype(v.ty) == "sgl_vec" else "sgl_value_free",
+                               self.types.ref(v.ty), c.addr(Name(v.cname))))
                  for v in self.locals[f.cname] + owned if owns_memory(v.ty)]
         if f.runs_supersteps:
             lines.append("sgl_leave(N, K);")
@@ -1097,8 +1219,8 @@ class Emitter:
         self.locals[f.cname] = [v for v in f.frame if not v.is_param and id(v) in used]
         b.out("(void)N;")
         for v in self.locals[f.cname]:
-            if owns_memory(v.ty):
-                b.out(f"sgl_vec {v.cname} = {{0}};")
+            if owns_memory(v.ty) or isinstance(v.ty, Struct):
+                b.out(f"{ctype(v.ty)} {v.cname} = {{0}};")
             else:  # maybe only written (a loop variable nobody reads)
                 b.out(f"{ctype(v.ty)} {v.cname} SGL_MAYBE_UNUSED = 0;")
         if f.runs_supersteps:
@@ -1166,6 +1288,10 @@ class Emitter:
                 v = self._init_value(t.elem, x, pre)
                 pre.append(f"(({ctype(t.elem)} *){name}.data)[{i}] = {v};")
             return name
+        if isinstance(t, Struct):
+            fields = value.values  # type: ignore[attr-defined]  # sglc.ast.StructValue
+            vals = [self._init_value(ft, x, pre) for (_, ft), x in zip(t.fields, fields)]
+            return f"({ctype(t)}){{{', '.join(vals) or '0'}}}"
         if t == BOOL:
             return "true" if value else "false"
         if t == STR:  # a view of static storage, as a literal (ex_Str)
@@ -1213,13 +1339,15 @@ class Emitter:
             nodevars=[(ctype(nv.ty), nv) for nv in self.prog.nodevars],
             nodevar_init=self.nodevar_init(),
             nodevar_vecs=[(nv, self.types.ref(nv.ty)) for nv in self.prog.nodevars
-                          if owns_memory(nv.ty)],
+                          if ctype(nv.ty) == "sgl_vec"],
+            nodevar_owned=[(nv, self.types.ref(nv.ty)) for nv in self.prog.nodevars
+                           if owns_memory(nv.ty)],
             library=self.library is not None,
             library_lines=library_lines,
             file=self.prog.file,
             c_file=self.c_file,
             checked=self.checked,
-            type_decls=self.types.decls(),
+            type_decls=self.types.struct_defs() + self.types.decls(),
             funcs=funcs,
             sites=sites,
         )

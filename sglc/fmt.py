@@ -189,13 +189,13 @@ class _Printer:
     # ------------------------------------------------------------ declarations
 
     def program(self, prog: ast.Program) -> None:
-        decls: list[Union[ast.ConstDecl, ast.NodeVarDecl, ast.FuncDecl]] = [
-            *prog.consts, *prog.nodevars, *prog.funcs]
+        decls: list[Union[ast.ConstDecl, ast.NodeVarDecl, ast.FuncDecl, ast.StructDecl]] = [
+            *prog.consts, *prog.nodevars, *prog.funcs, *prog.structs]
         decls.sort(key=lambda d: (d.span.line, d.span.col))
-        prev: Optional[Union[ast.ConstDecl, ast.NodeVarDecl, ast.FuncDecl]] = None
+        prev: Optional[Union[ast.ConstDecl, ast.NodeVarDecl, ast.FuncDecl, ast.StructDecl]] = None
         for d in decls:
-            force = prev is not None and (isinstance(prev, ast.FuncDecl)
-                                          or isinstance(d, ast.FuncDecl))
+            force = prev is not None and (isinstance(prev, (ast.FuncDecl, ast.StructDecl))
+                                          or isinstance(d, (ast.FuncDecl, ast.StructDecl)))
             self.brk("top", 0, force)
             if isinstance(d, ast.ConstDecl):
                 self.tok("const", False)
@@ -203,12 +203,30 @@ class _Printer:
                 self.tok("=")
                 self.expr(d.value)
                 self.tok(";", False)
+            elif isinstance(d, ast.StructDecl):
+                self.struct(d)
             elif isinstance(d, ast.NodeVarDecl):  # laid out as a `var` statement
                 self.var_decl(d.name, d.type, d.init)
             else:
                 self.func(d)
             prev = d
         self.finish()
+
+    def struct(self, d: ast.StructDecl) -> None:
+        self.tok("struct", False)
+        self.tok(d.name)
+        self.tok("{")
+        if not d.fields:
+            self.tok("}", False, close=True)
+            return
+        for i, f in enumerate(d.fields):
+            self.brk("stmt" if i else "open", 1)
+            self.tok(f.name, False)
+            self.tok(":", False)
+            self.type(f.type.ty)
+            self.tok(";", False)
+        self.brk("close", 0)
+        self.tok("}", True, close=True)
 
     def func(self, f: ast.FuncDecl) -> None:
         self.tok("func", False)
@@ -352,6 +370,10 @@ class _Printer:
             self.tok("[", False)
             self.expr(e.index, False)
             self.tok("]", False)
+        elif isinstance(e, ast.Field):
+            self.operand(e.base, _prec(e.base) < _POSTFIX, space)
+            self.tok(".", False)
+            self.tok(e.name, False)
         elif isinstance(e, ast.Unary):
             self.tok(e.op, space)
             inner = e.operand

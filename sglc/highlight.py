@@ -50,7 +50,7 @@ QUERY_NAMES: frozenset[str] = frozenset(QUERIES)
 # pick a token type for some of them, and any other keyword is a Keyword.
 _TYPES = KEYWORD_NAMES & {"int", "float", "bool", "string"}
 _CONSTANTS = KEYWORD_NAMES & {"true", "false"}
-_DECLARATIONS = KEYWORD_NAMES & {"func", "const", "var"}
+_DECLARATIONS = KEYWORD_NAMES & {"func", "const", "var", "struct"}
 _OTHER_KEYWORDS = KEYWORD_NAMES - _TYPES - _CONSTANTS - _DECLARATIONS
 # Keywords that are also builtins: `int(x)`, `float(i)`.
 _KEYWORD_CALLS = KEYWORD_NAMES & BUILTIN_NAMES
@@ -103,6 +103,7 @@ class SGLLexer(RegexLexer):
             (r"<<=|>>=|\.\.|->|[+\-*/%&|^]=|<<|>>|==|!=|<=|>=|&&|\|\|", Operator),
             (r"[+\-*/%<>=!&|^~]", Operator),
             (r"[()\[\]{},;:]", Punctuation),
+            (rf"\.(?={_IDENT})", Punctuation),  # field access p.x
         ],
         "string": [
             (r'\\[nt"\\]', String.Escape),

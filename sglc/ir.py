@@ -160,7 +160,23 @@ class VecLit(Expr):
     elems: list[Expr] = field(default_factory=list)
 
 
-LValue = Union[VarRef, NodeRef, Index]
+@dataclass(eq=False)
+class Field(Expr):
+    """base.name: a field of a struct value (as a target: written in place,
+    its vectors made unique as an Index's are)."""
+
+    base: Expr = None  # type: ignore[assignment]
+    name: str = ""
+
+
+@dataclass(eq=False)
+class Construct(Expr):
+    """S(a, b, ...): a struct value; args one per field, in order."""
+
+    args: list[Expr] = field(default_factory=list)
+
+
+LValue = Union[VarRef, NodeRef, Index, Field]
 
 # ---------------------------------------------------------------- statements
 
@@ -375,4 +391,5 @@ class Program:
     file: str
     functions: list[Function]
     sites: list[Site]
+    structs: list[Type] = field(default_factory=list)  # the struct types, in declaration order
     nodevars: list[NodeVar] = field(default_factory=list)

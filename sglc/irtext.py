@@ -261,6 +261,13 @@ class _Writer:
             notes = ([] if e.checked else ["unchecked"]) + ([] if e.shared else ["in place"])
             index = ", ".join([self.expr(e.index, lv), *notes])
             return f"{base}[{index}]", _ATOM
+        if isinstance(e, ir.Field):
+            base, bp = self.prec_expr(e.base, lv)
+            if bp < _ATOM:
+                base = f"({base})"
+            return f"{base}.{e.name}", _ATOM
+        if isinstance(e, ir.Construct):
+            return f"{e.ty}({', '.join(self.expr(a, lv) for a in e.args)})", _ATOM
         if isinstance(e, (ir.Call, ir.Builtin)):
             name = e.name if isinstance(e, ir.Builtin) else e.func.removeprefix("f_")
             return f"{name}({', '.join(self.expr(a, lv) for a in e.args)})", _ATOM

@@ -20,7 +20,7 @@ ops are lowered, a pardo's own action after those of its body.
 from __future__ import annotations
 
 from . import ast, ir
-from .types import FLOAT, VOID, Type, Vec
+from .types import FLOAT, VOID, Struct, Type, Vec
 
 
 class _FuncLowering:
@@ -145,7 +145,7 @@ class _FuncLowering:
 
     def lvalue(self, e: ast.Expr) -> ir.LValue:
         lowered = self.expr(e)
-        assert isinstance(lowered, (ir.VarRef, ir.NodeRef, ir.Index)), "assignable target expected"
+        assert isinstance(lowered, (ir.VarRef, ir.NodeRef, ir.Index, ir.Field)), "assignable target expected"
         return lowered
 
     def expr(self, e: ast.Expr) -> ir.Expr:
@@ -174,8 +174,12 @@ class _FuncLowering:
             return ir.VarRef(ty, lvl, line, col, var=self.vars[id(sym)])
         if isinstance(e, ast.Index):
             return ir.Index(ty, lvl, line, col, base=self.expr(e.base), index=self.expr(e.index))
+        if isinstance(e, ast.Field):
+            return ir.Field(ty, lvl, line, col, base=self.expr(e.base), name=e.name)
         if isinstance(e, ast.Call):
             args = [self.expr(a) for a in e.args]
+            if e.struct is not None:
+                return ir.Construct(ty, lvl, line, col, args=args)
             if e.builtin is not None:
                 return ir.Builtin(ty, lvl, line, col, name=e.builtin, args=args)
             assert e.target is not None
@@ -203,7 +207,11 @@ class _ProgLowering:
 
 def _const_value(value: object, ty: Type, lvl: int, line: int, col: int) -> ir.Expr:
     """A constant's folded value as an expression: a literal, a string, or
-    a vector literal of them."""
+    a vector literal or a struct constructor of them."""
+    if isinstance(value, ast.StructValue):
+        assert isinstance(ty, Struct)
+        args = [_const_value(v, ft, lvl, line, col) for v, (_, ft) in zip(value.values, ty.fields)]
+        return ir.Construct(ty, lvl, line, col, args=args)
     if isinstance(value, str):
         return ir.Str(ty, lvl, line, col, value=value)
     if isinstance(value, list):
@@ -223,4 +231,5 @@ def lower_program(prog: ast.Program, path: str) -> ir.Program:
     """The unfused IR of a checked program (the `lower` stage)."""
     pl = _ProgLowering(prog)
     funcs = [_FuncLowering(pl, fd).lower() for fd in prog.funcs]
-    return ir.Program(file=path, functions=funcs, sites=pl.sites, nodevars=list(pl.nodevars.values()))
+    return ir.Program(file=path, functions=funcs, sites=pl.sites, nodevars=list(pl.nodevars.values()),
+                      structs=[sd.ty for sd in prog.structs if sd.ty is not None])

@@ -34,12 +34,12 @@ from lark.exceptions import UnexpectedCharacters, UnexpectedEOF, UnexpectedInput
 from . import ast
 from .diagnostics import CompileError, Diagnostic
 from .paths import grammar_path, make_cache_dir
-from .types import BOOL, FLOAT, INT, STR, Vec
+from .types import BOOL, FLOAT, INT, STR, Struct, Vec
 
 __all__ = ["parse_program", "KEYWORDS", "SourceToken", "tokens", "comments"]
 
 KEYWORDS = frozenset(
-    "func const var if else while for in return break continue scatter gather "
+    "func const var struct if else while for in return break continue scatter gather "
     "bcast pardo true false int float bool string".split()
 )
 
@@ -219,9 +219,19 @@ class _Builder(Transformer):
     def start(self, c: list[Any]) -> ast.Program:
         consts = [x for x in c if isinstance(x, ast.ConstDecl)]
         funcs = [x for x in c if isinstance(x, ast.FuncDecl)]
+        structs = [x for x in c if isinstance(x, ast.StructDecl)]
         nodevars = [ast.NodeVarDecl(x.name, x.type, x.init, x.span, x.name_span or x.span)
                     for x in c if isinstance(x, ast.VarDecl)]  # top-level `var`s
-        return ast.Program(consts, funcs, ast.Span(1, 1, 1, 1), nodevars)
+        return ast.Program(consts, funcs, ast.Span(1, 1, 1, 1), structs=structs, nodevars=nodevars)
+
+    def struct_decl(self, c: list[Any]) -> ast.StructDecl:
+        # STRUCT NAME { field_decl* }
+        name = c[1]
+        fields = [x for x in c if isinstance(x, ast.FieldDecl)]
+        return ast.StructDecl(str(name), fields, _sp(c[0], c[-1]), _tspan(name))
+
+    def field_decl(self, c: list[Any]) -> ast.FieldDecl:
+        return ast.FieldDecl(str(c[0]), c[2], _sp(c[0], c[-1]))
 
     def const_decl(self, c: list[Any]) -> ast.ConstDecl:
         name = c[1]
@@ -257,6 +267,10 @@ class _Builder(Transformer):
 
     def t_bool(self, c: list[Any]) -> ast.TypeRef:
         return ast.TypeRef(BOOL, _tspan(c[0]))
+
+    def t_named(self, c: list[Any]) -> ast.TypeRef:
+        # a struct's name; check resolves it to the declared struct
+        return ast.TypeRef(Struct(str(c[0])), _tspan(c[0]))
 
     def t_string(self, c: list[Any]) -> ast.TypeRef:
         return ast.TypeRef(STR, _tspan(c[0]))
@@ -385,6 +399,17 @@ class _Builder(Transformer):
 
     def index(self, c: list[Any]) -> ast.Index:
         return ast.Index(_sp(c[0], c[3]), base=c[0], index=c[2])
+
+    def field(self, c: list[Any]) -> ast.Field:
+        base, dot, name = c[0], c[1], c[2]
+        if (isinstance(base, (ast.IntLit, ast.FloatLit)) and base.span.end_line == dot.line
+                and base.span.end_col == dot.column):
+            # `1.`, `1.e5`, `1.5.x`: a number run into a '.', not a field access
+            text = (base.text if isinstance(base, ast.FloatLit) and base.text else str(base.value))
+            text += "." + (str(name) if name.column == dot.column + 1 else "")
+            raise CompileError([_diag(base.span.line, base.span.col, f"invalid number '{text}'",
+                                      width=len(text))])
+        return ast.Field(_sp(c[0], c[2]), base=c[0], name=str(c[2]), name_span=_tspan(c[2]))
 
     def unop(self, c: list[Any]) -> ast.Unary:
         return ast.Unary(_sp(c[0], c[1]), op=str(c[0]), operand=c[1])
@@ -573,6 +598,13 @@ def _token_diagnostic(parser: Lark, source: str, tok: Token, expected: set[str])
         ):
             return _diag(prev.line, prev.column, "unterminated comment",  # type: ignore[arg-type]
                          ["a comment that starts with '/*' ends with '*/'"], 2)
+        if (prev is not None and prev.type not in ("INT_LIT", "FLOAT_LIT", "NAME")
+                and str(prev) == "." and prev.end_pos == tok.start_pos):
+            bad = _bad_number(source, prev.start_pos)  # type: ignore[arg-type]
+            if bad is not None:  # `1.;`: a number run into a '.'
+                s, text = bad
+                ln, cl = _offset_to_linecol(source, s)
+                return _diag(ln, cl, f"invalid number '{text}'", width=len(text))
         if tok.type in ("INT_LIT", "FLOAT_LIT", "NAME"):
             bad = _bad_number(source, tok.start_pos)  # type: ignore[arg-type]
             if bad is not None:
@@ -707,9 +739,9 @@ def _token_diagnostic(parser: Lark, source: str, tok: Token, expected: set[str])
                          ["braces are required around the body"], width)
 
     # --- the top level
-    if expected and expected <= {"CONST", "FUNC", "VAR", "$END"}:
-        return _diag(at_line, at_col, f"expected 'func', 'const' or 'var', found {found}",
-                     ["a program is a list of 'const', 'var' (node variable) and 'func' "
+    if expected and expected <= {"CONST", "FUNC", "VAR", "STRUCT", "$END"}:
+        return _diag(at_line, at_col, f"expected 'func', 'const', 'var' or 'struct', found {found}",
+                     ["a program is a list of 'const', 'var' (node variable), 'struct' and 'func' "
                       "declarations"], width)
 
     if tok.type == "$END":

@@ -7,6 +7,7 @@ when this module is first imported.
 
     MAX_OPS        the most operations one superstep site may have
     LEN_SIZE       serialized bytes of a vector's length
+    VALUE_MAX      the most bytes one value may take in memory
     elem_size(ty)  serialized bytes of one int, float or bool (else None)
 """
 
@@ -16,7 +17,7 @@ import re
 from functools import cache
 
 from .paths import runtime_dir
-from .types import Type
+from .types import Struct, Type, c_layout, owns_memory
 
 HEADER = "sgl.h"
 
@@ -27,6 +28,7 @@ NAMES = (
     "SGL_SER_FLOAT_SIZE",
     "SGL_SER_BOOL_SIZE",
     "SGL_SER_LEN_SIZE",
+    "SGL_VALUE_MAX",
 )
 
 _DEFINE = re.compile(r"^[ \t]*#[ \t]*define[ \t]+(SGL_[A-Z0-9_]+)[ \t]+([0-9]+)[ \t]*(?:/[*/].*)?$",
@@ -58,6 +60,7 @@ def constants() -> dict[str, int]:
 
 MAX_OPS: int = constants()["SGL_MAX_OPS"]
 LEN_SIZE: int = constants()["SGL_SER_LEN_SIZE"]
+VALUE_MAX: int = constants()["SGL_VALUE_MAX"]  # the most bytes of one value (a struct's C size)
 
 _ELEM_NAMES = {"int": "SGL_SER_INT_SIZE", "float": "SGL_SER_FLOAT_SIZE",
                "bool": "SGL_SER_BOOL_SIZE"}
@@ -65,6 +68,10 @@ _ELEM_NAMES = {"int": "SGL_SER_INT_SIZE", "float": "SGL_SER_FLOAT_SIZE",
 
 def elem_size(ty: Type | None) -> int | None:
     """Serialized size in bytes of one value of the scalar type ty (int,
-    float, bool); None for any other type."""
+    float, bool) or of a struct that owns no memory (its C size); None for
+    any other type."""
+    if isinstance(ty, Struct):
+        # a struct without vectors is sent as its bytes (runtime_c/sgl_ser.c)
+        return None if owns_memory(ty) else c_layout(ty)[0]
     name = _ELEM_NAMES.get(str(ty)) if ty is not None else None
     return constants()[name] if name else None

@@ -9,7 +9,7 @@ docs/internals.md, "Adding a type", has string as the worked example."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 
 @dataclass(frozen=True)
@@ -70,24 +70,91 @@ def is_vec(t: Type) -> bool:
     return isinstance(t, Vec)
 
 
+@dataclass(frozen=True)
+class Struct(Type):
+    """A struct type (brief §3).  Compares by name; `fields` (name, type)
+    in declaration order is filled by check (the parser makes a Struct
+    with its name only, check resolves every one to the declared one)."""
+
+    name: str
+    fields: list = field(default_factory=list, compare=False, hash=False, repr=False)
+
+    def __str__(self) -> str:
+        return self.name
+
+    def field_type(self, name: str) -> Type | None:
+        for f, t in self.fields:
+            if f == name:
+                return t
+        return None
+
+
+def is_struct(t: Type) -> bool:
+    return isinstance(t, Struct)
+
+
+def owns_memory(t: Type | None) -> bool:
+    """Does a value of type t own heap memory (copied by reference count,
+    freed when dropped)?  Vectors and strings (both a `sgl_vec` in C), and
+    structs with such a field: they are copied, moved and freed, never
+    copied as bytes."""
+    if isinstance(t, (Vec, StrType)):
+        return True
+    if isinstance(t, Struct):
+        return any(owns_memory(ft) for _, ft in t.fields)
+    return False
+
+
+def is_scalar_struct(t: Type) -> bool:
+    """A struct whose fields are all int, float or bool (sortable, stored
+    flat, a NumPy structured dtype in embedding)."""
+    return isinstance(t, Struct) and all(isinstance(ft, Scalar) for _, ft in t.fields)
+
+
+def is_sortable_struct(t: Type) -> bool:
+    """A struct whose fields are all int, float, bool or string: sort([S])
+    orders its values (brief §8) by a comparison generated per struct."""
+    return isinstance(t, Struct) and all(isinstance(ft, (Scalar, StrType)) for _, ft in t.fields)
+
+
+def c_name(t: Type) -> str:
+    """The C type of a value of type t in generated code."""
+    if isinstance(t, (Vec, StrType)):
+        return "sgl_vec"
+    if isinstance(t, Struct):
+        return "S_" + t.name
+    return {"int": "sgl_int", "float": "sgl_float", "bool": "sgl_bool"}[t.name]  # type: ignore[attr-defined]
+
+
+def c_layout(t: Type) -> tuple[int, int]:
+    """(size, alignment) in bytes of a value of type t in memory, as the
+    generated C lays it out (x86-64 / AArch64 ABI: int and float 8, bool 1,
+    a vector 24, a struct its fields in order, each aligned)."""
+    if isinstance(t, (Vec, StrType)):
+        return 24, 8
+    if isinstance(t, Struct):
+        size, align = 0, 1
+        for _, ft in t.fields:
+            fs, fa = c_layout(ft)
+            size = (size + fa - 1) // fa * fa + fs
+            align = max(align, fa)
+        size = max(size, 1)
+        return (size + align - 1) // align * align, align
+    if t == BOOL:
+        return 1, 1
+    return 8, 8
+
+
 def is_str(t: Type) -> bool:
     return isinstance(t, StrType)
 
 
-def owns_memory(t: Type) -> bool:
-    """Values of t own heap memory (vectors and strings, both a `sgl_vec`
-    in C): they are copied, moved and freed, never copied as bytes."""
-    return isinstance(t, (Vec, StrType))
-
-
 def c_type(t: Type) -> str:
     """The C type of values of t."""
-    if owns_memory(t):
-        return "sgl_vec"
-    return {INT: "sgl_int", FLOAT: "sgl_float", BOOL: "sgl_bool"}[t]  # type: ignore[index]
+    return c_name(t)
 
 
 def c_desc(t: Type) -> str:
     """The name of the run-time descriptor (`sgl_type`) of a scalar or string
-    type (vectors: sglc.emit's per-program descriptors)."""
+    type (vectors and structs: sglc.emit's per-program descriptors)."""
     return {INT: "sgl_t_int", FLOAT: "sgl_t_float", BOOL: "sgl_t_bool", STR: "sgl_t_str"}[t]  # type: ignore[index]

@@ -52,8 +52,8 @@ static void body_internal_error(sgl_node *root, void *ctx)
 static const sgl_program prog = {"lib_test.sgl", 0, NULL, NULL, 0, NULL, NULL, NULL};
 
 #ifdef SGL_LIBRARY
-static const sgl_type vec_int = {SGL_T_VEC, &sgl_t_int};
-static const sgl_type vec_vec_int = {SGL_T_VEC, &vec_int};
+static const sgl_type vec_int = {.kind = SGL_T_VEC, .elem = &sgl_t_int};
+static const sgl_type vec_vec_int = {.kind = SGL_T_VEC, .elem = &vec_int};
 
 /* A result of the library: range(0, n) (made in a call, returned). */
 static void body_make(sgl_node *root, void *ctx)

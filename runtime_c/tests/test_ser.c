@@ -18,13 +18,13 @@
 #include "stub_tree.h"
 
 
-static const sgl_type T_IV = {SGL_T_VEC, &sgl_t_int};
-static const sgl_type T_FV = {SGL_T_VEC, &sgl_t_float};
-static const sgl_type T_BV = {SGL_T_VEC, &sgl_t_bool};
-static const sgl_type T_IVV = {SGL_T_VEC, &T_IV};
-static const sgl_type T_FVV = {SGL_T_VEC, &T_FV};
-static const sgl_type T_BVV = {SGL_T_VEC, &T_BV};
-static const sgl_type T_IVVV = {SGL_T_VEC, &T_IVV};
+static const sgl_type T_IV = {.kind = SGL_T_VEC, .elem = &sgl_t_int};
+static const sgl_type T_FV = {.kind = SGL_T_VEC, .elem = &sgl_t_float};
+static const sgl_type T_BV = {.kind = SGL_T_VEC, .elem = &sgl_t_bool};
+static const sgl_type T_IVV = {.kind = SGL_T_VEC, .elem = &T_IV};
+static const sgl_type T_FVV = {.kind = SGL_T_VEC, .elem = &T_FV};
+static const sgl_type T_BVV = {.kind = SGL_T_VEC, .elem = &T_BV};
+static const sgl_type T_IVVV = {.kind = SGL_T_VEC, .elem = &T_IVV};
 
 #define MIN_OOB ((size_t)64)
 

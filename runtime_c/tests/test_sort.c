@@ -45,8 +45,8 @@ static void check(bool ok, const char *what, const char *pattern, int64_t n, int
 
 #define CHECK(cond, pattern, n) check((cond), #cond, (pattern), (n), __LINE__)
 
-static const sgl_type T_IV = {SGL_T_VEC, &sgl_t_int};
-static const sgl_type T_FV = {SGL_T_VEC, &sgl_t_float};
+static const sgl_type T_IV = {.kind = SGL_T_VEC, .elem = &sgl_t_int};
+static const sgl_type T_FV = {.kind = SGL_T_VEC, .elem = &sgl_t_float};
 
 static uint64_t rng_state;
 
@@ -282,7 +282,7 @@ static void check_views(const sgl_type *vt, const void *in, const void *want_fir
     CHECK(same(&keep, (const char *)in + h * esz, n - h), pat, n);
     sgl_vec_free(vt, &r);
     sgl_vec_free(vt, &keep);
-    sgl_vec_free(&(sgl_type){SGL_T_VEC, vt}, &blocks);
+    sgl_vec_free(&(sgl_type){.kind = SGL_T_VEC, .elem = vt}, &blocks);
 
     v = vec_of(vt, in, n);
     sgl_vec s = sgl_slice(vt, &v, 0, h, 1, 1); /* the parent still held */

@@ -58,7 +58,7 @@ static void test_str_and_print(void)
     sgl_vec s = sgl_str(&sgl_t_float, &x, 0, 0);
     CHECK(is(&s, "2.0"));
     sgl_vec_free(&sgl_t_str, &s);
-    sgl_type vs = {SGL_T_VEC, &sgl_t_str};
+    sgl_type vs = {.kind = SGL_T_VEC, .elem = &sgl_t_str};
     sgl_vec v = sgl_vec_new(&vs, 2, 0, 0);
     ((sgl_vec *)v.data)[0] = LIT("a \"b\"\\\n\t\xc3\xa9");
     ((sgl_vec *)v.data)[1] = LIT("");
@@ -82,7 +82,7 @@ static void test_str_and_print(void)
 
 static void test_sort(void)
 {
-    sgl_type vs = {SGL_T_VEC, &sgl_t_str};
+    sgl_type vs = {.kind = SGL_T_VEC, .elem = &sgl_t_str};
     const char *in[] = {"b", "a", "ab", "", "\xc3\xa9", "Z", "a", "b"};
     int n = 8;
     for (int rep = 0; rep < 2; rep++) {

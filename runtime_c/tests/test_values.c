@@ -46,13 +46,13 @@ static void check_str(const char *got, const char *want, int line)
     } while (0)
 
 /* Types used below. */
-static const sgl_type T_IV = {SGL_T_VEC, &sgl_t_int};     /* [int] */
-static const sgl_type T_FV = {SGL_T_VEC, &sgl_t_float};   /* [float] */
-static const sgl_type T_BV = {SGL_T_VEC, &sgl_t_bool};    /* [bool] */
-static const sgl_type T_IVV = {SGL_T_VEC, &T_IV};         /* [[int]] */
-static const sgl_type T_FVV = {SGL_T_VEC, &T_FV};         /* [[float]] */
-static const sgl_type T_IVVV = {SGL_T_VEC, &T_IVV};       /* [[[int]]] */
-static const sgl_type T_FVVV = {SGL_T_VEC, &T_FVV};       /* [[[float]]] */
+static const sgl_type T_IV = {.kind = SGL_T_VEC, .elem = &sgl_t_int};     /* [int] */
+static const sgl_type T_FV = {.kind = SGL_T_VEC, .elem = &sgl_t_float};   /* [float] */
+static const sgl_type T_BV = {.kind = SGL_T_VEC, .elem = &sgl_t_bool};    /* [bool] */
+static const sgl_type T_IVV = {.kind = SGL_T_VEC, .elem = &T_IV};         /* [[int]] */
+static const sgl_type T_FVV = {.kind = SGL_T_VEC, .elem = &T_FV};         /* [[float]] */
+static const sgl_type T_IVVV = {.kind = SGL_T_VEC, .elem = &T_IVV};       /* [[[int]]] */
+static const sgl_type T_FVVV = {.kind = SGL_T_VEC, .elem = &T_FVV};       /* [[[float]]] */
 
 static sgl_vec ivec(int n, const sgl_int *xs)
 {

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Optional
 from .. import ast as A
 from .. import builtins as B
 from ..diagnostics import Diagnostic
-from ..types import BOOL, FLOAT, INT, Type, Vec
+from ..types import BOOL, FLOAT, INT, Struct, Type, Vec
 
 
 @dataclass
@@ -125,6 +125,8 @@ def _show(e: A.Expr) -> str:
         return e.id
     if isinstance(e, A.Index):
         return f"{_show(e.base)}[{_show(e.index)}]"
+    if isinstance(e, A.Field):
+        return f"{_show(e.base)}.{e.name}"
     if isinstance(e, A.IntLit):
         return str(e.value)
     if isinstance(e, A.FloatLit):
@@ -143,7 +145,7 @@ def _show(e: A.Expr) -> str:
 
 
 def _root_name(e: A.Expr) -> Optional[A.Name]:
-    while isinstance(e, A.Index):
+    while isinstance(e, (A.Index, A.Field)):
         e = e.base
     return e if isinstance(e, A.Name) else None
 
@@ -160,6 +162,7 @@ class CheckerBase:
         self.diags: list[Diagnostic] = []
         self.funcs: dict[str, A.FuncDecl] = {}
         self.consts: dict[str, A.ConstDecl] = {}
+        self.structs: dict[str, Struct] = {}  # the declared structs, resolved
         self.const_state: dict[str, str] = {}  # name -> "busy" | "done"
         self.queries: dict[str, A.Symbol] = {}
         self.scopes: list[dict[str, A.Symbol]] = []

@@ -10,7 +10,7 @@ from typing import Optional
 
 from .. import ast as A
 from .. import builtins as B
-from ..types import VOID, Type, Vec
+from ..types import VOID, Struct, Type, Vec
 from .base import CheckerBase, _plural, _root_name, _show, _tstr
 from .scopes import BUILTINS
 
@@ -21,6 +21,8 @@ class Calls(CheckerBase):
     # ------------------------------------------------------------ calls
 
     def e_Call(self, e: A.Call, level: int) -> Optional[Type]:
+        if e.func in self.structs:
+            return self._construct(e, level, self.structs[e.func])
         if self._const_only(e, f"a call of '{e.func}'"):
             return None
         name = e.func
@@ -37,7 +39,7 @@ class Calls(CheckerBase):
                 what = "a node query" if sym.kind == "query" else ("a constant" if sym.kind == "const" else "a variable")
                 self.error(nsp, f"'{name}' is {what}, not a function")
             else:
-                cands = sorted(set(self.funcs) | BUILTINS)
+                cands = sorted(set(self.funcs) | BUILTINS | set(self.structs))
                 close = difflib.get_close_matches(name, cands, n=1)
                 hint = f" (did you mean '{close[0]}'?)" if close else ""
                 self.error(nsp, f"there is no function '{name}'{hint}")
@@ -69,6 +71,31 @@ class Calls(CheckerBase):
         if not ok:
             return None
         return f.ret.ty if f.ret is not None else VOID
+
+    def _construct(self, e: A.Call, level: int, st: Struct) -> Optional[Type]:
+        """S(a, b, ...): one argument per field, in declaration order."""
+        e.struct = st
+        fields = st.fields
+        if len(e.args) != len(fields):
+            for a in e.args:
+                self.expr(a, level, allow_str=True, allow_pending=True)
+            names = ", ".join(f"{f}: {t}" for f, t in fields)
+            self.error(
+                e.span,
+                f"struct {st.name} has {_plural(len(fields), 'field')} but {len(e.args)} "
+                f"{'argument was' if len(e.args) == 1 else 'arguments were'} given",
+                [f"the fields of {st.name} are {names}"],
+            )
+            return None
+        ok = True
+        for a, (fname, ft) in zip(e.args, fields):
+            t = self.expr(a, level, ft)
+            if t is None:
+                ok = False
+            elif t != ft:
+                self.error(a.span, f"field '{fname}' of {st.name} is {ft}, not {t}", self._conv_note(ft, t))
+                ok = False
+        return st if ok else None
 
     def _arity(self, e: A.Call, counts: tuple[int, ...]) -> bool:
         if len(e.args) in counts:

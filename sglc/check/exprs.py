@@ -5,10 +5,11 @@ binary operators, and the implicit coercions (an int literal as a float,
 
 from __future__ import annotations
 
+import difflib
 from typing import Optional
 
 from .. import ast as A
-from ..types import BOOL, FLOAT, INT, STR, VOID, Type, Vec, is_numeric
+from ..types import BOOL, FLOAT, INT, STR, VOID, Struct, Type, Vec, is_numeric
 from .base import PENDING, CheckerBase, _apply_coerce, _bitwise_note, _can_coerce, _show, _tstr
 
 _INT_MAX = (1 << 63) - 1
@@ -134,6 +135,24 @@ class Exprs(CheckerBase):
             return None
         return bt.elem
 
+    def e_Field(self, e: A.Field, level: int) -> Optional[Type]:
+        bt = self.expr(e.base, level)
+        if bt is None:
+            return None
+        nsp = e.name_span or e.span
+        if not isinstance(bt, Struct):
+            self.error(nsp, f"'{_show(e.base)}' has type {bt}, not a struct type: it has no field '{e.name}'")
+            return None
+        ft = bt.field_type(e.name)
+        if ft is None:
+            names = [f for f, _ in bt.fields]
+            close = difflib.get_close_matches(e.name, names, n=1)
+            hint = f" (did you mean '{close[0]}'?)" if close else ""
+            self.error(nsp, f"struct {bt} has no field '{e.name}'{hint}",
+                       [f"its fields are {', '.join(names)}"] if names else [])
+            return None
+        return ft
+
     def e_VecLit(self, e: A.VecLit, level: int) -> Optional[Type]:
         if self._const_only(e, "a vector", init_ok=True):
             return None
@@ -227,7 +246,10 @@ class Exprs(CheckerBase):
                     self.error(e.span, f"cannot compare {lt} with {rt} using '{op}'",
                                ["to compare a number with a string, convert it: str(x)"])
                     return None
-                self.error(e.span, f"'{op}' compares numbers or strings, not {bad}")
+                self.error(e.span, f"'{op}' compares numbers or strings, not {bad}",
+                           [f"structs compare only with == and != (field by field); "
+                            f"compare a field instead, e.g. a.{bad.fields[0][0]} {op} b.{bad.fields[0][0]}"]
+                           if isinstance(bad, Struct) and bad.fields else [])
                 return None
             if lt != rt:
                 self.error(e.span, f"cannot compare {lt} with {rt} using '{op}'", self._mix_note(lt, rt))

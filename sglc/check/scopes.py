@@ -11,7 +11,8 @@ from typing import Any, Optional
 
 from .. import ast as A
 from .. import builtins as B
-from ..types import BOOL, FLOAT, INT, STR, Type, Vec
+from ..rtconst import VALUE_MAX
+from ..types import BOOL, FLOAT, INT, STR, Struct, Type, Vec, c_layout
 from .base import CheckerBase
 
 QUERIES: dict[str, Type] = {
@@ -57,13 +58,15 @@ class Names(CheckerBase):
         for q, t in QUERIES.items():
             self.queries[q] = A.Symbol(q, "query", t, zero, q)
 
-        # names of the top level: functions, consts and node variables share
-        # one namespace
+        # names of the top level: functions, consts, structs and node
+        # variables share one namespace
         top: dict[str, A.Span] = {}
-        decls: list[A.ConstDecl | A.FuncDecl | A.NodeVarDecl] = [*prog.consts, *prog.funcs, *prog.nodevars]
+        decls: list[A.ConstDecl | A.FuncDecl | A.NodeVarDecl | A.StructDecl] = [
+            *prog.consts, *prog.funcs, *prog.nodevars, *prog.structs]
         for d in sorted(decls, key=lambda d: (d.span.line, d.span.col)):
             self.new_stmt()
             what = ("constant" if isinstance(d, A.ConstDecl)
+                    else "struct" if isinstance(d, A.StructDecl)
                     else "node variable" if isinstance(d, A.NodeVarDecl) else "function")
             if self._fixed_name(d.name, d.name_span, what):
                 continue
@@ -77,10 +80,14 @@ class Names(CheckerBase):
             top[d.name] = d.name_span
             if isinstance(d, A.ConstDecl):
                 self.consts[d.name] = d
+            elif isinstance(d, A.StructDecl):
+                d.ty = self.structs[d.name] = Struct(d.name)
             elif isinstance(d, A.NodeVarDecl):
                 self.nodevars[d.name] = d
             else:
                 self.funcs[d.name] = d
+
+        self._struct_types(prog)
 
         for cd in prog.consts:
             self.const_decl(cd)
@@ -110,6 +117,107 @@ class Names(CheckerBase):
             self.new_stmt()
             if main.ret is not None:
                 self.error(main.ret.span, "'main' cannot return a value")
+
+    # ------------------------------------------------------------ structs
+
+    def _struct_types(self, prog: A.Program) -> None:
+        """Fill the declared structs' fields, reject cycles, and resolve
+        every type written in the program to the declared structs."""
+        for sd in prog.structs:
+            st = self.structs.get(sd.name)
+            if st is None or sd.ty is not st:
+                continue
+            seen: dict[str, A.FieldDecl] = {}
+            for fd in sd.fields:
+                self.new_stmt()
+                ft = self.resolve_type(fd.type)
+                if fd.name in seen:
+                    self.error(fd.span, f"struct {sd.name} has two fields named '{fd.name}'",
+                               [f"the first is at line {seen[fd.name].span.line}"])
+                    continue
+                seen[fd.name] = fd
+                st.fields.append((fd.name, ft))
+        # a struct may not contain itself, directly or through others
+        state: dict[str, int] = {}
+
+        def visit(st: Struct, path: list[str]) -> Optional[list[str]]:
+            if state.get(st.name) == 2:
+                return None
+            if state.get(st.name) == 1:
+                return path[path.index(st.name):] + [st.name]
+            state[st.name] = 1
+            for _, ft in st.fields:
+                while isinstance(ft, Vec):
+                    ft = ft.elem
+                if isinstance(ft, Struct):
+                    cyc = visit(ft, path + [st.name])
+                    if cyc is not None:
+                        return cyc
+            state[st.name] = 2
+            return None
+
+        for sd in prog.structs:
+            st = self.structs.get(sd.name)
+            if st is None or sd.ty is not st or state.get(st.name):
+                continue
+            cyc = visit(st, [])
+            if cyc is not None:
+                self.new_stmt()
+                self.error(sd.name_span, f"struct {sd.name} contains itself: {' -> '.join(cyc)}",
+                           ["a struct value would be infinitely large; no struct may contain itself, "
+                            "directly or through other structs or vectors"])
+                for n in cyc:  # break the cycle so later stages terminate
+                    self.structs[n].fields.clear()
+                    state[n] = 2
+        for sd in prog.structs:
+            st = self.structs.get(sd.name)
+            if st is not None and sd.ty is st and c_layout(st)[0] > VALUE_MAX:
+                self.new_stmt()
+                self.error(sd.name_span, f"struct {sd.name} takes {c_layout(st)[0]} bytes; "
+                           f"a struct may take at most {VALUE_MAX}",
+                           ["group some of its fields into a vector or another struct's vector"])
+        for nd in prog.nodevars:
+            if nd.type is not None:
+                self.new_stmt()
+                self.resolve_type(nd.type)
+        for f in prog.funcs:
+            self.new_stmt()
+            for p in f.params:
+                self.resolve_type(p.type)
+            if f.ret is not None:
+                self.resolve_type(f.ret)
+            self._resolve_body(f.body)
+
+    def _resolve_body(self, x: object) -> None:
+        if isinstance(x, A.VarDecl) and x.type is not None:
+            self.resolve_type(x.type)
+        if isinstance(x, (A.Stmt, A.Block)):
+            for v in vars(x).values():
+                if isinstance(v, (A.Stmt, A.Block)):
+                    self._resolve_body(v)
+                elif isinstance(v, list):
+                    for y in v:
+                        self._resolve_body(y)
+
+    def resolve_type(self, tr: A.TypeRef) -> Type:
+        """tr's type with every struct name resolved to the declared struct
+        (an unknown name is an error; int stands in for it afterwards)."""
+
+        def res(t: Type) -> Type:
+            if isinstance(t, Vec):
+                return Vec(res(t.elem))
+            if isinstance(t, Struct):
+                st = self.structs.get(t.name)
+                if st is None:
+                    close = difflib.get_close_matches(t.name, sorted(self.structs) + ["int", "float", "bool"], n=1)
+                    hint = f" (did you mean '{close[0]}'?)" if close else ""
+                    self.error(tr.span, f"there is no type '{t.name}'{hint}")
+                    return INT
+                return st
+            return t
+
+        tr.ty = res(tr.ty)
+        return tr.ty
 
     def _fixed_name(self, name: str, span: Optional[A.Span], what: str) -> bool:
         sp = span or A.Span(1, 1, 1, 2)
@@ -219,6 +327,15 @@ class Names(CheckerBase):
             return e.value
         if isinstance(e, A.Name):
             return e.sym.value if e.sym is not None else None
+        if isinstance(e, A.Call) and isinstance(e.struct, Struct):
+            vals = [self._fold(x) for x in e.args]
+            return None if any(v is None for v in vals) else A.StructValue(e.struct, tuple(vals))
+        if isinstance(e, A.Field):
+            base = self._fold(e.base)
+            if not isinstance(base, A.StructValue) or not isinstance(base.ty, Struct):
+                return None
+            names = [f for f, _ in base.ty.fields]
+            return base.values[names.index(e.name)]
         if isinstance(e, A.Unary):
             v = self._fold(e.operand)
             if v is None:
@@ -314,6 +431,9 @@ class Names(CheckerBase):
         ok = True
         what = {"param": "parameter", "var": "variable", "loop": "loop variable"}[kind]
         if self._fixed_name(name, nsp, what):
+            ok = False
+        elif name in self.structs:
+            self.error(nsp, f"'{name}' is a struct and cannot be the name of a {what}")
             ok = False
         scope = self.scopes[-1]
         if ok and name in scope:

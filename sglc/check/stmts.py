@@ -110,7 +110,8 @@ class Stmts(CheckerBase):
 
     def target(self, e: A.Expr, level: int, compound: bool, what: str) -> Optional[Type]:
         """Check an assignment target at `level`: a Name (written; read too
-        when `compound`) or an Index chain (the variable is read)."""
+        when `compound`) or a chain of Index and Field after one (the variable
+        is read)."""
         root = _root_name(e)
         if root is None:  # pragma: no cover - the grammar allows only these
             self.error(e.span, "this cannot be assigned")
@@ -119,11 +120,11 @@ class Stmts(CheckerBase):
         if sym is None:
             root.level = level
             self._undefined(root)
-            if isinstance(e, A.Index):
+            if not isinstance(e, A.Name):
                 self._silent_index(e, level)
             return None
         if not self._writable(root, sym, level, what):
-            if isinstance(e, A.Index):
+            if not isinstance(e, A.Name):
                 self._silent_index(e, level)
             root.sym = sym
             root.ty = sym.ty
@@ -140,9 +141,10 @@ class Stmts(CheckerBase):
 
     def _silent_index(self, e: A.Expr, level: int) -> None:
         """Annotate the index expressions of a bad target."""
-        while isinstance(e, A.Index):
+        while isinstance(e, (A.Index, A.Field)):
             e.level = level
-            self.expr(e.index, level, INT)
+            if isinstance(e, A.Index):
+                self.expr(e.index, level, INT)
             e = e.base
         e.level = level
 

@@ -137,6 +137,8 @@ def _exprs_of(e: A.Expr) -> Iterator[A.Expr]:
         yield x
         if isinstance(x, A.Index):
             stack += (x.base, x.index)
+        elif isinstance(x, A.Field):
+            stack.append(x.base)
         elif isinstance(x, A.Call):
             stack += x.args
         elif isinstance(x, A.VecLit):
@@ -234,8 +236,8 @@ def _stmts_of(b: A.Block) -> Iterator[A.Stmt]:
 
 
 def _pure(call: A.Call) -> bool:
-    """A builtin call without effects (the builtin table's `pure`)."""
-    return call.builtin is not None and B.TABLE[call.builtin].pure
+    """A builtin call without effects (the builtin table's `pure`), or a struct constructor."""
+    return call.struct is not None or (call.builtin is not None and B.TABLE[call.builtin].pure)
 
 
 def _always_true(e: A.Expr) -> bool:

@@ -651,6 +651,16 @@ class _Loop:
 # ---------------------------------------------------------------- functions
 
 
+def _has_struct_access(body: list[ir.Stmt]) -> bool:
+    todo: list[object] = [body]
+    while todo:
+        y = todo.pop()
+        if isinstance(y, (ir.Field, ir.Construct)):
+            return True
+        todo.extend(_fields(y))
+    return False
+
+
 class _Function:
     def __init__(self, f: ir.Function):
         self.f = f
@@ -677,7 +687,9 @@ class _Function:
     def stmt(self, s: ir.Stmt) -> None:
         if isinstance(s, ir.For):
             self.block(s.body)  # innermost first
-            s.fast = _Loop(s, self).run()
+            # a loop over struct fields keeps its checked version only (its
+            # stores are still in place: sgl_at_mut copies a shared vector once)
+            s.fast = None if _has_struct_access(s.body) else _Loop(s, self).run()
         elif isinstance(s, ir.Superstep):
             for op in s.site.ops:
                 self.block(op.action.body)

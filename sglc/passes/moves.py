@@ -77,7 +77,7 @@ import re
 from dataclasses import dataclass, field
 
 from .. import builtins, ir
-from ..types import owns_memory
+from ..types import Vec, owns_memory
 from .base import Pass
 
 Key = tuple[int, int]  # (id of the Var, level)
@@ -140,6 +140,11 @@ class _Collector:
         elif isinstance(e, ir.Index):
             self.expr(e.base, ("index",))
             self.expr(e.index)
+        elif isinstance(e, ir.Field):
+            self.expr(e.base, ("index",))
+        elif isinstance(e, ir.Construct):
+            for x in e.args:
+                self.expr(x, ("owner",))
         elif isinstance(e, ir.Call):
             for i, a in enumerate(e.args):
                 self.expr(a, ("call", e.func, str(i)))
@@ -171,12 +176,14 @@ class _Collector:
         elif isinstance(e, ir.Index):
             self.place(e.base)
             self.expr(e.index)
+        elif isinstance(e, ir.Field):
+            self.place(e.base)
         else:
             self.expr(e)
 
     def target(self, t: ir.LValue | None) -> None:
         """A stored-into target: a whole variable is written, not read."""
-        if isinstance(t, ir.Index):
+        if isinstance(t, (ir.Index, ir.Field)):
             self.place(t)
 
 
@@ -412,9 +419,12 @@ def _loop_unique(s: ir.For) -> list[ir.Var]:
     statement of the body can share or replace their buffer)."""
     written: list[ir.Var] = []
     for st in s.body:
-        if isinstance(st, ir.Assign) and isinstance(st.target, ir.Index):
-            base = st.target.base
-            if (isinstance(base, ir.VarRef) and owns_memory(base.ty)
+        t = st.target if isinstance(st, ir.Assign) else None
+        while isinstance(t, ir.Field):  # ps[i].x = e writes an element of ps
+            t = t.base
+        if isinstance(t, ir.Index):
+            base = t.base
+            if (isinstance(base, ir.VarRef) and isinstance(base.ty, Vec)
                     and not owns_memory(base.ty.elem) and base.level == s.level
                     and base.var not in written):
                 written.append(base.var)
@@ -430,6 +440,8 @@ def _loop_unique(s: ir.For) -> list[ir.Var]:
         elif isinstance(x, ir.Index):
             todo.append((x.base, True))
             todo.append((x.index, False))
+        elif isinstance(x, ir.Field):
+            todo.append((x.base, as_base))
         elif isinstance(x, list):
             todo.extend((y, False) for y in x)
         elif isinstance(x, ir.Site):

@@ -102,7 +102,7 @@ class _Verifier:
         for i, v in enumerate(s.vars):
             self.var(v, s)
             if not owns_memory(v.ty):
-                self.fail(f"a drop of {v.name}, not a vector", s)
+                self.fail(f"a drop of {v.name}, which owns no memory", s)
             if v in s.vars[:i]:
                 self.fail(f"{v.name} dropped twice", s)
             if s.level == 0 and v.is_param:
@@ -185,9 +185,11 @@ class _Verifier:
                 self.fail(f"row {e.row.name} used outside the loop that looks it up", e)
             self.expr(e.base)
             self.expr(e.index)
-        elif isinstance(e, (ir.Call, ir.Builtin)):
+        elif isinstance(e, (ir.Call, ir.Builtin, ir.Construct)):
             for a in e.args:
                 self.expr(a)
+        elif isinstance(e, ir.Field):
+            self.expr(e.base)
         elif isinstance(e, ir.Unary):
             self.expr(e.operand)
         elif isinstance(e, ir.Binary):
