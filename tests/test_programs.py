@@ -50,6 +50,8 @@ FOLDERS: list[tuple[str, Path, bool]] = [  # (label, folder, ours)
     ("programs", REPO / "tests" / "programs", True),
     ("examples", REPO / "examples", True),
     ("shared", SHARED / "examples", False),
+    # the brief's programs of its newest rules (structs, strings, node variables, bitwise)
+    ("shared-new", SHARED / "new", False),
 ]
 
 

@@ -476,7 +476,7 @@ class Interp:
             return [copy_value(self.inline(x, memo)) for x in e.elems]  # type: ignore[attr-defined]
         if t is A.StrLit:
             return e.value.encode("utf-8")  # type: ignore[attr-defined]
-        fld = getattr(e, "field", None)
+        fld = getattr(e, "field", None) or (e.name if t is A.Field else None)  # type: ignore[attr-defined]
         if isinstance(fld, str) and hasattr(e, "base"):  # p.f (structs)
             return self.inline(e.base, memo).get(fld)  # type: ignore[attr-defined]
         raise AssertionError(f"unknown expression {t.__name__}")
@@ -487,9 +487,10 @@ class Interp:
         target = e.target
         if isinstance(target, A.FuncDecl):
             return self.call_function(target, vals, e)
-        fields = getattr(target, "fields", None)
-        if fields is not None:  # a struct constructor
-            names = tuple(getattr(f, "name", f) for f in fields)
+        st = getattr(e, "struct", None)  # check's struct type of a constructor S(...)
+        fields = getattr(st, "fields", None) if st is not None else getattr(target, "fields", None)
+        if fields is not None:  # a struct constructor: fields (name, type) in order
+            names = tuple(f[0] if isinstance(f, tuple) else getattr(f, "name", f) for f in fields)
             return Struct(e.func, names, [copy_value(v) for v in vals])
         raise AssertionError(f"call of {e.func}: no target")
 
