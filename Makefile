@@ -44,11 +44,13 @@ demo: venv
 # time a cancellation or a calibration or watch memory, alone.
 TEST_PAR1 = tests/test_sanitize.py tests/test_frontend.py tests/test_highlight.py \
   tests/test_passes.py tests/test_pipeline.py tests/test_builtins_table.py tests/test_dumps.py \
-  tests/test_bounds.py tests/test_caches.py tests/test_harness.py
+  tests/test_bounds.py tests/test_caches.py tests/test_harness.py tests/test_refinterp.py \
+  tests/test_bitwise.py tests/test_deep_literals.py tests/test_doctor.py
 TEST_PAR2 = tests/test_difftest.py tests/test_tsan.py tests/test_fmt.py tests/test_errors.py \
   tests/test_emit.py tests/test_warnings.py tests/test_conformance.py \
   tests/test_diagnostics_format.py tests/test_rtconst.py tests/test_snapshots.py \
-  tests/test_moves.py tests/test_sort.py tests/test_runtime_c.py
+  tests/test_moves.py tests/test_sort.py tests/test_runtime_c.py tests/test_files.py \
+  tests/test_tutorial.py tests/test_report.py tests/test_lsp.py tests/test_reductions.py
 test: venv-test
 	$(PY) tests/par.py -q --durations=10 tests/test_programs.py --program-shard 0/2 $(TEST_PAR1) \
 	  :: -q --durations=10 tests/test_programs.py --program-shard 1/2 $(TEST_PAR2)
