@@ -7,7 +7,7 @@ SGLC = $(VENV)/bin/sglc
 RUFF = $(VENV)/bin/ruff
 ROOT_FLAG := $(shell [ "$$(id -u)" = 0 ] && echo --allow-run-as-root)
 
-.PHONY: demo test check docs golden-update bench bench-quick sanitize fuzz fuzz-frontend clean venv venv-test
+.PHONY: demo test check docs docs-site golden-update bench bench-quick sanitize fuzz fuzz-frontend clean venv venv-test
 
 $(VENV)/bin/python:
 	python3 -m venv $(VENV)
@@ -74,6 +74,13 @@ golden-update: venv-test
 	$(PY) -m pytest -q tests/test_refinterp.py -k golden --update-golden
 	$(PY) -m pytest -q tests/test_programs.py $(wildcard tests/test_errors.py tests/test_warnings.py) \
 	  $(wildcard tests/test_snapshots.py tests/test_emit_snapshots.py tests/test_dumps.py) --update-golden
+
+# The documentation site (MkDocs, mkdocs.yml): docs/ into build/site, SGL
+# highlighted by sglc's own Pygments lexer.  Needs the `docs` extra.
+docs-site: venv
+	@$(PY) -c "import mkdocs" 2>/dev/null || $(VENV)/bin/pip install -q -e '.[docs]'
+	$(VENV)/bin/mkdocs build -q -f mkdocs.yml -d build/site
+	@echo "== the site is in build/site (open build/site/index.html)"
 
 # docs/cli.md from the click definitions (tests/test_cli.py checks it is current).
 docs: venv
