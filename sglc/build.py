@@ -242,8 +242,22 @@ def _run(cmd: list[str], verbose: bool, cwd: Path | None = None) -> None:
         sys.stderr.write(proc.stderr)
 
 
+def progress(text: str, done: bool = False) -> None:
+    """A progress line on a terminal (standard error a TTY), rewritten in
+    place; nothing when standard error is not a terminal (pipes, logs,
+    tests).  done ends the line."""
+    try:
+        if not sys.stderr.isatty():
+            return
+    except (AttributeError, ValueError):
+        return
+    sys.stderr.write("\r\033[K" + text + ("\n" if done else ""))
+    sys.stderr.flush()
+
+
 def runtime_library(tc: Toolchain, verbose: bool = False) -> Path:
-    """The runtime compiled for tc, as a static library (cached)."""
+    """The runtime compiled for tc, as a static library (cached).  The
+    first build (several seconds) shows its progress on a terminal."""
     pic = "-pic" if "-fPIC" in tc.cflags else ""
     lib_dir = cache_dir() / f"rt-{tc.target}{pic}-{tc.key()}"
     lib = lib_dir / "libsglrt.a"
@@ -258,7 +272,11 @@ def runtime_library(tc: Toolchain, verbose: bool = False) -> Path:
     with tmp_dir as tmp:
         tmpd = Path(tmp)
         objs = []
-        for src in runtime_sources():
+        sources = runtime_sources()
+        for k, src in enumerate(sources):
+            if not verbose:
+                progress(f"sglc: building the runtime library for the {tc.target} target "
+                         f"(once per compiler and flags): {k + 1}/{len(sources)} {src.name}")
             obj = tmpd / (src.stem + ".o")
             _run([*tc.cc, *tc.cflags, *tc.defines, "-Wall", "-Wextra", "-I", str(runtime_dir()),
                   "-c", str(src), "-o", str(obj)], verbose)
@@ -267,6 +285,8 @@ def runtime_library(tc: Toolchain, verbose: bool = False) -> Path:
         _run([ar, "rcs", str(tmpd / "libsglrt.a"), *objs], verbose)
         lib_dir.mkdir(parents=True, exist_ok=True)
         os.replace(tmpd / "libsglrt.a", lib)
+        if not verbose:
+            progress(f"sglc: built the runtime library for the {tc.target} target", done=True)
     return lib
 
 

@@ -32,11 +32,14 @@ import re
 import subprocess
 import sys
 import tempfile
+import threading
+import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
 
+from .build import progress  # a progress line on a terminal
 from .launch import launch_command, mpi_session_dir  # the same mpirun line as `sglc run`
 from .pipeline import Options, compile_file
 
@@ -230,6 +233,8 @@ def run_probe(nprocs: int, threads: int, shape: str | None, quick: bool, target:
         src = Path(tmp) / "probe.sgl"
         src.write_text(probe_source(), encoding="utf-8")
         exe = Path(tmp) / "probe"
+        if not verbose:
+            progress("sglc probe: compiling the probe program")
         compile_fn(str(src), exe)
         cmd = launch_command(str(exe), nprocs, threads, shape,
                              [*settings.args(), f"--sgl-speeds=auto:{settings.speed_ms}"])
@@ -238,6 +243,16 @@ def run_probe(nprocs: int, threads: int, shape: str | None, quick: bool, target:
         env = dict(os.environ, OMP_NUM_THREADS=str(threads))
         if verbose:
             print(" ".join(cmd), file=sys.stderr)
+        stop = threading.Event()
+
+        def tick() -> None:  # a terminal sees the measurement go on
+            start = time.monotonic()
+            while not stop.wait(1.0 if not verbose else 3600):
+                progress("sglc probe: measuring every level's g and l and the workers' "
+                         f"speeds: {time.monotonic() - start:.0f} s")
+
+        ticker = threading.Thread(target=tick, daemon=True)
+        ticker.start()
         try:
             with mpi_session_dir(env, keep_users=True):
                 proc = subprocess.run(cmd, env=env, capture_output=True, text=True,
@@ -246,6 +261,11 @@ def run_probe(nprocs: int, threads: int, shape: str | None, quick: bool, target:
             raise ProbeError(f"cannot run {cmd[0]}: {e.strerror}") from None
         except subprocess.TimeoutExpired:
             raise ProbeError("the probe program did not finish in 600 s") from None
+        finally:
+            stop.set()
+            ticker.join()
+            if not verbose:
+                progress("")
         if proc.returncode != 0:
             raise ProbeError(f"the probe program failed (exit {proc.returncode}):\n"
                              + (proc.stderr or proc.stdout).strip())
