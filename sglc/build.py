@@ -66,6 +66,22 @@ class BuildError(Exception):
         self.stderr = stderr
 
 
+class ToolError(OSError):
+    """A tool sglc runs (the C compiler, mpicc, ar) is missing or cannot be
+    run: a problem of the environment, exit status 2; the message says what
+    to install or which variable to set (`sglc doctor` checks them all)."""
+
+
+def _tool_advice(tool: str) -> str:
+    name = Path(tool).name
+    if "mpicc" in name or (find_mpicc() or "") == tool:
+        return ("install Open MPI (apt-get install openmpi-bin libopenmpi-dev) or set MPICC "
+                "to your MPI C compiler, or use --target omp (threads only)")
+    if name == "ar" or name.endswith("-ar"):
+        return "install binutils (apt-get install binutils)"
+    return "install a C compiler with OpenMP (apt-get install gcc) or set CC to one"
+
+
 class OutputError(OSError):
     """What sglc builds cannot be written (a folder not writable, a full
     disk): a problem of the environment, exit status 2; the message says
@@ -227,8 +243,9 @@ def _run(cmd: list[str], verbose: bool, cwd: Path | None = None) -> None:
         print(shlex.join(cmd), file=sys.stderr, flush=True)
     try:
         proc = subprocess.run(cmd, cwd=cwd, capture_output=True, text=True)
-    except FileNotFoundError as e:
-        raise BuildError(f"cannot run the C compiler '{cmd[0]}': {e.strerror}") from None
+    except OSError as e:  # missing (FileNotFoundError) or not executable
+        raise ToolError(f"cannot run '{cmd[0]}': {e.strerror or e}: {_tool_advice(cmd[0])} "
+                        "(sglc doctor checks what is missing)") from None
     if proc.returncode == -signal.SIGINT:  # Ctrl-C reached the compiler too
         raise KeyboardInterrupt
     if proc.returncode != 0 and "No space left on device" in proc.stderr:

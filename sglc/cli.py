@@ -31,7 +31,7 @@ from typing import TYPE_CHECKING, TypeVar
 
 import click
 
-from .build import TARGETS, BuildError, OutputError, cache_dir, default_target
+from .build import TARGETS, BuildError, OutputError, ToolError, cache_dir, default_target
 from .check import warnings as W
 from .diagnostics import CompileError, Diagnostic
 from .passes import IR_STAGES
@@ -434,7 +434,7 @@ def run_cmd(file: str, nprocs: int | None, threads_text: str | None, shape: str 
                                    f"but -np is {nprocs}")
         nprocs = len(threads)
     if nprocs is not None and nprocs > 1 and opts.target != "mpi":
-        raise click.UsageError(f"-np {nprocs} needs the mpi target")
+        raise click.UsageError(_needs_mpi(f"-np {nprocs}"))
     if hostfile is None and hosts is None and nprocs is None:
         nprocs = 1
 
@@ -465,6 +465,17 @@ def run_cmd(file: str, nprocs: int | None, threads_text: str | None, shape: str 
         raise _Failure(status if status > 0 else 128 - status) if status else SystemExit(0)
 
     _guard(go, debug)
+
+
+def _needs_mpi(what: str) -> str:
+    """The usage error of an option that needs the mpi target, saying why
+    the target is not mpi when mpicc is missing."""
+    from .build import find_mpicc
+
+    if find_mpicc() is None:
+        return (f"{what} needs the mpi target, and mpicc is not found: install Open MPI "
+                "(apt-get install openmpi-bin libopenmpi-dev) or set MPICC")
+    return f"{what} needs the mpi target"
 
 
 def _check_run_hosts(hostfile: str | None, hosts: str | None, target: str) -> None:
@@ -516,7 +527,7 @@ def probe_cmd(nprocs: int, threads: int, shape: str | None, output: str, quick: 
 
     tgt = target or ("mpi" if nprocs > 1 else default_target())
     if nprocs > 1 and tgt != "mpi":
-        raise click.UsageError(f"-np {nprocs} needs the mpi target")
+        raise click.UsageError(_needs_mpi(f"-np {nprocs}"))
     try:
         probe.process_levels(probe.parse_shape(shape or probe.default_shape(nprocs, threads)),
                              nprocs)
@@ -770,7 +781,7 @@ def _guard(fn, debug: bool) -> None:
         _say_interrupted(f"interrupted ({signal.Signals(e.signum).name}): the program was "
                          "sent it and has ended")
         sys.exit(128 + e.signum)
-    except (CacheError, LaunchError, OutputError) as e:
+    except (CacheError, LaunchError, OutputError, ToolError) as e:
         click.echo(f"sglc: error: {e}", err=True)
         sys.exit(EXIT_USAGE)
     except BuildError as e:

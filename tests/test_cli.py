@@ -10,6 +10,7 @@ from __future__ import annotations
 import os
 import re
 import shutil
+import sys
 from pathlib import Path
 
 import pytest
@@ -716,3 +717,32 @@ def test_parallel_marker_runs_under_mpirun(nprocs: int) -> None:
     """Every rank of `mpirun -np nprocs` runs this test (see conftest)."""
     assert os.environ.get("OMPI_COMM_WORLD_SIZE") == str(nprocs)
     assert int(os.environ["OMPI_COMM_WORLD_RANK"]) < nprocs
+
+
+# ---------------------------------------------------------------- missing tools
+
+
+@pytest.mark.parametrize(("var", "target", "advice"), [
+    ("CC", "omp", "install a C compiler with OpenMP (apt-get install gcc) or set CC"),
+    ("MPICC", "mpi", "install Open MPI (apt-get install openmpi-bin libopenmpi-dev) or set MPICC"),
+])
+def test_missing_compiler_is_an_environment_error(tiny: Path, tmp_path: Path, var: str,
+                                                  target: str, advice: str) -> None:
+    """A C compiler that cannot be run is exit 2 with what to install, not
+    an internal error."""
+    env = run_env({var: "/nonexistent/cc", "SGLC_CACHE": str(tmp_path / "cache")})
+    rc, out, err = sglc_run(str(tiny), "-o", str(tmp_path / "t"), "--target", target, env=env)
+    assert rc == 2, err
+    assert err.startswith("sglc: error: cannot run '/nonexistent/cc'") and advice in err, err
+    assert "internal error" not in err
+    assert_no_traceback(err)
+
+
+def test_np_without_mpicc_says_mpicc_is_missing(tiny: Path, tmp_path: Path) -> None:
+    """Without mpicc the default target is omp: -np 2 says why."""
+    bindir = Path(sglc_command()[0]).parent
+    env = run_env({"PATH": f"{bindir}:{Path(sys.executable).resolve().parent}"})
+    env.pop("MPICC", None)
+    rc, out, err = sglc_run("run", str(tiny), "-np", "2", env=env)
+    assert rc == 2, err
+    assert "-np 2 needs the mpi target, and mpicc is not found: install Open MPI" in err
