@@ -23,12 +23,12 @@ TOO_BIG (not run) or REDUCED (run on one shape only).
 from __future__ import annotations
 
 import functools
-import os
 import re
 from pathlib import Path
 
 import pytest
 from conftest import OMP_SHAPES, REPO, SEQ_SHAPES, SHARED, SHARED_MISSING_REASON
+from inputs import prepare
 from refinterp import Result, load, parse_shape, run_program
 from refinterp.builtins import parse_float, parse_int, split_by_bounds, splitmix64
 from refinterp.values import c_div, c_mod, fmt, sort_values, wrap
@@ -128,12 +128,8 @@ def _checked(src: Path) -> object:
 
 
 def _interpret(src: Path, shape: str, args: list[str], cwd: Path) -> Result:
-    old = os.getcwd()
-    os.chdir(cwd)
-    try:
-        return run_program(_checked(src), src.name, shape, args)  # type: ignore[arg-type]
-    finally:
-        os.chdir(old)
+    prepare(src, cwd)  # its input files (NAME_input.py), as the compiled program gets them
+    return run_program(_checked(src), src.name, shape, args, cwd=str(cwd))  # type: ignore[arg-type]
 
 
 def _write_new_golden(src: Path, args: list[str], tmp_path: Path) -> None:

@@ -146,14 +146,10 @@ class Verdict:
 
 def oracle(text: str, shape: str, workdir: Path) -> Outcome:
     """The reference interpreter's run of text on shape (in workdir)."""
-    old = os.getcwd()
-    os.chdir(workdir)
-    try:
-        r = ref_run(ref_load(text, "prog.sgl"), "prog.sgl", shape, [])
+    try:  # in workdir without os.chdir: the configurations run on threads
+        r = ref_run(ref_load(text, "prog.sgl"), "prog.sgl", shape, [], cwd=str(workdir))
     except Exception as e:  # noqa: BLE001 - a crash of the oracle is a failed reference
         return Outcome(-1, "", f"[difftest: the reference interpreter failed: {e!r}]")
-    finally:
-        os.chdir(old)
     return Outcome(r.status, r.stdout, r.stderr + "\n" if r.stderr else "")
 
 

@@ -93,9 +93,11 @@ def _blocks(v: list[Any], bounds: list[int]) -> list[list[Any]]:
     return [copy_value(v[bounds[i]:bounds[i + 1]]) for i in range(len(bounds) - 1)]
 
 
-def split_bounds(ctx: Any, call: Any, n: int, k: int) -> list[int]:
+def split_bounds(ctx: Any, call: Any, n: int, k: int, what: str = "split") -> list[int]:
+    if n < 0:
+        ctx.fail(call, f"{what} of a negative length ({n})")
     if k < 1:
-        ctx.fail(call, f"split into {k} blocks (must be at least 1)")
+        ctx.fail(call, f"{what} into {k} blocks (must be at least 1)")
     b = [0]
     for i in range(k):
         b.append(b[-1] + n // k + (1 if i < n % k else 0))
@@ -109,21 +111,23 @@ def _split(ctx: Any, call: Any, a: list[Any]) -> list[list[Any]]:
 
 @builtin("split_bounds")
 def _split_bounds(ctx: Any, call: Any, a: list[Any]) -> list[int]:
-    return split_bounds(ctx, call, a[0], a[1])
+    return split_bounds(ctx, call, a[0], a[1], "split_bounds")
 
 
-def split_by_bounds(ctx: Any, call: Any, n: int, w: list[Any]) -> list[int]:
+def split_by_bounds(ctx: Any, call: Any, n: int, w: list[Any], what: str = "split_by") -> list[int]:
     """Block i ends at floor(n * c_i / W) (c_i: the sum of w[0..i], W: of
     all; float weights summed in order from the first, then the ratio taken
     exactly), the last block at n."""
+    if n < 0:
+        ctx.fail(call, f"{what} of a negative length ({n})")
     if not w:
-        ctx.fail(call, "split_by with no weights (the weight vector is empty)")
+        ctx.fail(call, f"{what} with no weights (the weight vector is empty)")
     for i, x in enumerate(w):
         if type(x) is float and not math.isfinite(x):
-            ctx.fail(call, f"split_by with a weight that is not finite (w[{i}] = {fmt_float(x)})")
+            ctx.fail(call, f"{what} with a weight that is not finite (w[{i}] = {fmt_float(x)})")
         if x < 0:
             shown = x if type(x) is int else f"{x:.17g}"
-            ctx.fail(call, f"split_by with a negative weight (w[{i}] = {shown})")
+            ctx.fail(call, f"{what} with a negative weight (w[{i}] = {shown})")
     floats = type(w[0]) is float
     if floats:
         sums, s = [], 0.0
@@ -137,7 +141,7 @@ def split_by_bounds(ctx: Any, call: Any, n: int, w: list[Any]) -> list[int]:
         sums = list(_exact_prefix(w))
         total = sums[-1]
     if total == 0:
-        ctx.fail(call, "split_by with weights whose sum is 0 (it must be positive)")
+        ctx.fail(call, f"{what} with weights whose sum is 0 (it must be positive)")
     b = [0]
     for i in range(len(w)):
         end = n if i == len(w) - 1 else math.floor(Fraction(n) * Fraction(sums[i]) / Fraction(total))
@@ -160,7 +164,7 @@ def _split_by(ctx: Any, call: Any, a: list[Any]) -> list[list[Any]]:
 
 @builtin("split_by_bounds")
 def _split_by_bounds(ctx: Any, call: Any, a: list[Any]) -> list[int]:
-    return split_by_bounds(ctx, call, a[0], a[1])
+    return split_by_bounds(ctx, call, a[0], a[1], "split_by_bounds")
 
 
 @builtin("sort")
@@ -393,10 +397,11 @@ def _path(p: bytes) -> str:
 
 def _read_bytes(ctx: Any, call: Any, path: str) -> bytes:
     ctx.note_file(path, False)
-    if os.path.isdir(path):
+    where = ctx.fs_path(path)
+    if os.path.isdir(where):
         ctx.fail(call, f"cannot read '{path}': {os.strerror(21)}")
     try:
-        with open(path, "rb") as f:
+        with open(where, "rb") as f:
             return f.read()
     except OSError as e:
         ctx.fail(call, f"cannot open '{path}': {os.strerror(e.errno or 0)}")
@@ -410,7 +415,7 @@ _NPY_FLOATS = {"<f8": "d", "<f4": "f"}
 def _npy(ctx: Any, call: Any, path: str, data: bytes, floats: bool) -> tuple[str, int, int]:
     """(struct code, count, data offset) of a .npy file, after its checks."""
     def bad(why: str) -> None:
-        ctx.fail(call, f"'{path}' is not a .npy file this program can read: {why}")
+        ctx.fail(call, f"cannot read '{path}' as a .npy file: {why}")
 
     if data[:6] != b"\x93NUMPY" or len(data) < 10:
         bad("no .npy header")
@@ -429,7 +434,8 @@ def _npy(ctx: Any, call: Any, path: str, data: bytes, floats: bool) -> tuple[str
         raise
     table = _NPY_FLOATS if floats else _NPY_INTS
     if descr not in table:
-        bad(f"dtype '{descr}'")
+        reader = "read_floats" if floats else "read_ints"
+        bad(f"dtype '{descr}' ({reader} takes {' '.join(table)})")
     if fortran is not False or not isinstance(shape, tuple) or len(shape) != 1:
         bad("not a one-dimensional array in C order")
     code = table[descr]
@@ -447,7 +453,8 @@ def _read_numbers(ctx: Any, call: Any, pathb: bytes, floats: bool, lo: int | Non
         code, n, off = _npy(ctx, call, path, data, floats)
         a, b = (0, n) if lo is None else (lo, hi)
         if not 0 <= a <= b <= n:  # type: ignore[operator]
-            ctx.fail(call, f"numbers {a}..{b} out of range for '{path}' of {n} numbers")
+            ctx.fail(call, f"{getattr(call, 'func', 'read_ints')}('{path}', {a}, {b}): the slice "
+                           f"{a} .. {b} is out of range for a file of {n} numbers")
         size = struct.calcsize(code)
         vals = list(struct.unpack(f"<{b - a}{code}", data[off + a * size:off + b * size]))  # type: ignore[operator]
         if code == "Q":
@@ -458,7 +465,8 @@ def _read_numbers(ctx: Any, call: Any, pathb: bytes, floats: bool, lo: int | Non
     words = data.split()
     if lo is not None:
         if not 0 <= lo <= hi <= len(words):  # type: ignore[operator]
-            ctx.fail(call, f"numbers {lo}..{hi} out of range for '{path}' of {len(words)} numbers")
+            ctx.fail(call, f"{getattr(call, 'func', 'read_ints')}('{path}', {lo}, {hi}): the slice "
+                           f"{lo} .. {hi} is out of range for a file of {len(words)} numbers")
         words = words[lo:hi]
     out = []
     for w in words:
@@ -508,7 +516,7 @@ def _write(ctx: Any, call: Any, a: list[Any]) -> None:
     else:
         body = "".join((fmt_float(x) if floats else str(x)) + "\n" for x in v).encode()
     try:
-        with open(path, "wb") as f:
+        with open(ctx.fs_path(path), "wb") as f:
             f.write(body)
     except OSError as e:
         ctx.fail(call, f"cannot open '{path}': {os.strerror(e.errno or 0)}")

@@ -77,8 +77,10 @@ class Result:
 
 
 class Interp:
-    def __init__(self, prog: A.Program, path: str, root: Node, args: list[str]):
+    def __init__(self, prog: A.Program, path: str, root: Node, args: list[str],
+                 workdir: Optional[str] = None):
         self.prog, self.path, self.root, self.args = prog, path, root, list(args)
+        self.workdir = workdir  # where relative file paths are (None: the process's cwd)
         self.node = root
         self.frame = Frame()
         self.cur: dict[A.Symbol, Any] = {}  # the current node's copies in the current frame
@@ -99,9 +101,15 @@ class Interp:
     def write_out(self, text: str) -> None:
         self.out.append(text)
 
+    def fs_path(self, path: str) -> str:
+        """Where the program's path is on this machine (relative to the run's
+        folder, without changing the process's working directory: the
+        differential tests run the interpreter on threads)."""
+        return os.path.join(self.workdir, path) if self.workdir else path
+
     def note_file(self, path: str, wrote: bool) -> None:
-        key = os.path.realpath(path)
-        shown, w = self.files.get(key, (path, False))
+        key = os.path.realpath(self.fs_path(path))  # the same file, the path once resolved (shown so)
+        shown, w = self.files.get(key, (key, False))
         self.files[key] = (shown, w or wrote)
 
     # ------------------------------------------------------------ program
@@ -411,7 +419,13 @@ class Interp:
         return self.inline(e, memo)
 
     def hoist(self, e: A.Expr, memo: dict[int, Any]) -> None:
+        if type(e) is A.Name and e.sym is not None and e.sym.kind == "node":  # type: ignore[attr-defined]
+            # a node variable's read keeps its place among the calls (language.md §4)
+            memo[id(e)] = copy_value(self.read_var(e))  # type: ignore[arg-type]
+            return
         if not self.has_hoist(e):
+            for c in _children(e):  # node variables read inside: their place too
+                self.hoist(c, memo)
             return
         if isinstance(e, A.VecLit):
             vals = []
@@ -585,12 +599,14 @@ def load(source: str, path: str) -> A.Program:
     return check(parse(source, path), path)
 
 
-def run_program(prog: A.Program, path: str, shape: str, args: list[str] = ()) -> Result:  # type: ignore[assignment]
-    """Run prog on --sgl-shape `shape` with program arguments `args` (cwd
-    is where its files are read and written).  `path` is the name used in
-    run-time errors (sglc uses the path given on its command line)."""
+def run_program(prog: A.Program, path: str, shape: str, args: list[str] = (),  # type: ignore[assignment]
+                cwd: Optional[str] = None) -> Result:
+    """Run prog on --sgl-shape `shape` with program arguments `args` (cwd,
+    else the process's working directory, is where its files are read and
+    written).  `path` is the name used in run-time errors (sglc uses the
+    path given on its command line)."""
     root = parse_shape(shape)
-    it = Interp(prog, path, root, list(args))
+    it = Interp(prog, path, root, list(args), cwd)
     status, err = 0, ""
     box: dict[str, BaseException] = {}
 

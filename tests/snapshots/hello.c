@@ -7,6 +7,7 @@
  */
 #include <math.h>
 #include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "sgl.h"
@@ -66,11 +67,12 @@ static void f_greet(sgl_node *N)
     if (!sgl_q_master(N)) {
 #line 4 "hello.sgl"
         {
-            sgl_int t1 = sgl_q_child_index(N);
+            const sgl_vec *t1 = &((sgl_vec){(void *)"worker", 6, NULL});
+            sgl_int t2 = sgl_q_child_index(N);
             sgl_buf *ob = sgl_out(N);
-            sgl_buf_puts(ob, "worker");
+            sgl_fmt_text(ob, t1);
             sgl_buf_put(ob, " ", 1);
-            sgl_fmt_int(ob, t1);
+            sgl_fmt_int(ob, t2);
             sgl_print_end(N, 4, 9);
         }
 #line 5 "hello.sgl"

@@ -7,6 +7,7 @@
  */
 #include <math.h>
 #include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "sgl.h"
@@ -14,8 +15,8 @@
 #define SGL_MAYBE_UNUSED __attribute__((unused))
 
 /* ---- run-time type descriptors ---- */
-static const sgl_type T_v_int = {SGL_T_VEC, &sgl_t_int};
-static const sgl_type T_vv_int = {SGL_T_VEC, &T_v_int};
+static const sgl_type T_v_int = {.kind = SGL_T_VEC, .elem = &sgl_t_int};
+static const sgl_type T_vv_int = {.kind = SGL_T_VEC, .elem = &T_v_int};
 
 /* ---- node variables: every node's own copies (sgl_node_head.nodevars) ---- */
 typedef struct sgl_nodevars {
@@ -29,14 +30,14 @@ static void sgl_nodevars_init(void *nv_)
     sgl_nodevars *V = nv_;
     V->nv_count = INT64_C(0);
     {
-        sgl_vec iv9 = sgl_vec_new(&T_vv_int, 2, 0, 0);
-        sgl_vec iv10 = sgl_vec_new(&T_v_int, 2, 0, 0);
-        ((sgl_int *)iv10.data)[0] = INT64_C(1);
-        ((sgl_int *)iv10.data)[1] = INT64_C(2);
-        ((sgl_vec *)iv9.data)[0] = iv10;
-        sgl_vec iv11 = sgl_vec_new(&T_v_int, 0, 0, 0);
-        ((sgl_vec *)iv9.data)[1] = iv11;
-        V->nv_block = iv9;
+        sgl_vec iv10 = sgl_vec_new(&T_vv_int, 2, 0, 0);
+        sgl_vec iv11 = sgl_vec_new(&T_v_int, 2, 0, 0);
+        ((sgl_int *)iv11.data)[0] = INT64_C(1);
+        ((sgl_int *)iv11.data)[1] = INT64_C(2);
+        ((sgl_vec *)iv10.data)[0] = iv11;
+        sgl_vec iv12 = sgl_vec_new(&T_v_int, 0, 0, 0);
+        ((sgl_vec *)iv10.data)[1] = iv12;
+        V->nv_block = iv10;
     }
 }
 
@@ -44,7 +45,7 @@ static void sgl_nodevars_free(void *nv_)
 {
     sgl_nodevars *V = nv_;
     (void)V;
-    sgl_vec_free(&T_vv_int, &V->nv_block);
+    sgl_value_free(&T_vv_int, &V->nv_block);
 }
 
 static void sgl_nodevars_each(void *nv_, void (*fn)(const sgl_type *vt, sgl_vec *v))
@@ -75,7 +76,7 @@ static void frfree_look(void *frame_)
 {
     fr_look *F = frame_;
     (void)F;
-    sgl_vec_free(&T_vv_int, &F->v_v);
+    sgl_value_free(&T_vv_int, &F->v_v);
 }
 
 static void frfree_main(void *frame_) SGL_MAYBE_UNUSED;
@@ -124,15 +125,16 @@ static void f_main(sgl_node *N)
         sgl_vec t2 = sgl_vec_copy(&T_vv_int, &SGL_NV->nv_block);
         sgl_call_check(N, 11, 14);
         sgl_int t3 = f_look(N, t2);
-        SGL_NV->nv_count = sgl_add(SGL_NV->nv_count, t3);
+        sgl_int *p4 = &SGL_NV->nv_count;
+        *p4 = sgl_add(*p4, t3);
         sgl_vec_free(&T_vv_int, &t2);
     }
 #line 12 "nodevars.sgl"
     {
-        sgl_vec t4 = sgl_vec_new(&T_v_int, 1, 12, 17);
-        ((sgl_int *)t4.data)[0] = SGL_NV->nv_count;
-        sgl_vec t5 = t4;
-        sgl_vec_push_move(&T_vv_int, &SGL_NV->nv_block, &t5, 12, 5);
+        sgl_vec t5 = sgl_vec_new(&T_v_int, 1, 12, 17);
+        ((sgl_int *)t5.data)[0] = SGL_NV->nv_count;
+        sgl_vec t6 = t5;
+        sgl_vec_push_move(&T_vv_int, &SGL_NV->nv_block, &t6, 12, 5);
     }
 #line 13 "nodevars.sgl"
     if (sgl_q_master(N)) {
@@ -145,12 +147,12 @@ static void f_main(sgl_node *N)
     }
 #line 18 "nodevars.sgl"
     {
-        sgl_int t6 = SGL_NV->nv_count;
-        const sgl_vec *t7 = &SGL_NV->nv_block;
+        sgl_int t7 = SGL_NV->nv_count;
+        const sgl_vec *t8 = &SGL_NV->nv_block;
         sgl_buf *ob = sgl_out(N);
-        sgl_fmt_int(ob, t6);
+        sgl_fmt_int(ob, t7);
         sgl_buf_put(ob, " ", 1);
-        sgl_fmt_value(ob, &T_vv_int, t7);
+        sgl_fmt_value(ob, &T_vv_int, t8);
         sgl_print_end(N, 18, 5);
     }
     sgl_leave(N, K);
@@ -164,8 +166,8 @@ static void act0_0_pardo(sgl_node *N, sgl_key K, void *frame_)
     (void)F;
 #line 15 "nodevars.sgl"
     {
-        sgl_int t8 = sgl_q_child_index(N);
-        *(sgl_int *)sgl_at_mut(&T_v_int, (sgl_vec *)sgl_at_mut(&T_vv_int, &SGL_NV->nv_block, INT64_C(0), sizeof(sgl_vec), 15, 13), INT64_C(0), sizeof(sgl_int), 15, 13) = t8;
+        sgl_int t9 = sgl_q_child_index(N);
+        *(sgl_int *)sgl_at_mut(&T_v_int, (sgl_vec *)sgl_at_mut(&T_vv_int, &SGL_NV->nv_block, INT64_C(0), sizeof(sgl_vec), 15, 13), INT64_C(0), sizeof(sgl_int), 15, 13) = t9;
     }
 }
 

@@ -7,6 +7,7 @@
  */
 #include <math.h>
 #include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "sgl.h"
@@ -14,8 +15,8 @@
 #define SGL_MAYBE_UNUSED __attribute__((unused))
 
 /* ---- run-time type descriptors ---- */
-static const sgl_type T_v_int = {SGL_T_VEC, &sgl_t_int};
-static const sgl_type T_vv_int = {SGL_T_VEC, &T_v_int};
+static const sgl_type T_v_int = {.kind = SGL_T_VEC, .elem = &sgl_t_int};
+static const sgl_type T_vv_int = {.kind = SGL_T_VEC, .elem = &T_v_int};
 
 /* ---- frames ---- */
 typedef struct fr_total {
@@ -45,9 +46,9 @@ static void frfree_total(void *frame_)
 {
     fr_total *F = frame_;
     (void)F;
-    sgl_vec_free(&T_v_int, &F->v_v);
-    sgl_vec_free(&T_v_int, &F->v_part);
-    sgl_vec_free(&T_v_int, &F->v_sums);
+    sgl_value_free(&T_v_int, &F->v_v);
+    sgl_value_free(&T_v_int, &F->v_part);
+    sgl_value_free(&T_v_int, &F->v_sums);
 }
 
 static void frfree_main(void *frame_) SGL_MAYBE_UNUSED;

@@ -7,6 +7,7 @@
  */
 #include <math.h>
 #include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "sgl.h"
@@ -14,8 +15,8 @@
 #define SGL_MAYBE_UNUSED __attribute__((unused))
 
 /* ---- run-time type descriptors ---- */
-static const sgl_type T_v_int = {SGL_T_VEC, &sgl_t_int};
-static const sgl_type T_vv_int = {SGL_T_VEC, &T_v_int};
+static const sgl_type T_v_int = {.kind = SGL_T_VEC, .elem = &sgl_t_int};
+static const sgl_type T_vv_int = {.kind = SGL_T_VEC, .elem = &T_v_int};
 
 /* ---- frames ---- */
 typedef struct fr_main {
@@ -34,9 +35,9 @@ static void frfree_main(void *frame_)
 {
     fr_main *F = frame_;
     (void)F;
-    sgl_vec_free(&T_v_int, &F->v_v);
-    sgl_vec_free(&T_v_int, &F->v_w);
-    sgl_vec_free(&T_vv_int, &F->v_vv);
+    sgl_value_free(&T_v_int, &F->v_v);
+    sgl_value_free(&T_v_int, &F->v_w);
+    sgl_value_free(&T_vv_int, &F->v_vv);
 }
 
 /* ---- superstep sites ---- */
