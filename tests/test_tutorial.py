@@ -159,4 +159,6 @@ def test_tutorial_as_a_reader(tmp_path: Path) -> None:
     for line in ("below 250 : 250000", "below 750 : 750000"):
         assert line in job_out, job_out
     assert (work / "trace.json").is_file()
+    page = (work / "run.html").read_text()  # the picture of the 2x2 run: 7 nodes
+    assert page.startswith("<!DOCTYPE html>") and "sgl-data" in page, page[:200]
     assert shutil.which("sglc", path=str(home / "sgl-venv" / "bin"))
