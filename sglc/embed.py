@@ -342,50 +342,33 @@ class _Context:
         ffi, np = self.ffi, _np
         scalar = self._scalar_in(elem, pname, sgl)
 
-        def fill(v: Any, x: Any, d: int, keep: list[Any]) -> None:
-            if d == 1:
-                if np is not None and isinstance(x, np.ndarray):
-                    if x.ndim != 1:
-                        raise TypeError(f"parameter '{pname}' is {sgl}: got a {x.ndim}-D array")
-                    want = np.dtype(_DTYPE[elem])
-                    if x.dtype != want or not x.flags.c_contiguous:
-                        if not np.can_cast(x.dtype, want, "same_kind") or (
-                                elem != "bool" and x.dtype == np.bool_):
-                            raise TypeError(f"parameter '{pname}' is {sgl}: got an array of "
-                                            f"{x.dtype}")
-                        x = np.ascontiguousarray(x, dtype=want)  # converted once
-                    if len(x):
-                        buf = ffi.from_buffer(x)
-                        keep.append((x, buf))
-                        v.data = buf
-                    v.len = len(x)
-                    return
-                if isinstance(x, (str, bytes)) or not hasattr(x, "__len__"):
-                    raise TypeError(f"parameter '{pname}' is {sgl}: got {type(x).__name__}")
-                vals = [scalar(e, keep) for e in x]
-                if vals:
-                    arr = ffi.new(f"{_SCALAR_C[elem]}[]", vals)
-                    keep.append(arr)
-                    v.data = arr
-                v.len = len(vals)
+        def leaf(v: Any, x: Any, keep: list[Any]) -> None:
+            if np is not None and isinstance(x, np.ndarray):
+                if x.ndim != 1:
+                    raise TypeError(f"parameter '{pname}' is {sgl}: got a {x.ndim}-D array")
+                want = np.dtype(_DTYPE[elem])
+                if x.dtype != want or not x.flags.c_contiguous:
+                    if not np.can_cast(x.dtype, want, "same_kind") or (
+                            elem != "bool" and x.dtype == np.bool_):
+                        raise TypeError(f"parameter '{pname}' is {sgl}: got an array of "
+                                        f"{x.dtype}")
+                    x = np.ascontiguousarray(x, dtype=want)  # converted once
+                if len(x):
+                    buf = ffi.from_buffer(x)
+                    keep.append((x, buf))
+                    v.data = buf
+                v.len = len(x)
                 return
             if isinstance(x, (str, bytes)) or not hasattr(x, "__len__"):
                 raise TypeError(f"parameter '{pname}' is {sgl}: got {type(x).__name__}")
-            items = list(x)
-            if items:
-                arr = ffi.new("sglc_vec[]", len(items))
+            vals = [scalar(e, keep) for e in x]
+            if vals:
+                arr = ffi.new(f"{_SCALAR_C[elem]}[]", vals)
                 keep.append(arr)
-                for i, e in enumerate(items):
-                    fill(arr[i], e, d - 1, keep)
                 v.data = arr
-            v.len = len(items)
+            v.len = len(vals)
 
-        def conv(x: Any, keep: list[Any]) -> Any:
-            v = ffi.new("sglc_vec *")
-            keep.append(v)
-            fill(v, x, depth, keep)
-            return v
-        return conv
+        return self._nested_in(depth - 1, leaf, pname, sgl)
 
     def _str_in(self, depth: int, pname: str, sgl: str) -> Callable[[Any, list[Any]], Any]:
         """A string (depth 0) or a vector of them: a Python str is its UTF-8
@@ -393,19 +376,32 @@ class _Context:
         a string goes back as the same bytes); bytes are taken as they are."""
         ffi = self.ffi
 
+        def leaf(v: Any, x: Any, keep: list[Any]) -> None:
+            if isinstance(x, str):
+                b = x.encode("utf-8", "surrogateescape")
+            elif isinstance(x, (bytes, bytearray)):
+                b = bytes(x)
+            else:
+                raise TypeError(f"parameter '{pname}' is {sgl}: got {type(x).__name__}")
+            if b:
+                arr = ffi.new("char[]", b)
+                keep.append(arr)
+                v.data = arr
+            v.len = len(b)
+
+        return self._nested_in(depth, leaf, pname, sgl)
+
+    def _nested_in(self, depth: int, leaf: Callable[[Any, Any, list[Any]], None], pname: str,
+                   sgl: str) -> Callable[[Any, list[Any]], Any]:
+        """An argument that is `depth` levels of vectors (sglc_vec of
+        sglc_vec ...) around what leaf(v, x, keep) writes into one sglc_vec
+        (a vector of scalars, a string's bytes): the one walk of nested
+        sequences of _vec_in and _str_in."""
+        ffi = self.ffi
+
         def fill(v: Any, x: Any, d: int, keep: list[Any]) -> None:
             if d == 0:
-                if isinstance(x, str):
-                    b = x.encode("utf-8", "surrogateescape")
-                elif isinstance(x, (bytes, bytearray)):
-                    b = bytes(x)
-                else:
-                    raise TypeError(f"parameter '{pname}' is {sgl}: got {type(x).__name__}")
-                if b:
-                    arr = ffi.new("char[]", b)
-                    keep.append(arr)
-                    v.data = arr
-                v.len = len(b)
+                leaf(v, x, keep)
                 return
             if isinstance(x, (str, bytes)) or not hasattr(x, "__len__"):
                 raise TypeError(f"parameter '{pname}' is {sgl}: got {type(x).__name__}")
