@@ -13,32 +13,9 @@ from pathlib import Path
 
 import pytest
 from conftest import REPO, run_checked, run_env, run_program, sglc_command, target_params
+from test_instr import REDUCE, N  # the same program and size as the statistics tests
 
 from sglc import report
-
-REDUCE = """\
-func hsum(v: [int]) -> int {
-    if worker {
-        return sum(v);
-    }
-    var part: [int];
-    var s: int;
-    var sums: [int];
-    scatter split(v, nchildren) -> part;
-    pardo {
-        s = hsum(part);
-    }
-    gather s -> sums;
-    return sum(sums);
-}
-
-func main() {
-    var n = arg_int(0, 1000);
-    var v = rand_ints(n, 0, 1000, 42);
-    print("sum =", hsum(v));
-}
-"""
-N = 1200
 
 RUNS = target_params([("seq", 1, "2x3"), ("omp", 1, "2x[1,3]"), ("omp", 1, "3x2"),
                       ("mpi", 2, "2x2"), ("mpi", 2, "2x[1,3]")])
