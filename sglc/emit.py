@@ -355,6 +355,8 @@ class _Expressions(_Context):
         one more reference), so that a call later in the statement, or the
         callee it is passed to, cannot change or free what this read
         saw (brief §4: a node variable passed as an argument is a copy)."""
+        if e.row is not None:  # read once before the loop (loop_fast)
+            return Borrowed(Name(self.rows[id(e.row)]))
         place = self.nodevar(e.var)
         if not self.calls_here:
             return Borrowed(place)
@@ -387,7 +389,7 @@ class _Expressions(_Context):
 
     def row_of(self, base: ir.Expr) -> str | None:
         """The C name of the hoisted row that `base` is (loop_fast), or None."""
-        row = base.row if isinstance(base, (ir.VarRef, ir.Index)) else None
+        row = base.row if isinstance(base, (ir.VarRef, ir.NodeRef, ir.Index)) else None
         return None if row is None else self.rows[id(row)]
 
     def row_elem(self, row: str, e: ir.Index, idx: c.Expr) -> c.Expr:
@@ -536,6 +538,8 @@ class _Places(_Expressions):
         if isinstance(e, ir.Field):
             return c.member(self.place(e.base), "f_" + e.name)
         if isinstance(e, ir.NodeRef):
+            if e.row is not None:  # the vector of an in-place store (loop_fast)
+                return Name(self.rows[id(e.row)])
             return self.nodevar(e.var)
         return self.place_Index(e)
 
@@ -1130,8 +1134,8 @@ def _straight_line(stmts: list[ir.Stmt]) -> bool:
     may_fail = not ablated("batch")  # bench/loops.md: as before that change
 
     def expr(e: ir.Expr) -> bool:
-        if isinstance(e, (ir.Lit, ir.VarRef, ir.Query)):
-            return not owns_memory(e.ty) or isinstance(e, ir.VarRef)
+        if isinstance(e, (ir.Lit, ir.VarRef, ir.NodeRef, ir.Query)):
+            return not owns_memory(e.ty) or isinstance(e, (ir.VarRef, ir.NodeRef))
         if isinstance(e, ir.Index):
             return (may_fail or not e.checked or e.row is not None) and expr(e.base) and \
                 expr(e.index)

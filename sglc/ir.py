@@ -96,6 +96,9 @@ class NodeRef(Expr):
     callee may change it)."""
 
     var: NodeVar = None  # type: ignore[assignment]
+    # Set by the pass `bounds`, as on VarRef, in a loop that calls no user
+    # function (nothing but the loop's own statements can change it there)
+    row: Optional[HoistedRow] = None
 
 
 @dataclass(eq=False)
@@ -267,7 +270,7 @@ class HoistedRow:
     never writes them (emit declares its data pointer `restrict`)."""
 
     name: str  # unique in its function (row1, row2, ...)
-    expr: Union[Index, VarRef]
+    expr: Union[Index, VarRef, NodeRef]
     restrict: bool = False
 
 

@@ -249,6 +249,8 @@ class _Writer:
                 return f"move {self.var(e.var)}", _UNARY
             return self.var(e.var), _ATOM
         if isinstance(e, ir.NodeRef):
+            if e.row is not None:
+                return e.row.name, _ATOM
             return f"::{e.var.name}", _ATOM
         if isinstance(e, ir.Query):
             return e.name, _ATOM

@@ -301,6 +301,29 @@ def test_an_index_set_to_invariants_and_inner_loop_variables_is_proven() -> None
         "[best, unchecked, in place] += x" in text, text
 
 
+@pytest.mark.parametrize("target", ["w[kk + best]", "w[best + kk]"])
+def test_an_index_shifted_by_an_invariant_is_proven(target: str) -> None:
+    """st[k + best] += y: each value of best, plus k."""
+    body = STORE.format(set="        var best = 0;\n", lo=1, value="c").replace(
+        "w[best] += x", f"{target} += x")
+    (outer, _), text = fast_loops(body)
+    assert outer is not None
+    assert ("guard 0 <= kk + 0 < len(w)" in text or "guard 0 <= 0 + kk < len(w)" in text), text
+    assert ("guard 0 <= c + kk < len(w) for every c (of the nested loop c in 1 .. kk)"
+            in text), text
+    assert "unchecked, in place] += x" in text, text
+
+
+@pytest.mark.parametrize("target", ["w[kk + best + 1]", "w[kk - best]", "w[x + best]",
+                                    "w[best + best]"])
+def test_other_shifted_indices_stay_checked(target: str) -> None:
+    body = STORE.format(set="        var best = 0;\n", lo=1, value="c").replace(
+        "w[best] += x", f"{target} += x")
+    (outer, _), text = fast_loops(body)
+    assert outer is not None
+    assert "unchecked, in place] += x" not in text, text
+
+
 @pytest.mark.parametrize("set_, lo, value", [
     ("        var best = 0;\n", "1", "x"),            # a computed value
     ("        var best = 0;\n", "i", "c"),            # the inner range depends on i
@@ -378,7 +401,7 @@ def test_every_program_of_the_repository_verifies_after_bounds() -> None:
 @pytest.mark.parametrize("name, hoisted", [
     ("bounds_child", True), ("bounds_offset", True), ("bounds_row", True),
     ("bounds_row_index", True), ("bounds_store", True), ("bounds_pardo", True),
-    ("bounds_overflow", True),
+    ("bounds_overflow", True), ("bounds_shifted", True),
     ("bounds_loop_past_end", False), ("bounds_negative", False),
 ])
 def test_the_failing_loops_run_through_the_versioned_code(name: str, hoisted: bool) -> None:

@@ -1,7 +1,8 @@
 """Node variables (brief §4, §6.2; docs/language.md "Data that stays on the
 nodes") through the middle and back end: the IR has a reference of its own
 for them (`ir.NodeRef`), the passes never move, drop or hoist them, and the
-C reads them through the node running the code.  Their meaning on every
+C reads them through the node running the code; a loop that calls no user
+function treats them as its own variables (the bounds pass).  Their meaning on every
 shape is tested by tests/programs/nodevar_*.sgl, their errors by
 tests/errors/nodevar_*.sgl, their memory by tests/soak/nodevars.sgl and
 tests/sanitize.py; library mode below.
@@ -20,10 +21,17 @@ func look(v: [int]) -> int {
     return v[0] + len(v);
 }
 
+func peek() -> int {
+    return len(block);
+}
+
 func last() -> [int] {
     var s = 0;
     for i in 0 .. len(block) {
         s += block[i];
+    }
+    for i in 0 .. len(block) {
+        s += block[i] * peek();
     }
     count += s;
     var copy = block;
@@ -74,17 +82,35 @@ def test_the_ir_has_node_variables_and_node_references() -> None:
         assert not {v.name for v in f.frame} & {"block", "count"}
 
 
-def test_no_node_variable_is_moved_dropped_or_hoisted() -> None:
+def test_no_node_variable_is_moved_or_dropped() -> None:
     prog = _ir()
     nodes = _walk([f.body for f in prog.functions])
     for d in (x for x in nodes if isinstance(x, ir.Drop)):
         assert all(isinstance(v, ir.Var) for v in d.vars)
-    # the loop over `block` in `last` calls nothing, but its accesses stay checked
-    for x in nodes:
-        if isinstance(x, ir.Index) and isinstance(x.base, ir.NodeRef):
-            assert x.checked and x.shared and x.row is None
     # a local read last is still moved (the pass works around them)
     assert any(isinstance(x, ir.VarRef) and x.move for x in nodes)
+
+
+def test_a_loop_without_calls_hoists_them_a_loop_with_calls_does_not() -> None:
+    """In a loop that calls no user function only the loop's own
+    statements can change a node variable: the bounds pass proves its
+    accesses and reads its vector once (a row), as for a local.  A callee
+    may assign it (peek could), so a loop with a call keeps every check."""
+    prog = _ir()
+    last = next(f for f in prog.functions if f.name == "last")
+    loops = [s for s in last.body if isinstance(s, ir.For)]
+    assert len(loops) == 2
+    quiet, calling = loops
+    assert quiet.fast is not None and calling.fast is None
+    rows = [r for r in quiet.fast.prelude if isinstance(r, ir.HoistedRow)]
+    assert [type(r.expr) for r in rows] == [ir.NodeRef]
+    fast = [x for x in _walk(quiet.fast.body)
+            if isinstance(x, ir.Index) and isinstance(x.base, ir.NodeRef)]
+    assert fast and all(not x.checked and x.base.row is rows[0] for x in fast)
+    for loop in (quiet, calling):  # the checked copies keep every check
+        for x in _walk(loop.body):
+            if isinstance(x, ir.Index) and isinstance(x.base, ir.NodeRef):
+                assert x.checked and x.shared and x.base.row is None
 
 
 def test_the_c_reads_them_through_the_node_and_copies_before_a_call() -> None:

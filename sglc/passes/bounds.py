@@ -58,7 +58,8 @@ only by `best = e` with e invariant or by `best = c` inside a nested loop
 proven by a guard per value: "index" for each e, and "every c of lo .. hi
 is in range" for each such loop (vacuous when the range is empty): the
 k-means pattern `best = 0; for c in 1 .. k { if ... { best = c; } }
-st[best] += x`.
+st[best] += x`.  An index `c + best` or `best + c`, c invariant, is proven
+the same way with c added to each value (st[k + best] += y).
 
 The guards and rows of a nested loop's fast version (innermost first, so
 already decided) move into this loop's prelude when the nested loop's
@@ -110,7 +111,7 @@ def _fields(x: object) -> Iterator[object]:
     if isinstance(x, list):
         yield from x
     elif (dataclasses.is_dataclass(x) and not isinstance(x, type)
-          and not isinstance(x, (ir.Var, ir.HoistedRow))):
+          and not isinstance(x, (ir.Var, ir.NodeVar, ir.HoistedRow))):
         for f in dataclasses.fields(x):
             yield getattr(x, f.name)
 
@@ -137,11 +138,14 @@ def _place_args(e: ir.Builtin) -> list[int]:
     return sorted({i for t in texts for kind, i in c.parse_template(t).arg_holes if kind == "p"})
 
 
-def _root(e: ir.Expr) -> ir.Var | None:
+_Ref = (ir.VarRef, ir.NodeRef)  # a variable of the frame, or a node variable
+
+
+def _root(e: ir.Expr) -> ir.Var | ir.NodeVar | None:
     """The variable an assignable place is in (`v` for v[i][j])."""
     while isinstance(e, ir.Index):
         e = e.base
-    return e.var if isinstance(e, ir.VarRef) else None
+    return e.var if isinstance(e, _Ref) else None
 
 
 class _Uses:
@@ -153,25 +157,29 @@ class _Uses:
         self.elem_sites: dict[int, int] = {}  # how many statements do so, per variable
         self.other: set[int] = set()  # a vector read as a value (not indexed, not len's argument)
         self.supersteps = False
+        self.calls = False  # a user function is called (it may assign node variables)
         for s in body:
             self._scan(s)
 
-    def written(self, v: ir.Var) -> bool:
-        return id(v) in self.whole or id(v) in self.elems
+    def written(self, v: ir.Var | ir.NodeVar) -> bool:
+        return (id(v) in self.whole or id(v) in self.elems
+                or (self.calls and isinstance(v, ir.NodeVar)))
 
-    def stable(self, v: ir.Var) -> bool:
+    def stable(self, v: ir.Var | ir.NodeVar) -> bool:
         """len(v) and v's buffer cannot change in the body except by its
-        own element stores, and nothing shares the buffer."""
-        return isinstance(v.ty, Vec) and id(v) not in self.whole and id(v) not in self.other
+        own element stores, and nothing shares the buffer.  A node
+        variable only in a body that calls no user function."""
+        return (isinstance(v.ty, Vec) and id(v) not in self.whole and id(v) not in self.other
+                and not (self.calls and isinstance(v, ir.NodeVar)))
 
-    def frozen(self, v: ir.Var) -> bool:
+    def frozen(self, v: ir.Var | ir.NodeVar) -> bool:
         """v is only read by index: its rows cannot change."""
         return self.stable(v) and id(v) not in self.elems
 
     def _target(self, t: ir.Expr, whole: bool) -> None:
         v = _root(t)
         if v is not None:
-            (self.whole if whole or isinstance(t, ir.VarRef) else self.elems).add(id(v))
+            (self.whole if whole or isinstance(t, _Ref) else self.elems).add(id(v))
             if not whole and isinstance(t, ir.Index):
                 self.elem_sites[id(v)] = self.elem_sites.get(id(v), 0) + 1
         # the indices of the target are reads
@@ -203,11 +211,13 @@ class _Uses:
         self._value(e)
 
     def _value(self, e: ir.Expr) -> None:
-        if isinstance(e, ir.VarRef):
+        if isinstance(e, ir.Call):
+            self.calls = True
+        if isinstance(e, _Ref):
             if isinstance(e.ty, Vec):
                 self.other.add(id(e.var))
         elif isinstance(e, ir.Index):
-            if not isinstance(e.base, ir.VarRef):
+            if not isinstance(e.base, _Ref):
                 self._value(e.base)
             self._value(e.index)
         elif isinstance(e, ir.Builtin):
@@ -215,7 +225,7 @@ class _Uses:
             for k, a in enumerate(e.args):
                 if k in places:
                     self._target(a, whole=True)
-                elif e.name == "len" and isinstance(a, ir.VarRef):
+                elif e.name == "len" and isinstance(a, _Ref):
                     continue
                 else:
                     self._value(a)
@@ -293,7 +303,7 @@ def _as_list(x: object) -> list[object]:
 
 def _key(e: ir.Expr) -> object:
     """A structural key: equal keys, equal values (for invariant expressions)."""
-    if isinstance(e, ir.VarRef):
+    if isinstance(e, _Ref):
         return ("var", id(e.var))
     if isinstance(e, ir.Lit):
         return ("lit", type(e.value).__name__, e.value)
@@ -333,16 +343,16 @@ class _Loop:
             return e.ty == INT
         if isinstance(e, ir.Query):
             return e.ty == INT
-        if isinstance(e, ir.VarRef):
+        if isinstance(e, _Ref):
             return (e.ty == INT and e.var is not self.loop.var and not self.uses.written(e.var)
-                    and self.fn.local(e.var))
+                    and (isinstance(e, ir.NodeRef) or self.fn.local(e.var)))
         if isinstance(e, ir.Unary):
             return e.op in ("-", "~") and self.invariant(e.operand)
         if isinstance(e, ir.Binary):
             return (e.op in _INVARIANT_OPS and e.ty == INT and not ir.can_fail(e.op, e.right)
                     and self.invariant(e.left) and self.invariant(e.right))
         if isinstance(e, ir.Builtin):
-            return (e.name == "len" and len(e.args) == 1 and isinstance(e.args[0], ir.VarRef)
+            return (e.name == "len" and len(e.args) == 1 and isinstance(e.args[0], _Ref)
                     and self.uses.stable(e.args[0].var))
         return False
 
@@ -381,8 +391,8 @@ class _Loop:
                 and isinstance(stop.right.value, int)):
             extra = stop.right.value if stop.op == "+" else -stop.right.value
             stop = stop.left
-        return (isinstance(x, ir.VarRef) and isinstance(stop, ir.Builtin) and stop.name == "len"
-                and isinstance(stop.args[0], ir.VarRef) and stop.args[0].var is x.var
+        return (isinstance(x, _Ref) and isinstance(stop, ir.Builtin) and stop.name == "len"
+                and isinstance(stop.args[0], _Ref) and stop.args[0].var is x.var
                 and extra + c > 0)
 
     def fresh(self, e: ir.Expr) -> ir.Expr:
@@ -399,7 +409,7 @@ class _Loop:
     def vector(self, x: ir.Expr) -> ir.Expr | None:
         """The prelude's form of a stable vector x (a variable, or a row,
         hoisted), or None when x is not stable in the body."""
-        if isinstance(x, ir.VarRef):
+        if isinstance(x, _Ref):
             return self.fresh(x) if self.uses.stable(x.var) else None
         return self.row(x)
 
@@ -409,7 +419,7 @@ class _Loop:
         if not (isinstance(x, ir.Index) and isinstance(x.ty, Vec) and self.invariant(x.index)):
             return None
         base = x.base
-        if isinstance(base, ir.VarRef):
+        if isinstance(base, _Ref):
             if not self.uses.frozen(base.var):
                 return None
             outer: ir.Expr | None = self.fresh(base)
@@ -439,14 +449,14 @@ class _Loop:
                 x.base.checked = False  # type: ignore[union-attr]
                 self.gain = True
         if store:
-            if not (isinstance(x.base, ir.VarRef) and self.uses.stable(x.base.var)):
+            if not (isinstance(x.base, _Ref) and self.uses.stable(x.base.var)):
                 return
             self.guard("unique", self.fresh(x.base), None)
             x.shared = False
             self.gain = True
             v = x.base.var
             self.in_place[id(v)] = self.in_place.get(id(v), 0) + 1
-        if isinstance(x.base, ir.VarRef):
+        if isinstance(x.base, _Ref):
             self.bases.append(x)
         vec = self.vector(x.base)
         if vec is None:
@@ -457,12 +467,20 @@ class _Loop:
             if self.refuted(x.base, *sp):
                 return
             self.guard(sp[0], vec, sp[1])
-        elif (values := self.values(x)) is not None:
+        elif (values := self.values(x, x.index)) is not None:
             for v in values:
                 if isinstance(v, ir.For):
                     self.nested_guard("span", vec, None, v)
                 else:
                     self.guard("index", vec, v)
+        elif (shifted := self.shifted_values(x)) is not None:
+            off, values = shifted
+            for v in values:
+                if isinstance(v, ir.For):
+                    self.nested_guard("span", vec, off, v)
+                else:
+                    self.guard("index", vec, ir.Binary(INT, off.level, off.line, off.col, op="+",
+                                                       left=self.fresh(off), right=self.fresh(v)))
         else:
             return
         x.checked = False
@@ -480,14 +498,27 @@ class _Loop:
             self.guards[key] = g
             self.prelude.append(g)
 
-    def values(self, x: ir.Index) -> list[ir.Expr | ir.For] | None:
+    def shifted_values(self, x: ir.Index) -> tuple[ir.Expr, list[ir.Expr | ir.For]] | None:
+        """(c, the values of best) for an index `c + best` or `best + c`,
+        c invariant and best as in `values` (st[k + best] += y)."""
+        e = x.index
+        if not (isinstance(e, ir.Binary) and e.op == "+" and e.ty == INT):
+            return None
+        for off, var in ((e.left, e.right), (e.right, e.left)):
+            if self.invariant(off):
+                values = self.values(x, var)
+                if values is not None:
+                    return off, values
+        return None
+
+    def values(self, x: ir.Index, e: ir.Expr) -> list[ir.Expr | ir.For] | None:
         """The values an index `x[best]` can have, when best is a local int
         variable that the body sets before the access at every iteration,
         and only to invariant values or to the variable of a nested loop
         (inside it) with an invariant range: those invariant expressions
         and loops (best = 0; for c in 1 .. k { if ... { best = c; } }
-        ... st[best] += x), else None.  The guards then cover every value."""
-        e = x.index
+        ... st[best] += x), else None, for e, x's index or its part.  The
+        guards then cover every value."""
         if not (isinstance(e, ir.VarRef) and e.ty == INT and self.fn.local(e.var)):
             return None
         v = e.var
@@ -570,7 +601,7 @@ class _Loop:
         the same length at every iteration of this loop?  A variable
         stable here, or a row w[k]...[k'] of a frozen variable with
         invariant indices."""
-        if isinstance(x, ir.VarRef):
+        if isinstance(x, _Ref):
             return self.uses.stable(x.var)
         if isinstance(x, ir.Index):
             root = _root(x)
@@ -615,10 +646,12 @@ class _Loop:
         self.gain = True
 
     def nested_vars(self) -> set[int]:
-        """ids of the variables that a nested `for` of the body uses."""
+        """ids of the variables (node variables too) that a nested `for` of
+    the body uses."""
         if self._nested is None:
             self._nested = {id(y) for x in _walk(self.loop.body) if isinstance(x, ir.For)
-                            for y in _walk([x.start, x.stop, x.body]) if isinstance(y, ir.Var)}
+                            for y in _walk([x.start, x.stop, x.body])
+                            if isinstance(y, (ir.Var, ir.NodeVar))}
         return self._nested
 
     def hoist_vectors(self) -> None:
@@ -629,10 +662,10 @@ class _Loop:
         nested loop could copy a shared buffer and move it.)"""
         rows: dict[int, ir.HoistedRow] = {
             id(r.expr.var): r for r in self.prelude  # a nested loop's, hoisted here
-            if isinstance(r, ir.HoistedRow) and isinstance(r.expr, ir.VarRef)}
+            if isinstance(r, ir.HoistedRow) and isinstance(r.expr, _Ref)}
         for x in self.bases:
             ref = x.base
-            assert isinstance(ref, ir.VarRef)
+            assert isinstance(ref, _Ref)
             if x.row is not None:
                 continue  # the access itself is a hoisted row
             v = ref.var

@@ -178,6 +178,8 @@ class _Verifier:
         if isinstance(e, ir.VarRef):
             self.var(e.var, e)
         elif isinstance(e, ir.NodeRef):
+            if e.row is not None and id(e.row) not in self.rows:
+                self.fail(f"row {e.row.name} used outside the loop that looks it up", e)
             if id(e.var) not in self.nodevars:
                 self.fail(f"node variable {e.var.name} is not one of the program's", e)
         elif isinstance(e, ir.Index):
