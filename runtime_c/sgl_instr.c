@@ -739,6 +739,30 @@ static void put_script_text(FILE *f, const char *s)
     }
 }
 
+/* With --sgl-predict: predicted against measured time per level, the
+ * page's "predict" rows (the sums over the level's sites of what
+ * write_predict prints; sglc.report.predict computes the same from a
+ * statistics file); else null. */
+static void put_predict_rows(FILE *f)
+{
+    if (!(sgl_instr & SGL_INSTR_PREDICT)) {
+        fputs("null", f);
+        return;
+    }
+    fputc('[', f);
+    bool first = true;
+    for (int l = 0; l < n_levels && l < MAX_LEVELS; l++) {
+        acc t = level_total(l);
+        if (t.count == 0) continue;
+        double pred = t.cmax + t.count * machine[l].l;
+        for (int k = 0; k < 3; k++) pred += machine[l].g[k] * t.hsum[k];
+        fprintf(f, "%s{\"level\": %d, \"predicted\": %.9g, \"measured\": %.9g, \"known\": %s}",
+                first ? "" : ", ", l, pred, t.wall, machine[l].known ? "true" : "false");
+        first = false;
+    }
+    fputc(']', f);
+}
+
 static void write_report(void)
 {
     FILE *f = fopen(report_path, "w");
@@ -751,7 +775,9 @@ static void write_report(void)
     put_script_text(f, report_stats ? report_stats : "null");
     fputs(", \"trace\": ", f);
     put_script_text(f, report_trace ? report_trace : "null");
-    fputs(", \"predict\": null}", f);
+    fputs(", \"predict\": ", f);
+    put_predict_rows(f);
+    fputc('}', f);
     for (int i = 0; sgl_report_tail[i]; i++) fputs(sgl_report_tail[i], f);
     if (fclose(f) != 0) fprintf(stderr, "sgl-report: cannot write '%s'\n", report_path);
     free(report_stats);

@@ -158,6 +158,39 @@ def test_sglc_report_from_files(sglc_compile, reduce_src: Path, tmp_path: Path) 
     assert data["trace"] is None and data["predict"] is None
 
 
+@pytest.mark.parametrize("target,nprocs,shape", target_params([("omp", 1, "2x[1,3]"),
+                                                               ("mpi", 2, "2x2")]))
+def test_runtime_report_with_a_prediction(sglc_compile, reduce_src: Path, tmp_path: Path,
+                                          target: str, nprocs: int, shape: str) -> None:
+    """--sgl-report with --sgl-predict=MACHINE.json: the page's prediction
+    is the BSP cost per level of the page's own statistics (by hand here),
+    a level without parameters marked unknown."""
+    exe = sglc_compile(reduce_src, target).require()
+    m, r = tmp_path / "m.json", tmp_path / "r.html"
+    m.write_text(json.dumps(MACHINE))
+    rc, _, err = run_program(exe, nprocs, shape, [f"--sgl-report={r}", f"--sgl-predict={m}",
+                                                  str(N)])
+    assert rc == 0, err
+    assert "sgl-predict: total" in err  # the table on stderr is still there
+    data = check_page(r.read_text())
+    p = MACHINE["levels"][0]
+    rows = data["predict"]
+    levels = data["stats"]["levels"]
+    assert [row["level"] for row in rows] == [lv["level"] for lv in levels] == [0, 1]
+    for row, lv in zip(rows, levels):
+        want = lv["time"]["compute_max"]
+        if lv["level"] == 0:
+            want += (lv["supersteps"] * p["l"] + p["g_scatter"] * lv["h_sum"]["scatter"]
+                     + p["g_bcast"] * lv["h_sum"]["bcast"] + p["g_gather"] * lv["h_sum"]["gather"])
+        assert row["predicted"] == pytest.approx(want, rel=1e-6)
+        assert row["measured"] == pytest.approx(lv["time"]["total"], rel=1e-6)
+        assert row["known"] == (lv["level"] == 0)
+    # the same rows as sglc report computes from the same statistics
+    py_rows = report.predict(data["stats"], MACHINE)
+    for a, b in zip(rows, py_rows):
+        assert a["predicted"] == pytest.approx(b["predicted"], rel=1e-6)
+
+
 def test_sglc_report_errors(tmp_path: Path) -> None:
     (tmp_path / "bad.json").write_text("{not json")
     (tmp_path / "other.json").write_text("[1, 2]")
@@ -196,9 +229,15 @@ def test_page_in_a_browser(sglc_compile, reduce_src: Path, tmp_path: Path, targe
                            nprocs: int, shape: str) -> None:
     exe = sglc_compile(reduce_src, target).require()
     page = tmp_path / "run.html"
-    rc, _, err = run_program(exe, nprocs, shape, [f"--sgl-report={page}", str(N)])
+    # under MPI with a machine file: the prediction drawn too
+    predict = target == "mpi"
+    (tmp_path / "m.json").write_text(json.dumps(MACHINE))
+    extra = [f"--sgl-predict={tmp_path / 'm.json'}"] if predict else []
+    rc, _, err = run_program(exe, nprocs, shape, [f"--sgl-report={page}", *extra, str(N)])
     assert rc == 0, err
     dom, shot = browse(page, tmp_path)
+    assert ('id="sgl-predict"' in dom) == predict
+    assert ('class="note">No prediction' in dom) == (not predict)  # drawn, not the script
     # one box (a rect with data-node) per node of the tree, drawn by the script
     boxes = re.findall(r'<rect[^>]*\bdata-node="([0-9.]+)"', dom)
     assert sorted(boxes) == sorted(tree_paths(shape))
