@@ -66,7 +66,11 @@ elem_of=None, place=None, not_place="")`
 - `elem_of=i`: the argument must have (and is expected to have) the element
   type of argument i (push).  `place="push onto"`: the argument is an
   assignment target (read and written); `not_place` is the message when it
-  is not a variable or an element.
+  is not a variable or an element.  `moved`: the builtin takes the
+  argument's value over (push's element: an owned value moved in, the
+  `{m}` hole of its C template), so the passes need not free it.  These two
+  are where the passes (moves, bounds) read a builtin's places and moved
+  arguments; tests/test_builtins_table.py checks them against the C.
 
 C lowering (`Form.c`)
 ---------------------
@@ -212,6 +216,7 @@ class Arg:
     elem_of: Optional[int] = None
     place: Optional[str] = None
     not_place: str = ""
+    moved: bool = False
 
 
 class CBody(Protocol):
@@ -350,7 +355,7 @@ _ENTRIES: list[Builtin] = [
     Builtin("push", (Form(
         (Arg("a vector", is_vec, place="push onto",
              not_place="the first argument of 'push' must be a vector variable or element, like push(v, x)"),
-         Arg("the element type", any_type, elem_of=0,
+         Arg("the element type", any_type, elem_of=0, moved=True,
              message="cannot push a value of type {t} onto '{a0}' of type {t0}")),
         Fixed(VOID), "sgl_vec_push_move({T0}, &{p0}, &{m1}, {loc})"),), pure=False, statement=True),
     Builtin("concat", (Form((Arg("a vector of vectors", is_vec_of_vec),), ElemOf(0),

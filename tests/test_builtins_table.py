@@ -37,6 +37,14 @@ def test_entry_is_well_formed(name: str) -> None:
                     assert int(i) < len(form.args), tmpl
                 else:
                     assert kind in ("loc", "S", "TR"), tmpl
+        # the places and moved arguments the passes read from the table
+        # (Arg.place, Arg.moved) are the {p}/{m} holes of the C templates
+        # (take, the variant for an owned argument 0, aside)
+        holes = {(kind, int(i)) for t in _templates(form) for kind, i in HOLE.findall(t) if i}
+        assert {i for kind, i in holes if kind == "p"} == \
+            {i for i, a in enumerate(form.args) if a.place}, name
+        assert {i for kind, i in holes if kind == "m"} == \
+            {i for i, a in enumerate(form.args) if a.moved}, name
         if entry.statement:
             assert form.result == B.Fixed(VOID)
         if form.coerce_arg is not None:

@@ -85,7 +85,6 @@ import os
 from collections.abc import Iterator
 
 from .. import builtins, ir
-from .. import cnodes as c
 from ..types import INT, Vec
 from .base import Pass
 
@@ -130,12 +129,10 @@ def _size(x: object) -> int:
 
 
 def _place_args(e: ir.Builtin) -> list[int]:
-    """The arguments of a builtin call that it assigns (`{p0}` holes)."""
-    low = builtins.form_of(e.name, len(e.args)).c
-    if callable(low):
-        return []
-    texts = [low] if isinstance(low, str) else list(low.values())
-    return sorted({i for t in texts for kind, i in c.parse_template(t).arg_holes if kind == "p"})
+    """The arguments of a builtin call that it assigns (the table's
+    `Arg.place`: push's vector)."""
+    form = builtins.form_of(e.name, len(e.args))
+    return [i for i, a in enumerate(form.args) if a.place]
 
 
 _Ref = (ir.VarRef, ir.NodeRef)  # a variable of the frame, or a node variable

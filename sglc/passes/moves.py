@@ -73,7 +73,6 @@ reorders or joins statements must run it again.
 from __future__ import annotations
 
 import copy
-import re
 from dataclasses import dataclass, field
 
 from .. import builtins, ir
@@ -84,7 +83,6 @@ Key = tuple[int, int]  # (id of the Var, level)
 Live = frozenset[Key]
 
 _EMPTY: Live = frozenset()
-_MOVED_IN = re.compile(r"\{m(\d+)\}")
 
 
 @dataclass
@@ -115,7 +113,7 @@ def _consumes(name: str, nargs: int, i: int) -> bool:
     form = builtins.form_of(name, nargs)
     if i == 0 and form.take is not None:
         return True
-    return isinstance(form.c, str) and str(i) in _MOVED_IN.findall(form.c)
+    return i < len(form.args) and form.args[i].moved
 
 
 def _is_place(name: str, nargs: int, i: int) -> bool:
