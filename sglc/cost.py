@@ -59,32 +59,17 @@ def expr_text(e: ir.Expr) -> str:
 
 
 def _walk_stmts(stmts: list[ir.Stmt]):
-    """Every statement, nested blocks and pardo bodies included."""
-    for s in stmts:
-        yield s
-        if isinstance(s, ir.Block):
-            yield from _walk_stmts(s.body)
-        elif isinstance(s, ir.If):
-            yield from _walk_stmts(s.then)
-            yield from _walk_stmts(s.orelse)
-        elif isinstance(s, (ir.While, ir.For)):
-            yield from _walk_stmts(s.body)
-        elif isinstance(s, ir.Superstep):
-            for op in s.site.ops:
-                yield from _walk_stmts(op.action.body)
+    """Every statement, nested blocks and pardo bodies included (not the
+    fast copies of loops of the bounds pass)."""
+    return (s for s in ir.walk(stmts, into=lambda y: not isinstance(y, (ir.Expr, ir.FastLoop)))
+            if isinstance(s, ir.Stmt))
 
 
 def _walk_exprs(e: ir.Expr | None):
+    """e and every expression inside it."""
     if e is None:
-        return
-    yield e
-    for child in (getattr(e, "base", None), getattr(e, "index", None),
-                  getattr(e, "operand", None), getattr(e, "left", None),
-                  getattr(e, "right", None)):
-        if isinstance(child, ir.Expr):
-            yield from _walk_exprs(child)
-    for a in getattr(e, "args", []) + getattr(e, "elems", []):
-        yield from _walk_exprs(a)
+        return ()
+    return (x for x in ir.walk(e) if isinstance(x, ir.Expr))
 
 
 def _stmt_exprs(s: ir.Stmt):

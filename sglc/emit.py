@@ -1009,22 +1009,13 @@ class _Body(_Statements):
 
 def _calls_user(x: ir.Expr | None) -> bool:
     """Does expression x call a user function?"""
-    todo: list[object] = [x]
-    while todo:
-        y = todo.pop()
-        if isinstance(y, ir.Call):
-            return True
-        if isinstance(y, list):
-            todo.extend(y)
-        elif isinstance(y, ir.Expr):
-            todo.extend(getattr(y, n) for n in y.__dataclass_fields__)
-    return False
+    return x is not None and any(isinstance(y, ir.Call) for y in ir.walk(x))
 
 
 def _stmt_calls(s: ir.Stmt) -> bool:
     """Do the expressions that statement s itself evaluates (not those of
     the statements inside it) call a user function?"""
-    exprs = [getattr(s, n) for n in s.__dataclass_fields__]
+    exprs = ir.children(s)
     if isinstance(s, ir.Superstep):
         for op in s.site.ops:
             exprs += [op.src, op.target]
@@ -1034,25 +1025,12 @@ def _stmt_calls(s: ir.Stmt) -> bool:
 def _level0_vars(stmts: list[ir.Stmt]) -> set[int]:
     """ids of the variables that code at the function's own level uses
     (everything but the actions, which run on the children)."""
-    found: set[int] = set()
+    return {id(y) for y in ir.walk(stmts, into=_own_level) if isinstance(y, ir.Var)}
 
-    def walk(x: object) -> None:
-        if isinstance(x, ir.Var):
-            found.add(id(x))
-        elif isinstance(x, ir.Action):
-            return
-        elif isinstance(x, list):
-            for y in x:
-                walk(y)
-        elif isinstance(x, ir.Op):
-            walk(x.src)
-            walk(x.target)
-        elif isinstance(x, (ir.Expr, ir.Stmt, ir.Site)):
-            for name in x.__dataclass_fields__:
-                walk(getattr(x, name))
 
-    walk(stmts)
-    return found
+def _own_level(x: object) -> bool:
+    """For ir.walk: enter everything but actions (code of the children)."""
+    return not isinstance(x, ir.Action)
 
 
 def _calls(x: object, found: set[str]) -> None:
@@ -1060,16 +1038,7 @@ def _calls(x: object, found: set[str]) -> None:
     those of its actions: an action is called by the runtime on a child,
     so a recursion through a pardo has the runtime's frames at every level
     and never becomes a loop."""
-    if isinstance(x, ir.Call):
-        found.add(x.func)
-    if isinstance(x, list):
-        for y in x:
-            _calls(y, found)
-    elif isinstance(x, ir.Op):
-        _calls(x.src, found)
-    elif isinstance(x, (ir.Expr, ir.Stmt, ir.Site)):
-        for name in x.__dataclass_fields__:
-            _calls(getattr(x, name), found)
+    found.update(y.func for y in ir.walk(x, into=_own_level) if isinstance(y, ir.Call))
 
 
 def _recursive_calls(prog: ir.Program) -> dict[str, set[str]]:
@@ -1098,24 +1067,11 @@ def _joined_vars(stmts: list[ir.Stmt]) -> set[int]:
     builtin that joins blocks (concat): a gather into one of them asks the
     runtime for adjacent blocks (sgl_arg.contiguous), a hint only."""
     found: set[int] = set()
-
-    def walk(x: object) -> None:
+    for x in ir.walk(stmts, into=_own_level):
         if isinstance(x, ir.Builtin):
             b = B.lookup(x.name)
             if b is not None and b.joins_blocks and x.args and isinstance(x.args[0], ir.VarRef):
                 found.add(id(x.args[0].var))
-        if isinstance(x, ir.Action):
-            return
-        if isinstance(x, list):
-            for y in x:
-                walk(y)
-        elif isinstance(x, ir.Op):
-            walk(x.src)
-        elif isinstance(x, (ir.Expr, ir.Stmt, ir.Site)):
-            for name in x.__dataclass_fields__:
-                walk(getattr(x, name))
-
-    walk(stmts)
     return found
 
 

@@ -16,11 +16,15 @@ Typed and structured (no gotos).  Compared with the AST:
   with that child's frame;
 - every function names its frame: the variables of which every node of
   the subtree holds a copy (the child frame is the same layout).
+
+`children` and `walk` (at the end) are the one traversal of this tree that
+the passes and the emitter use.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field, fields
 from typing import Optional, Union
 
 from .types import Type
@@ -396,3 +400,45 @@ class Program:
     sites: list[Site]
     structs: list[Type] = field(default_factory=list)  # the struct types, in declaration order
     nodevars: list[NodeVar] = field(default_factory=list)
+
+
+# ---------------------------------------------------------------- traversal
+
+# Shared, not owned by the tree: yielded by walk, never entered (a variable
+# is one object for all its references; a hoisted row's expression belongs
+# to its loop's prelude, which holds the row itself)
+_LEAVES = (Var, NodeVar, HoistedRow)
+_NODES = (Expr, Stmt, Site, Op, Action, FastLoop, Guard, Function, Program) + _LEAVES
+
+
+def children(x: object) -> list[object]:
+    """The IR values directly inside x, in field order: for a list its
+    items, for a node of this module the fields that hold nodes or lists
+    (types, names, numbers and flags are not IR values), for a variable, a
+    node variable or a hoisted row nothing."""
+    if isinstance(x, list):
+        return list(x)
+    if not isinstance(x, _NODES) or isinstance(x, _LEAVES):
+        return []
+    out = []
+    for f in fields(x):  # type: ignore[arg-type]
+        v = getattr(x, f.name)
+        if isinstance(v, (list, *_NODES)):
+            out.append(v)
+    return out
+
+
+def walk(x: object, into: Callable[[object], bool] | None = None) -> Iterator[object]:
+    """Every IR value under x, x included, in pre-order (source order:
+    a statement before the statements and expressions inside it).  When
+    `into(y)` is false, y is yielded but not entered (`lambda y: not
+    isinstance(y, Action)`: the code of a function's own level).  The
+    children of y are read when the walk resumes after yielding y, so a
+    consumer may edit a list it was given in place (the moves pass removes
+    its Drops so)."""
+    todo = [x]
+    while todo:
+        y = todo.pop()
+        yield y
+        if into is None or into(y):
+            todo.extend(reversed(children(y)))

@@ -80,7 +80,6 @@ duplicates loop bodies, and a later pass would have to treat both copies.
 from __future__ import annotations
 
 import copy
-import dataclasses
 import os
 from collections.abc import Iterator
 
@@ -104,28 +103,8 @@ _INVARIANT_OPS = ("+", "-", "*", "&", "|", "^", "<<", ">>")  # shifts: a literal
 # ---------------------------------------------------------------- walking
 
 
-def _fields(x: object) -> Iterator[object]:
-    """The IR values directly inside x (a dataclass of sglc.ir, or a list);
-    variables and hoisted rows are leaves."""
-    if isinstance(x, list):
-        yield from x
-    elif (dataclasses.is_dataclass(x) and not isinstance(x, type)
-          and not isinstance(x, (ir.Var, ir.NodeVar, ir.HoistedRow))):
-        for f in dataclasses.fields(x):
-            yield getattr(x, f.name)
-
-
-def _walk(x: object) -> Iterator[object]:
-    """Every IR node under x, x included, in pre-order."""
-    todo = [x]
-    while todo:
-        y = todo.pop()
-        yield y
-        todo.extend(reversed(list(_fields(y))))
-
-
 def _size(x: object) -> int:
-    return sum(1 for y in _walk(x) if isinstance(y, (ir.Expr, ir.Stmt)))
+    return sum(1 for y in ir.walk(x) if isinstance(y, (ir.Expr, ir.Stmt)))
 
 
 def _place_args(e: ir.Builtin) -> list[int]:
@@ -201,7 +180,7 @@ class _Uses:
         if isinstance(x, ir.Expr):
             self._expr(x)
             return
-        for y in _fields(x):
+        for y in ir.children(x):
             self._scan(y)
 
     def _expr(self, e: ir.Expr) -> None:
@@ -227,7 +206,7 @@ class _Uses:
                 else:
                     self._value(a)
         else:
-            for y in _fields(e):
+            for y in ir.children(e):
                 if isinstance(y, ir.Expr):
                     self._value(y)
                 elif isinstance(y, list):
@@ -274,7 +253,7 @@ def _direct(body: list[ir.Stmt]) -> Iterator[tuple[ir.Index, bool]]:
         else:
             if isinstance(x, ir.Index):
                 yield x, False
-            todo.extend(reversed(list(_fields(x))))
+            todo.extend(reversed(ir.children(x)))
 
 
 def _nested(body: list[ir.Stmt]) -> Iterator[ir.For]:
@@ -286,8 +265,7 @@ def _nested(body: list[ir.Stmt]) -> Iterator[ir.For]:
         if isinstance(x, ir.For):
             yield x
         elif isinstance(x, ir.Stmt):
-            todo.extend(reversed([y for f in dataclasses.fields(x)
-                                  for y in _as_list(getattr(x, f.name))
+            todo.extend(reversed([y for f in ir.children(x) for y in _as_list(f)
                                   if isinstance(y, ir.Stmt)]))
 
 
@@ -565,8 +543,8 @@ class _Loop:
                 self.sets[id(v)] = (first, vals)
                 return
             if isinstance(x, ir.Stmt):
-                for f in dataclasses.fields(x):
-                    for y in _as_list(getattr(x, f.name)):
+                for f in ir.children(x):
+                    for y in _as_list(f):
                         if isinstance(y, ir.Stmt):
                             walk(y, loops, None)
             elif isinstance(x, ir.Expr):
@@ -646,8 +624,8 @@ class _Loop:
         """ids of the variables (node variables too) that a nested `for` of
     the body uses."""
         if self._nested is None:
-            self._nested = {id(y) for x in _walk(self.loop.body) if isinstance(x, ir.For)
-                            for y in _walk([x.start, x.stop, x.body])
+            self._nested = {id(y) for x in ir.walk(self.loop.body) if isinstance(x, ir.For)
+                            for y in ir.walk([x.start, x.stop, x.body])
                             if isinstance(y, (ir.Var, ir.NodeVar))}
         return self._nested
 
@@ -682,13 +660,7 @@ class _Loop:
 
 
 def _has_struct_access(body: list[ir.Stmt]) -> bool:
-    todo: list[object] = [body]
-    while todo:
-        y = todo.pop()
-        if isinstance(y, (ir.Field, ir.Construct)):
-            return True
-        todo.extend(_fields(y))
-    return False
+    return any(isinstance(y, (ir.Field, ir.Construct)) for y in ir.walk(body))
 
 
 class _Function:
@@ -724,7 +696,7 @@ class _Function:
             for op in s.site.ops:
                 self.block(op.action.body)
         else:
-            for x in _fields(s):
+            for x in ir.children(s):
                 if isinstance(x, list):
                     self.block([y for y in x if isinstance(y, ir.Stmt)])
 

@@ -64,29 +64,16 @@ def _safe(e: ir.Expr) -> bool:
     return False  # user calls, indexing, strings
 
 
-def _children(x: object) -> list[object]:
-    """The IR nodes directly inside x (a dataclass of sglc.ir or a list)."""
-    if isinstance(x, list):
-        return list(x)
-    if dataclasses.is_dataclass(x) and not isinstance(x, type) and not isinstance(x, ir.Var):
-        return [getattr(x, f.name) for f in dataclasses.fields(x)]
-    return []
-
-
 def _direct(x: object) -> tuple[bool, set[str]]:
     """(does x call a file builtin itself, the user functions it calls)."""
     files, calls = False, set()
-    todo = [x]
-    while todo:
-        y = todo.pop()
+    for y in ir.walk(x):
         if isinstance(y, ir.Builtin):
             entry = builtins.TABLE.get(y.name)
             if entry is not None and entry.effects == "file":
                 files = True
         elif isinstance(y, ir.Call):
             calls.add(y.func)
-        if isinstance(y, (ir.Expr, ir.Stmt, ir.Op, ir.Action, ir.Site, list)):
-            todo.extend(_children(y))
     return files, calls
 
 

@@ -394,20 +394,8 @@ class _Liveness:
 
 def _mentioned(x: object, level: int) -> set[Key]:
     """The vector variables at `level` that x mentions anywhere."""
-    found: set[Key] = set()
-    todo = [x]
-    while todo:
-        y = todo.pop()
-        if isinstance(y, ir.VarRef):
-            if owns_memory(y.ty) and y.level == level:
-                found.add(_key(y))
-        elif isinstance(y, list):
-            todo.extend(y)
-        elif isinstance(y, ir.Site):
-            todo.extend(y.ops)
-        elif isinstance(y, (ir.Expr, ir.Stmt, ir.Op, ir.Action)):
-            todo.extend(getattr(y, n) for n in y.__dataclass_fields__)
-    return found
+    return {_key(y) for y in ir.walk(x)
+            if isinstance(y, ir.VarRef) and owns_memory(y.ty) and y.level == level}
 
 
 def _loop_unique(s: ir.For) -> list[ir.Var]:
@@ -440,28 +428,16 @@ def _loop_unique(s: ir.For) -> list[ir.Var]:
             todo.append((x.index, False))
         elif isinstance(x, ir.Field):
             todo.append((x.base, as_base))
-        elif isinstance(x, list):
-            todo.extend((y, False) for y in x)
-        elif isinstance(x, ir.Site):
-            todo.extend((op, False) for op in x.ops)
-        elif isinstance(x, (ir.Expr, ir.Stmt, ir.Op, ir.Action)):
-            todo.extend((getattr(x, n), False) for n in x.__dataclass_fields__)
+        else:
+            todo.extend((y, False) for y in ir.children(x))
     return [v for v in written if (id(v), s.level) not in bad]
 
 
 def _mark_loops(x: object) -> None:
     """Set For.unique on every `for` below x."""
-    todo = [x]
-    while todo:
-        y = todo.pop()
+    for y in ir.walk(x, into=lambda y: not isinstance(y, ir.Expr)):
         if isinstance(y, ir.For):
             y.unique = _loop_unique(y)
-        if isinstance(y, list):
-            todo.extend(y)
-        elif isinstance(y, ir.Site):
-            todo.extend(y.ops)
-        elif isinstance(y, (ir.Stmt, ir.Op, ir.Action)):
-            todo.extend(getattr(y, n) for n in y.__dataclass_fields__)
 
 
 def _function_moves(f: ir.Function) -> tuple[list[_Read], list[_DropAt]]:
@@ -473,16 +449,9 @@ def _function_moves(f: ir.Function) -> tuple[list[_Read], list[_DropAt]]:
 
 def _strip(x: object) -> None:
     """Remove every Drop below x (a copied program): they are set afresh."""
-    todo = [x]
-    while todo:
-        y = todo.pop()
-        if isinstance(y, list):
+    for y in ir.walk(x, into=lambda y: not isinstance(y, ir.Expr)):
+        if isinstance(y, list):  # its items are read after this edit
             y[:] = [z for z in y if not isinstance(z, ir.Drop)]
-            todo.extend(y)
-        elif isinstance(y, ir.Site):
-            todo.extend(y.ops)
-        elif isinstance(y, (ir.Stmt, ir.Op, ir.Action, ir.FastLoop)):
-            todo.extend(getattr(y, n) for n in y.__dataclass_fields__)
 
 
 def _returns_next(f: ir.Function, stmts: list[ir.Stmt], pos: int) -> bool:
@@ -522,17 +491,9 @@ def _insert_drops(f: ir.Function, drops: list[_DropAt]) -> None:
 
 def _clear(x: object) -> None:
     """Reset every VarRef.move below x (a copied program)."""
-    todo = [x]
-    while todo:
-        y = todo.pop()
+    for y in ir.walk(x):
         if isinstance(y, ir.VarRef):
             y.move = False
-        elif isinstance(y, list):
-            todo.extend(y)
-        elif isinstance(y, (ir.Expr, ir.Stmt, ir.Op, ir.Action)):
-            todo.extend(getattr(y, n) for n in y.__dataclass_fields__)
-        elif isinstance(y, ir.Site):
-            todo.extend(y.ops)
 
 
 def moves(prog: ir.Program) -> ir.Program:

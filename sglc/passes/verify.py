@@ -205,17 +205,8 @@ class _Verifier:
 
 
 def _nodes(x: object) -> list[object]:
-    """Every statement and expression under x (a list of statements)."""
-    out: list[object] = []
-    todo = [x]
-    while todo:
-        y = todo.pop()
-        out.append(y)
-        if isinstance(y, list):
-            todo.extend(y)
-        elif isinstance(y, (ir.Stmt, ir.Expr, ir.FastLoop)):
-            todo.extend(getattr(y, f) for f in y.__dataclass_fields__)
-    return out
+    """Every IR value under x (a list of statements)."""
+    return list(ir.walk(x))
 
 
 def verify(prog: ir.Program, after: str = "lower") -> None:
