@@ -20,7 +20,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from . import ir
+from . import cnames, ir
 from .rtconst import LEN_SIZE, elem_size
 from .types import Type
 
@@ -47,7 +47,7 @@ def expr_text(e: ir.Expr) -> str:
     if isinstance(e, ir.Index):
         return f"{expr_text(e.base)}[{expr_text(e.index)}]"
     if isinstance(e, (ir.Builtin, ir.Call)):
-        name = e.name if isinstance(e, ir.Builtin) else e.func.removeprefix("f_")
+        name = e.name if isinstance(e, ir.Builtin) else cnames.source_function(e.func)
         return f"{name}({', '.join(expr_text(a) for a in e.args)})"
     if isinstance(e, ir.Unary):
         return f"{e.op}{expr_text(e.operand)}"
@@ -208,7 +208,7 @@ class _FuncCost:
                 lines = [s.line for s in _walk_stmts(body)]
                 lo, hi = (min(lines), max(lines)) if lines else (op.line, op.line)
                 span = f"line {lo}" if lo == hi else f"lines {lo}-{hi}"
-                calls = sorted({e.func.removeprefix("f_") for s in _walk_stmts(body)
+                calls = sorted({cnames.source_function(e.func) for s in _walk_stmts(body)
                                 for e in _stmt_exprs(s) if isinstance(e, ir.Call)})
                 desc = f"W(pardo) = max over children of W({span})"
                 if calls:

@@ -27,6 +27,7 @@ from dataclasses import dataclass
 from typing import Optional
 
 from . import builtins as B
+from . import cnames
 from . import cnodes as c
 from . import ir
 from .cnodes import Name, Scope, Temp, ctype
@@ -96,13 +97,13 @@ class _Types:
             self.desc(t.elem)
             if t not in self.vec_types:
                 self.vec_types.append(t)
-            return "T_" + self._mangle(t)
+            return cnames.descriptor(self._mangle(t))
         if isinstance(t, Struct):
             if t not in self.vec_types:
                 for _, ft in t.fields:
                     self.desc(ft)
                 self.vec_types.append(t)
-            return "T_" + self._mangle(t)
+            return cnames.descriptor(self._mangle(t))
         return c_desc(t)
 
     def struct_defs(self) -> list[str]:
@@ -414,7 +415,7 @@ class _Expressions(_Context):
         return Borrowed(c.Index(c.Cast(_ptr(e.ty), c.member(base, "data")), idx))
 
     def ex_Field(self, e: ir.Field) -> Val:
-        return Borrowed(c.member(self.ex(e.base).expr, "f_" + e.name))
+        return Borrowed(c.member(self.ex(e.base).expr, cnames.field(e.name)))
 
     def ex_Construct(self, e: ir.Construct) -> Val:
         assert isinstance(e.ty, Struct)
@@ -536,7 +537,7 @@ class _Places(_Expressions):
                 return Name(self.rows[id(e.row)])
             return self.var(e.var)
         if isinstance(e, ir.Field):
-            return c.member(self.place(e.base), "f_" + e.name)
+            return c.member(self.place(e.base), cnames.field(e.name))
         if isinstance(e, ir.NodeRef):
             if e.row is not None:  # the vector of an in-place store (loop_fast)
                 return Name(self.rows[id(e.row)])

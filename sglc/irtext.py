@@ -37,7 +37,7 @@ from __future__ import annotations
 import json
 import math
 
-from . import ir
+from . import cnames, ir
 from .ast import BINARY_PREC as _PREC
 from .ast import COMPARISON_PREC, POSTFIX_PREC, UNARY_PREC
 from .types import owns_memory
@@ -271,7 +271,7 @@ class _Writer:
         if isinstance(e, ir.Construct):
             return f"{e.ty}({', '.join(self.expr(a, lv) for a in e.args)})", _ATOM
         if isinstance(e, (ir.Call, ir.Builtin)):
-            name = e.name if isinstance(e, ir.Builtin) else e.func.removeprefix("f_")
+            name = e.name if isinstance(e, ir.Builtin) else cnames.source_function(e.func)
             return f"{name}({', '.join(self.expr(a, lv) for a in e.args)})", _ATOM
         if isinstance(e, ir.VecLit):
             return "[" + ", ".join(self.expr(x, lv) for x in e.elems) + "]", _ATOM

@@ -19,7 +19,7 @@ ops are lowered, a pardo's own action after those of its body.
 
 from __future__ import annotations
 
-from . import ast, ir
+from . import ast, cnames, ir
 from .types import FLOAT, VOID, Struct, Type, Vec
 
 
@@ -27,9 +27,9 @@ class _FuncLowering:
     def __init__(self, prog: _ProgLowering, fd: ast.FuncDecl):
         self.prog = prog
         self.fd = fd
-        self.cname = "f_" + fd.name
-        self.frame_type = "fr_" + fd.name
-        self.free_fn = "frfree_" + fd.name
+        self.cname = cnames.function(fd.name)
+        self.frame_type = cnames.frame_type(fd.name)
+        self.free_fn = cnames.frame_free(fd.name)
         self.vars: dict[int, ir.Var] = {}
         self.frame: list[ir.Var] = []
         params = {id(p.sym) for p in fd.params if p.sym is not None}
@@ -80,22 +80,21 @@ class _FuncLowering:
         if level == 0:
             self.runs_supersteps = True
         site_id = len(self.prog.sites)
-        site = ir.Site(site_id, f"site_{site_id}", self.fd.name, line, col, [],
+        site = ir.Site(site_id, cnames.site(site_id), self.fd.name, line, col, [],
                        self.frame_type, self.free_fn)
         self.prog.sites.append(site)  # before the pardo body adds its own
-        base = f"act{site_id}_0"
         if isinstance(s, (ast.Scatter, ast.Bcast)):
             kind = ir.SCATTER if isinstance(s, ast.Scatter) else ir.BCAST
             target = self.lvalue(s.target)
-            act = ir.Action(base + "_recv", "recv", level + 1, target=target)
+            act = ir.Action(cnames.action(site_id, 0, "recv"), "recv", level + 1, target=target)
             op = ir.Op(kind, line, col, target.ty, act, src=self.expr(s.src))
         elif isinstance(s, ast.Pardo):
-            act = ir.Action(base + "_pardo", "body", level + 1, body=self.block(s.body.stmts))
+            act = ir.Action(cnames.action(site_id, 0, "body"), "body", level + 1, body=self.block(s.body.stmts))
             op = ir.Op(ir.PARDO, line, col, None, act)
         else:
             assert isinstance(s, ast.Gather)
             src = self.expr(s.src)
-            act = ir.Action(base + "_eval", "eval", level + 1, expr=src)
+            act = ir.Action(cnames.action(site_id, 0, "eval"), "eval", level + 1, expr=src)
             op = ir.Op(ir.GATHER, line, col, src.ty, act, target=self.lvalue(s.target))
         site.ops.append(op)
         self.actions.append(act)
@@ -183,7 +182,7 @@ class _FuncLowering:
             if e.builtin is not None:
                 return ir.Builtin(ty, lvl, line, col, name=e.builtin, args=args)
             assert e.target is not None
-            return ir.Call(ty, lvl, line, col, func="f_" + e.target.name, args=args)
+            return ir.Call(ty, lvl, line, col, func=cnames.function(e.target.name), args=args)
         if isinstance(e, ast.Unary):
             return ir.Unary(ty, lvl, line, col, op=e.op, operand=self.expr(e.operand))
         if isinstance(e, ast.Binary):

@@ -11,6 +11,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from . import cnames
+
 
 @dataclass(frozen=True)
 class Type:
@@ -122,7 +124,7 @@ def c_name(t: Type) -> str:
     if isinstance(t, (Vec, StrType)):
         return "sgl_vec"
     if isinstance(t, Struct):
-        return "S_" + t.name
+        return cnames.struct(t.name)
     return {"int": "sgl_int", "float": "sgl_float", "bool": "sgl_bool"}[t.name]  # type: ignore[attr-defined]
 
 

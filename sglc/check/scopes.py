@@ -11,6 +11,7 @@ from typing import Any, Optional
 
 from .. import ast as A
 from .. import builtins as B
+from .. import cnames
 from ..rtconst import VALUE_MAX
 from ..types import BOOL, FLOAT, INT, STR, Struct, Type, Vec, c_layout
 from .base import CheckerBase
@@ -294,7 +295,7 @@ class Names(CheckerBase):
                 ty = t
             if t is not None:
                 value = self._fold(nd.init)
-        nd.sym = A.Symbol(nd.name, "node", ty, nd.name_span, f"nv_{nd.name}", value)  # type: ignore[arg-type]
+        nd.sym = A.Symbol(nd.name, "node", ty, nd.name_span, cnames.node_variable(nd.name), value)  # type: ignore[arg-type]
         self.in_init, self._stmt_err, self.scopes = saved
 
     def _in_what(self) -> str:
@@ -444,11 +445,11 @@ class Names(CheckerBase):
                 [f"the earlier definition of '{name}' is at line {earlier.span.line}"],
             )
             ok = False
-        cname = f"v_{name}"
+        cname = cnames.variable(name)
         n = 1
         while cname in fn.cnames:
             n += 1
-            cname = f"v_{name}_{n}"
+            cname = cnames.variable(name, n)
         fn.cnames.add(cname)
         sym = A.Symbol(name, kind, ty, nsp, cname)  # type: ignore[arg-type]
         fn.decl.symbols.append(sym)

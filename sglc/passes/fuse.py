@@ -33,12 +33,11 @@ from __future__ import annotations
 
 import dataclasses
 
-from .. import builtins, ir, rtconst
+from .. import builtins, cnames, ir, rtconst
 from .base import Pass
 
 MAX_OPS = rtconst.MAX_OPS  # ops of one superstep: SGL_MAX_OPS of runtime_c/sgl.h
 
-_ACTION_SUFFIX = {"recv": "recv", "body": "pardo", "eval": "eval"}
 
 
 def _safe_builtin(name: str, nargs: int) -> bool:
@@ -172,12 +171,12 @@ class _Fuser:
     def superstep(self, group: list[ir.Superstep], ops: list[ir.Op]) -> ir.Superstep:
         first = group[0]
         sid = len(self.sites)
-        site = dataclasses.replace(first.site, id=sid, cname=f"site_{sid}", ops=[])
+        site = dataclasses.replace(first.site, id=sid, cname=cnames.site(sid), ops=[])
         self.sites.append(site)  # before the pardo bodies add theirs
         for k, op in enumerate(ops):
             act = op.action
             body = self.block(act.body) if act.kind == "body" else act.body
-            new = dataclasses.replace(act, cname=f"act{sid}_{k}_{_ACTION_SUFFIX[act.kind]}",
+            new = dataclasses.replace(act, cname=cnames.action(sid, k, act.kind),
                                       body=body)
             site.ops.append(dataclasses.replace(op, action=new))
             self.actions.append(new)

@@ -17,7 +17,7 @@ inside it.
 
 from __future__ import annotations
 
-from .. import ir
+from .. import cnames, ir
 from ..types import owns_memory
 from .fuse import MAX_OPS
 
@@ -43,7 +43,7 @@ class _Verifier:
 
     def run(self) -> None:
         for k, site in enumerate(self.prog.sites):
-            if site.id != k or site.cname != f"site_{k}":
+            if site.id != k or site.cname != cnames.site(k):
                 self.fail(f"site {k} is numbered {site.id} ({site.cname})")
         for f in self.prog.functions:
             self.func = f
