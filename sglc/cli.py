@@ -18,6 +18,8 @@ Ctrl-C.
 
 from __future__ import annotations
 
+import errno
+import io
 import os
 import shlex
 import signal
@@ -442,6 +444,10 @@ def run_cmd(file: str, nprocs: int | None, threads_text: str | None, shape: str 
         from . import pipeline
         from .launch import launch_command, run_cache_key, run_job
 
+        if _stdout_closed():  # under mpirun the output would vanish without an error
+            click.echo("sglc: error: standard output is closed: the program's output would be "
+                       "lost; redirect it to a file (> out.txt) or to /dev/null", err=True)
+            raise _Failure(EXIT_USAGE)
         source = _read_source(file)
         key = run_cache_key(source, file, [opts.target, str(opt), str(unchecked)])
         exe = cache_dir() / "run" / key / _stem(Path(file).name)
@@ -767,12 +773,59 @@ def _say_interrupted(what: str = "interrupted") -> None:
         click.echo(f"sglc: {what}", err=True)
 
 
+class _ClosedOutput(io.TextIOBase):
+    """sys.stdout when sglc was started with standard output closed (`>&-`:
+    Python then sets sys.stdout to None, and print() would drop the text):
+    writing raises EBADF, which is reported (_output_failure); a command
+    that writes nothing there works as usual."""
+
+    def writable(self) -> bool:
+        return True
+
+    def write(self, s: str) -> int:
+        if not s:
+            return 0
+        raise OSError(errno.EBADF, "standard output is closed")
+
+    def flush(self) -> None:
+        pass
+
+
+_OUTPUT_ERRORS = (errno.EPIPE, errno.ENOSPC, errno.EBADF, errno.EIO, errno.EDQUOT, errno.EFBIG)
+
+
+def _output_failure(e: BaseException) -> int | None:
+    """The exit status for an error writing sglc's own standard output (a
+    reader that closed the pipe: 141, quietly, as a shell reports a program
+    ended by SIGPIPE; a full disk, a closed descriptor: 2, with a message),
+    or None when e is not one (a write error has no file name: sglc's
+    files are written through OutputError)."""
+    if not isinstance(e, OSError) or e.errno not in _OUTPUT_ERRORS or e.filename is not None:
+        return None
+    try:  # nothing more on this stdout: Python's own flush at exit would fail again
+        os.dup2(os.open(os.devnull, os.O_WRONLY), 1)
+    except OSError:
+        pass
+    if e.errno == errno.EPIPE:
+        return 128 + signal.SIGPIPE
+    try:
+        click.echo(f"sglc: error: cannot write standard output: {e.strerror}", err=True)
+    except OSError:
+        pass
+    return EXIT_USAGE
+
+
+def _stdout_closed() -> bool:
+    return isinstance(sys.stdout, _ClosedOutput)
+
+
 def _guard(fn, debug: bool) -> None:
     from .launch import JobSignalled, LaunchError
 
     try:
         try:
             fn()
+            sys.stdout.flush()  # a write error of buffered output is reported here
         finally:
             _reporter.finish()
     except _Failure as e:
@@ -797,6 +850,9 @@ def _guard(fn, debug: bool) -> None:
         _say_interrupted()
         sys.exit(130)
     except Exception as e:  # noqa: BLE001 - the last line of defence
+        status = _output_failure(e)
+        if status is not None:
+            sys.exit(status)
         if debug:
             traceback.print_exc()
         else:
@@ -830,8 +886,9 @@ def cli_doc() -> str:
         "",
         "Exit status: 0 ok, 1 errors in the program (or, for `sglc fmt --check`, a file",
         "that would change), 2 bad usage or a problem of the environment (the message says",
-        "what to do), 3 internal error, 130 Ctrl-C; `sglc run`: the program's status, or",
-        "128 + N after the signal N (docs/execution.md, Signals).",
+        "what to do; a standard output that cannot be written included), 3 internal error,",
+        "130 Ctrl-C, 141 when the reader of sglc's standard output has gone; `sglc run`: the",
+        "program's status, or 128 + N after the signal N (docs/execution.md, Signals).",
         "",
     ]
     text, root = _doc_help(cli, "sglc", None)
@@ -852,10 +909,18 @@ def main() -> None:
     def run() -> object:
         try:
             cli(prog_name="sglc")
+            sys.stdout.flush()
         except SystemExit as e:
             return e.code
+        except OSError as e:  # click's own output (--help, usage errors)
+            status = _output_failure(e)
+            if status is None:
+                raise
+            return status
         return 0
 
+    if sys.stdout is None:  # started with standard output closed
+        sys.stdout = _ClosedOutput()
     _catch_signals()
     try:
         code = call_deep(run)

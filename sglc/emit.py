@@ -27,9 +27,8 @@ from dataclasses import dataclass
 from typing import Optional
 
 from . import builtins as B
-from . import cnames
+from . import cnames, ir
 from . import cnodes as c
-from . import ir
 from .cnodes import Name, Scope, Temp, ctype
 from .emit_library import export_c_lines
 from .passes.bounds import ablated

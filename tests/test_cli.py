@@ -748,3 +748,72 @@ def test_np_without_mpicc_says_mpicc_is_missing(tiny: Path, tmp_path: Path) -> N
     rc, out, err = sglc_run("run", str(tiny), "-np", "2", env=env)
     assert rc == 2, err
     assert "-np 2 needs the mpi target, and mpicc is not found: install Open MPI" in err
+
+
+# ---------------------------------------------------------------- sglc's own standard output
+
+def _sglc_with_stdout(args: list[str], stdout: str, cwd: Path,
+                      stdin: str | None = None) -> tuple[int, str]:
+    """sglc with its standard output closed (`>&-`), the full device
+    (/dev/full) or a pipe whose reader is gone ("gone"): (status, stderr)."""
+    import subprocess
+
+    cmd = [*sglc_command(), *args]
+    if stdout == "closed":
+        cmd = ["sh", "-c", 'exec "$@" >&-', "sh", *cmd]
+        out: object = None
+    elif stdout == "full":
+        out = open("/dev/full", "w")  # noqa: SIM115 - closed below
+    else:
+        r, w = os.pipe()
+        os.close(r)
+        out = w
+    try:
+        proc = subprocess.run(cmd, stdout=out, stderr=subprocess.PIPE, text=True, cwd=cwd,
+                              env=run_env(), timeout=300, input=stdin)
+    finally:
+        if stdout == "full":
+            out.close()  # type: ignore[union-attr]
+        elif stdout == "gone":
+            os.close(out)  # type: ignore[arg-type]
+    return proc.returncode, proc.stderr
+
+
+@pytest.mark.parametrize("stdout", ["closed", "full", "gone"])
+@pytest.mark.parametrize("args", [["--emit=ir", "tiny.sgl", "-o", "-"], ["cost", "tiny.sgl"],
+                                  ["--help"], ["fmt", "-"]], ids=["emit", "cost", "help", "fmt"])
+def test_a_write_error_on_sglc_stdout_is_reported(tiny: Path, stdout: str,
+                                                  args: list[str]) -> None:
+    """Nothing is lost silently: a closed or full standard output is an
+    environment error (exit 2, one line saying so); a reader that has gone
+    ends sglc quietly with 141, as SIGPIPE would.  Never a traceback or an
+    internal error."""
+    if stdout == "full" and not Path("/dev/full").exists():
+        pytest.skip("no /dev/full")
+    rc, err = _sglc_with_stdout(args, stdout, tiny.parent, stdin=TINY)
+    assert_no_traceback(err)
+    assert "internal error" not in err
+    if stdout == "gone":  # click's own --help exits 1 on EPIPE (click.Command.main)
+        assert rc == (1 if args == ["--help"] else 141) and err == "", (rc, err)
+        return
+    assert rc == 2, (rc, err)
+    why = "standard output is closed" if stdout == "closed" else "No space left on device"
+    assert err == f"sglc: error: cannot write standard output: {why}\n"
+
+
+def test_a_closed_stdout_does_not_matter_when_nothing_is_written(tiny: Path) -> None:
+    rc, err = _sglc_with_stdout(["tiny.sgl", "-o", "tiny"], "closed", tiny.parent)
+    assert rc == 0 and err == "", err
+    assert (tiny.parent / "tiny").exists()
+    rc, err = _sglc_with_stdout(["check", "tiny.sgl"], "closed", tiny.parent)
+    assert rc == 0 and err == "", err
+
+
+@pytest.mark.parametrize("np_", [None, pytest.param("2", marks=[mpi, needs_mpi])])
+def test_sglc_run_with_stdout_closed_refuses(tiny: Path, np_: str | None) -> None:
+    """Under mpirun the program's output would vanish with status 0 (mpirun
+    copies it and drops what it cannot write): sglc run says so first."""
+    args = ["run", "tiny.sgl"] + (["-np", np_, "--oversubscribe"] if np_ else [])
+    rc, err = _sglc_with_stdout(args, "closed", tiny.parent)
+    assert rc == 2, (rc, err)
+    assert "standard output is closed: the program's output would be lost" in err
