@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""The worker's own loops against C: three loop kernels on one worker.
+"""The worker's own loops against C: five loop kernels on one worker.
 
     python bench/loops.py                      # 5 interleaved runs, timings
     python bench/loops.py --instructions       # + instruction counts (valgrind callgrind)
@@ -7,7 +7,11 @@
     python bench/loops.py --variant nohoist='--unchecked' --variant cflags='CFLAGS=-DX'
 
 Each kernel NAME is bench/loops/NAME.sgl (the natural SGL, one worker: no
-pardo) and bench/loops/NAME.c (plain arrays, as a C programmer writes it).
+pardo) and bench/loops/NAME.c (plain arrays, as a C programmer writes it;
+kvsort: NAME.cpp, C++'s std::stable_sort, built with `c++ -O2
+-std=c++17`, or $CXX).  nbody_structs and kvsort work on vectors of structs
+(issue 23): [Body] against a C array of structs, [KV] against a
+std::vector of structs.
 Built into bench/build/loops/: the C with `cc -O2 -std=c11
 -ffp-contract=off` (sglc's own C flags, so that both round floats alike),
 the SGL with `sglc` (default: -O2, checked) and `sglc --unchecked`, plus any
@@ -45,14 +49,17 @@ ROOT = BENCH.parent
 SRC = BENCH / "loops"
 BUILD = BENCH / "build" / "loops"
 
-KERNELS = ["kmeans", "spmv", "nbody"]
+KERNELS = ["kmeans", "spmv", "nbody", "nbody_structs", "kvsort"]
 # (n, reps) of the timed runs, of the instruction counts, of --quick
 SIZES = {
     "kmeans": ((2_000_000, 3), (200_000,), (20_000, 1)),
     "spmv": ((200_000, 10), (20_000,), (2_000, 1)),
     "nbody": ((3000, 1), (600,), (100, 1)),
+    "nbody_structs": ((3000, 1), (600,), (100, 1)),
+    "kvsort": ((5_000_000, 1), (200_000,), (2_000, 1)),
 }
 CFLAGS = ["-O2", "-std=c11", "-ffp-contract=off"]
+CXXFLAGS = ["-O2", "-std=c++17", "-ffp-contract=off"]  # a kernel NAME.cpp (kvsort: std::stable_sort)
 
 
 def sglc_command() -> list[str]:
@@ -72,7 +79,10 @@ def build(kernels: list[str], variants: dict[str, list[str]]) -> dict[tuple[str,
     for k in kernels:
         out = BUILD / "c" / k
         out.parent.mkdir(parents=True, exist_ok=True)
-        cmd = [cc, *CFLAGS, "-o", str(out), str(SRC / f"{k}.c"), "-lm"]
+        if (SRC / f"{k}.cpp").exists():
+            cmd = [os.environ.get("CXX", "c++"), *CXXFLAGS, "-o", str(out), str(SRC / f"{k}.cpp")]
+        else:
+            cmd = [cc, *CFLAGS, "-o", str(out), str(SRC / f"{k}.c"), "-lm"]
         run_build(cmd, os.environ)
         exes[(k, "C")] = out
         for label, args in variants.items():

@@ -1101,6 +1101,8 @@ def _straight_line(stmts: list[ir.Stmt]) -> bool:
             return False
         if isinstance(e, ir.Unary):
             return expr(e.operand)
+        if isinstance(e, ir.Field):  # a scalar field of an element read (b[j].x)
+            return not owns_memory(e.ty) and expr(e.base)
         if isinstance(e, ir.Binary):
             return expr(e.left) and expr(e.right)
         if isinstance(e, ir.Builtin):

@@ -512,3 +512,43 @@ def test_the_ablation_switch_turns_the_proofs_off(monkeypatch: pytest.MonkeyPatc
     monkeypatch.delenv("SGLC_BOUNDS_ABLATE")
     _, text = fast_loops(body)
     assert "of the nested loop" in text and "[best, unchecked, in place] += x" in text, text
+
+
+# ------------------------------------------------------------ structs
+
+STRUCTS = ("struct B {{ x: float; k: int; }}\n"
+           "func f(b0: [B], n: int) -> float {{\n"
+           "    var s = 0.0;\n"
+           "    var b = b0;\n"
+           "{body}"
+           "    return s;\n}}\n"
+           "func main() {{ print(f([B(1.0, 2), B(3.0, 4)], 2)); }}\n")
+
+
+def struct_loop(body: str) -> tuple[ir.FastLoop | None, str]:
+    src = STRUCTS.format(body=body)
+    prog = pipeline.run(src, "t.sgl", "lower", check_ir=True).ir
+    assert prog is not None
+    for p in PIPELINE:
+        prog = p(prog)
+    verify(prog, after="bounds")
+    f = prog.functions[0]
+    return loops(f.body)[0].fast, irtext.format_program(prog, "bounds")
+
+
+def test_a_loop_reading_struct_fields_is_proven() -> None:
+    """b[j].x: the access b[j] is proven like any other, the field is a
+    read of the element (the n-body loop over [Body])."""
+    fast, text = struct_loop("    for j in 0 .. len(b) { s += b[j].x * float(b[j].k); }\n")
+    assert fast is not None, text
+    assert "guard 0 <= j < len(b) for every j" in text, text
+    assert "[j, unchecked].x" in text, text
+
+
+@pytest.mark.parametrize("body", [
+    "    for j in 0 .. len(b) { b[j].x = s; }\n",
+    "    for j in 0 .. len(b) { b[j].k += 1; s += b[j].x; }\n",
+])
+def test_a_loop_writing_struct_fields_keeps_its_checks(body: str) -> None:
+    fast, text = struct_loop(body)
+    assert fast is None, text

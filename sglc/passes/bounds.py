@@ -659,8 +659,22 @@ class _Loop:
 # ---------------------------------------------------------------- functions
 
 
-def _has_struct_access(body: list[ir.Stmt]) -> bool:
-    return any(isinstance(y, (ir.Field, ir.Construct)) for y in ir.walk(body))
+def _has_struct_store(body: list[ir.Stmt]) -> bool:
+    """Does body write a field of a struct (`ps[i].x = e`, `p.v[k] += 1`,
+    `push(ps[i].v, x)`)?  Such a loop keeps its checked version only: the
+    analysis of the stores (_Uses, _direct) follows index chains, not
+    fields.  A loop that only reads fields (`b[j].x`) is handled like any
+    other: `b[j]` is an access of b, the field a read of its element."""
+    for y in ir.walk(body):
+        places: list[ir.Expr] = []
+        if isinstance(y, ir.Assign):
+            places = [y.target]
+        elif isinstance(y, ir.Builtin):
+            places = [y.args[i] for i in _place_args(y)]
+        for t in places:
+            if any(isinstance(z, ir.Field) for z in ir.walk(t)):
+                return True
+    return False
 
 
 class _Function:
@@ -689,9 +703,10 @@ class _Function:
     def stmt(self, s: ir.Stmt) -> None:
         if isinstance(s, ir.For):
             self.block(s.body)  # innermost first
-            # a loop over struct fields keeps its checked version only (its
-            # stores are still in place: sgl_at_mut copies a shared vector once)
-            s.fast = None if _has_struct_access(s.body) else _Loop(s, self).run()
+            # a loop that writes struct fields keeps its checked version only
+            # (its stores are still in place: sgl_at_mut copies a shared
+            # vector once)
+            s.fast = None if _has_struct_store(s.body) else _Loop(s, self).run()
         elif isinstance(s, ir.Superstep):
             for op in s.site.ops:
                 self.block(op.action.body)
