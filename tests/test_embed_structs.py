@@ -91,6 +91,23 @@ func tags(ts: [Tagged]) -> [Tagged] {
     gather got -> all;
     return concat(all);
 }
+// an index error on the children (their blocks of ts and their copies)
+func tags_fail(ts: [Tagged], i: int) -> int {
+    if worker {
+        var r = ts;
+        push(r, Tagged("x", [1.0], [[2]]));
+        return r[i].ids[0][0];
+    }
+    var part: [Tagged];
+    var j: int;
+    var got: int;
+    var all: [int];
+    scatter split(ts, nchildren) -> part;
+    bcast i -> j;
+    pardo { got = tags_fail(part, j); }
+    gather got -> all;
+    return sum(all);
+}
 func groups(g: [[Body]]) -> [[Body]] {
     var r: [[Body]] = [];
     for i in 0 .. len(g) { push(r, heavy(g[i], 1.0)); }
@@ -258,6 +275,9 @@ def test_vector_of_structs_with_vectors_is_a_list(m):
         assert list(got.vals) == vals + [sum(vals)]
         assert [list(x) for x in got.ids] == [list(x) for x in t.ids]
     assert m.tags([]) == []
+    with pytest.raises(sglc.SGLRuntimeError, match="index 50 out of range"):
+        m.tags_fail(ts, 50)  # on the workers (the root alone on shape 0)
+    assert [t.name for t in m.tags(ts[:2])] == ["a#", "#"]  # the next call works
 
 
 def test_nested_vectors_of_structs(m):
@@ -476,6 +496,7 @@ int main(int argc, char **argv)
     sglc_vec tr2;
     bad += bodies_tags(&tr, &tr2) != BODIES_OK || tr2.len != 2; /* handed back */
     bad += !(((bodies_Tagged *)tr2.data)[1].name.len == 5 && ((bodies_Tagged *)tr2.data)[1].vals.len == 5);
+    for (int k = 0; k < 20; k++) bad += bodies_tags_fail(&tr2, 50, &n) != BODIES_ERR_RUNTIME;
     bodies_Tagged_vec_free(&tr, 1);
     bodies_Tagged_vec_free(&tr2, 1);
     bad += bodies_set_best(&t2) != BODIES_OK;
