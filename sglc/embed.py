@@ -515,7 +515,8 @@ class _Context:
                 return np.frombuffer(ffi.buffer(ffi.cast("char *", v.data), v.len * esize),
                                      dtype=_DTYPE[elem]).copy()
             return flat
-        if depth == 1 and self.use_np and self.structs[elem].dtype is not None:
+        if depth == 1 and self.use_np and elem in self.structs and \
+                self.structs[elem].dtype is not None:
             dtype = self.structs[elem].dtype
 
             def records(v: Any) -> Any:

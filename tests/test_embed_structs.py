@@ -305,6 +305,27 @@ def test_instances_of_another_load_are_accepted():
     assert m2.same(m1.Body(1.0, 2.0, 3.0, 4, True)) == m2.Body(1.0, 2.0, 3.0, 4, True)
 
 
+DEEP = """
+struct T { name: string; v: [int]; }
+struct W { ts: [[T]]; names: [string]; }
+func ww(w: W) -> W { var r = w; push(r.ts, [T("new", [1])]); push(r.names, "z"); return r; }
+func tt(x: [[T]]) -> [[T]] { var r = x; push(r, []); push(r[0], T("t", [])); return r; }
+func main() { }
+"""
+
+
+@pytest.mark.parametrize("use_np", [True, False])
+def test_vectors_of_strings_and_of_struct_vectors_inside_structs(use_np):
+    m2 = sglc.load(DEEP, shape="2x[1,3]", numpy=use_np)
+    w = m2.ww(m2.W([[m2.T("a", [1, 2])], []], ("p", "q")))
+    assert w.names == ["p", "q", "z"]
+    assert [[(t.name, list(t.v)) for t in row] for row in w.ts] == [
+        [("a", [1, 2])], [], [("new", [1])]]
+    r = m2.tt([[("a", [3])], [("b", np.arange(2))]])
+    assert [[(t.name, list(t.v)) for t in row] for row in r] == [
+        [("a", [3]), ("t", [])], [("b", [0, 1])], []]
+
+
 # ---------------------------------------------------------------- node variables
 
 
