@@ -689,7 +689,9 @@ typedef struct sgl_program {
     size_t nodevars_size;
     void (*nodevars_init)(void *nv);
     void (*nodevars_free)(void *nv);
-    /* fn on every vector node variable of nv (library mode: sgl_library.c) */
+    /* fn on every node variable of nv that owns memory (library mode:
+     * sgl_library.c): a vector or a string, or a struct with such fields
+     * (then v points to the struct, and t is its type) */
     void (*nodevars_each)(void *nv, void (*fn)(const sgl_type *vt, sgl_vec *v));
 } sgl_program;
 

@@ -238,7 +238,8 @@ void sgl_nodevars_reset_tree(sgl_node *n);
  * give them their initial values again. */
 void sgl_nodevars_clear_tree(sgl_node *n);
 void sgl_nodevars_init_tree(sgl_node *n);
-/* fn on every vector node variable of n and below (in this process). */
+/* fn on every node variable of n and below (in this process) that owns
+ * memory (see sgl_program.nodevars_each). */
 void sgl_nodevars_each_tree(sgl_node *n, void (*fn)(const sgl_type *vt, sgl_vec *v));
 
 /* The length of n's output, spilled and buffered (io part). */

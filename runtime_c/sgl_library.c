@@ -187,6 +187,21 @@ static void reset_nodes(sgl_node *n)
     for (int i = 0; i < n->nlocal; i++) reset_nodes(&n->kids[i]);
 }
 
+/* fn(type, vector) for every vector and string inside a value of type t
+ * at p: itself if t is a vector or a string, the fields of a struct
+ * (nested structs' too, in declaration order), none for other types.
+ * Structs are the runtime's own (sgl_type's field table), so a struct
+ * crosses the boundary field by field, in the program's own layout. */
+static void each_vec(const sgl_type *t, void *p, void (*fn)(const sgl_type *, sgl_vec *))
+{
+    if (t->kind == SGL_T_VEC || t->kind == SGL_T_STR) {
+        fn(t, p);
+    } else if (t->kind == SGL_T_STRUCT && t->managed) {
+        for (int i = 0; i < t->nfields; i++)
+            each_vec(t->fields[i].type, (char *)p + t->fields[i].offset, fn);
+    }
+}
+
 #ifdef SGL_LIBRARY
 /* Register (for the call starting) the buffers of node variable *v that
  * it alone holds (one reference: nothing outside the tree shares them),
@@ -201,9 +216,18 @@ static void node_track(const sgl_type *vt, sgl_vec *v)
     if (!b || b->parent || atomic_load_explicit(&b->refs, memory_order_acquire) != 1) return;
     if (vbuf_link(b)->reg == NULL) sgl_lib_track(b, vt->elem);
     if (sgl_type_owns(vt->elem)) {
-        sgl_vec *e = (sgl_vec *)vbuf_data(b);
-        for (int64_t i = 0; i < b->used; i++) node_track(vt->elem, &e[i]);
+        size_t esz = sgl_sizeof(vt->elem);
+        char *e = vbuf_data(b);
+        for (int64_t i = 0; i < b->used; i++) each_vec(vt->elem, e + (size_t)i * esz, node_track);
     }
+}
+
+/* sgl_nodevars_each_tree's function: a node variable of any type that
+ * owns memory (a vector, a string, a struct with such fields: then v is
+ * the struct, not a sgl_vec) */
+static void nodevar_track(const sgl_type *t, sgl_vec *v)
+{
+    each_vec(t, v, node_track);
 }
 #endif
 
@@ -345,6 +369,24 @@ static void hold(sgl_vbuf *b, const sgl_type *et, bool borrowed)
     lib_borrowed[lib_nborrowed++] = (lib_held){b, et, borrowed};
 }
 
+static void import_into(const sgl_type *vt, const sgl_lib_vec *in, sgl_vec *out);
+
+/* One value of type t from the caller's memory at in (the program's own
+ * layout: a struct's vector and string fields are sgl_lib_vec) to out. */
+static void import_value(const sgl_type *t, const void *in, void *out)
+{
+    if (t->kind == SGL_T_VEC || t->kind == SGL_T_STR) {
+        import_into(t, in, out);
+    } else if (t->kind == SGL_T_STRUCT && t->managed) {
+        for (int i = 0; i < t->nfields; i++) {
+            const sgl_field *f = &t->fields[i];
+            import_value(f->type, (const char *)in + f->offset, (char *)out + f->offset);
+        }
+    } else {
+        memcpy(out, in, sgl_sizeof(t));
+    }
+}
+
 static void import_into(const sgl_type *vt, const sgl_lib_vec *in, sgl_vec *out)
 {
     *out = (sgl_vec){NULL, 0, NULL};
@@ -352,11 +394,14 @@ static void import_into(const sgl_type *vt, const sgl_lib_vec *in, sgl_vec *out)
     const sgl_type *et = vt->elem;
     if (sgl_type_owns(et)) {
         /* the caller's sgl_lib_vec elements, or the library's own sgl_vec
-         * ones (the same layout): a fresh vector of imported elements */
+         * ones (the same layout), or structs with such fields: a fresh
+         * vector of imported elements */
         *out = sgl_vec_new(vt, in->len, 0, 0);
-        const sgl_lib_vec *e = in->data;
-        sgl_vec *o = out->data;
-        for (int64_t i = 0; i < in->len; i++) import_into(et, &e[i], &o[i]);
+        size_t esz = sgl_sizeof(et);
+        const char *e = in->data;
+        char *o = out->data;
+        for (int64_t i = 0; i < in->len; i++)
+            import_value(et, e + (size_t)i * esz, o + (size_t)i * esz);
         return;
     }
     if (in->owner) {
@@ -385,14 +430,27 @@ void sgl_lib_import(const sgl_type *vt, const sgl_lib_vec *in, sgl_vec *out)
     *out = *slot; /* the library keeps (and frees) the vector; out borrows it */
 }
 
+static bool refers_to_borrowed(const sgl_type *vt, const sgl_vec *v);
+
+static bool value_refers_to_borrowed(const sgl_type *t, const void *p)
+{
+    if (t->kind == SGL_T_VEC || t->kind == SGL_T_STR) return refers_to_borrowed(t, p);
+    if (t->kind == SGL_T_STRUCT && t->managed)
+        for (int i = 0; i < t->nfields; i++)
+            if (value_refers_to_borrowed(t->fields[i].type, (const char *)p + t->fields[i].offset))
+                return true;
+    return false;
+}
+
 static bool refers_to_borrowed(const sgl_type *vt, const sgl_vec *v)
 {
     if (!v->buf) return false;
     if (is_borrowed(v->buf)) return true;
     if (!sgl_type_owns(vt->elem)) return false;
-    const sgl_vec *e = v->data;
+    size_t esz = sgl_sizeof(vt->elem);
+    const char *e = v->data;
     for (int64_t i = 0; i < v->len; i++)
-        if (refers_to_borrowed(vt->elem, &e[i])) return true;
+        if (value_refers_to_borrowed(vt->elem, e + (size_t)i * esz)) return true;
     return false;
 }
 
@@ -401,21 +459,48 @@ void sgl_lib_export(const sgl_type *vt, sgl_vec *v)
     if (!refers_to_borrowed(vt, v)) return;
     sgl_vec_make_unique(vt, v, 0, 0); /* a copy: the old buffer is shared */
     if (sgl_type_owns(vt->elem)) {
-        sgl_vec *e = v->data;
-        for (int64_t i = 0; i < v->len; i++) sgl_lib_export(vt->elem, &e[i]);
+        size_t esz = sgl_sizeof(vt->elem);
+        char *e = v->data;
+        for (int64_t i = 0; i < v->len; i++) each_vec(vt->elem, e + (size_t)i * esz, sgl_lib_export);
     }
 }
 
-void sgl_lib_vec_free(sgl_lib_vec *v, int depth)
+void sgl_lib_export_value(const sgl_type *t, void *v)
+{
+    each_vec(t, v, sgl_lib_export);
+}
+
+/* sgl_nodevars_each_tree's function (see nodevar_track) */
+static void nodevar_export(const sgl_type *t, sgl_vec *v)
+{
+    each_vec(t, v, sgl_lib_export);
+}
+
+void sgl_lib_vec_free_of(const sgl_type *leaf, sgl_lib_vec *v, int depth)
 {
     if (!v) return;
     if (depth < 1) depth = 1;
     if (depth > SGL_MAX_LEVELS) depth = SGL_MAX_LEVELS;
-    /* [int] nested depth times: only the nesting matters to freeing */
+    /* [leaf] nested depth times */
     sgl_type chain[SGL_MAX_LEVELS + 1];
-    chain[0] = sgl_t_int;
+    chain[0] = *leaf;
     for (int d = 1; d <= depth; d++) chain[d] = (sgl_type){.kind = SGL_T_VEC, .elem = &chain[d - 1]};
     sgl_vec_free(&chain[depth], (sgl_vec *)v);
+}
+
+void sgl_lib_vec_free(sgl_lib_vec *v, int depth)
+{
+    /* [int] nested depth times: only the nesting matters to freeing
+     * vectors of numbers, strings and vectors (not structs that own
+     * memory: sgl_lib_vec_free_of) */
+    sgl_lib_vec_free_of(&sgl_t_int, v, depth);
+}
+
+void sgl_lib_value_free(const sgl_type *t, void *v)
+{
+    if (!v) return;
+    sgl_value_free(t, v);
+    memset(v, 0, sgl_sizeof(t));
 }
 
 /* After a call: free the imported parameters, then drop the library's
@@ -513,7 +598,7 @@ int sgl_lib_call(sgl_lib_body_fn body, void *ctx)
     /* the node variables' buffers that they alone hold: registered for
      * the call, so that a failed call frees them also when a temporary
      * of the call held a reference (see node_track) */
-    sgl_nodevars_each_tree(root, node_track);
+    sgl_nodevars_each_tree(root, nodevar_track);
 #endif
     lib_nnoted = 0;
     /* Ctrl-C cancels the call (see on_sigint), unless the host ignores it */
@@ -536,7 +621,7 @@ int sgl_lib_call(sgl_lib_body_fn body, void *ctx)
     if (setjmp(jb) == 0) {
         body(root, ctx);
         /* node variables live on: independent of the caller's memory */
-        sgl_nodevars_each_tree(root, sgl_lib_export);
+        sgl_nodevars_each_tree(root, nodevar_export);
         status = SGL_LIB_OK;
         lib_err[0] = '\0';
     } else {

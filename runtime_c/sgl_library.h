@@ -84,6 +84,9 @@ const char *sgl_lib_last_error_what(void);
  * buffer (copying the parts that are borrowed) before it is returned. */
 void sgl_lib_import(const sgl_type *vt, const sgl_lib_vec *in, sgl_vec *out);
 void sgl_lib_export(const sgl_type *vt, sgl_vec *v);
+/* sgl_lib_export for a value of any type t (a struct: its vector and
+ * string fields, nested structs' too; nothing for scalars). */
+void sgl_lib_export_value(const sgl_type *t, void *v);
 /* The data pointer of the i-th caller's buffer the last call borrowed
  * without a copy (the first 8), or NULL: for tests of zero-copy calls. */
 const void *sgl_lib_borrowed(int i);
@@ -92,6 +95,12 @@ const void *sgl_lib_borrowed(int i);
 int64_t sgl_lib_swept(void);
 /* Free a vector the library returned; depth: 1 for [T], 2 for [[T]]... */
 void sgl_lib_vec_free(sgl_lib_vec *v, int depth);
+/* The same for a vector (nested depth times) of values of type leaf (a
+ * struct that owns memory: its fields are freed too). */
+void sgl_lib_vec_free_of(const sgl_type *leaf, sgl_lib_vec *v, int depth);
+/* Free what a value of type t the library returned owns (a struct's
+ * vector and string fields), and zero it. */
+void sgl_lib_value_free(const sgl_type *t, void *v);
 
 #ifdef __cplusplus
 }

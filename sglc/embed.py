@@ -14,6 +14,10 @@ Types: int <-> int (OverflowError outside int64), float <-> float, bool
 <-> bool, [int]/[float]/[bool] <-> 1-D numpy arrays of int64/float64/bool
 (a C-contiguous array of that dtype is read in place; results own the
 runtime's buffer), [[T]] <-> lists of those.  Without numpy, lists.
+A struct S <-> an instance of the module's dataclass `m.S` (or a tuple of
+its fields, in); [S] of a struct of numbers alone <-> a NumPy structured
+array (the program's own C layout: read in place when it is that dtype),
+other [S] <-> lists of instances.  Struct values are copied both ways.
 
 Node variables keep their values from one call of a loaded module to the
 next (one copy per node of its tree); `m.reset()` gives them their initial
@@ -23,9 +27,11 @@ values again, and so does a call that fails with a run-time error.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import hashlib
 import inspect
 import json
+import keyword
 import os
 import re
 import shutil
@@ -131,7 +137,14 @@ def _build(source: str, path: str, target: str, opt: int, unchecked: bool) -> tu
     from . import pipeline
     from .build import cache_dir
     from .diagnostics import render_all
-    from .emit_library import c_prefix, cdef_text, exports
+    from .emit_library import (
+        c_prefix,
+        cdef_text,
+        exports,
+        field_name,
+        header_struct,
+        structs_in_order,
+    )
 
     folder = cache_dir() / "lib" / _compile_key(source, path, target, opt, unchecked)
     meta = _cached_meta(folder)
@@ -160,6 +173,11 @@ def _build(source: str, path: str, target: str, opt: int, unchecked: bool) -> tu
                 "params": [[p.name, str(p.ty)] for p in ex.func.params],
                 "ret": None if ex.func.ret is None else str(ex.func.ret),
             } for ex in exports(prog, prefix)],
+            "structs": [{
+                "name": st.name,
+                "cname": header_struct(prefix)(st),
+                "fields": [[f, str(ft), field_name(f)] for f, ft in st.fields],
+            } for st in structs_in_order(prog)],
         }
         so = (tmp / "lib.so").read_bytes()
         meta["so_size"] = len(so)
@@ -286,9 +304,39 @@ def load(path_or_source: str | os.PathLike[str], target: str = "omp", shape: str
     ctx = _Context(ffi, lib, prefix, path, use_np, init)
     mod.__dict__.update(_ffi=ffi, _lib=lib, _on_output=on_output, _ctx=ctx, __file__=path,
                         reset=ctx.reset, _reset=ctx.reset)
+    for st in meta.get("structs", []):
+        setattr(mod, st["name"], ctx.struct(st, name))
     for f in meta["functions"]:  # a program's own `reset` takes the name (then: _reset)
         setattr(mod, f["name"], ctx.function(f, name))
     return mod
+
+
+@dataclasses.dataclass
+class _StructInfo:
+    """An SGL struct in a loaded module: its dataclass, its C struct in the
+    library's header (the program's own layout), its fields (SGL name, SGL
+    type, C name, Python name), the NumPy dtype of that layout when every
+    field is a number (else None) and the library's functions freeing a
+    value and a vector of them."""
+
+    cls: type
+    cname: str
+    fields: list[tuple[str, str, str, str]]
+    dtype: Any
+    free: Any
+    vec_free: Any
+
+
+def _py_field(name: str) -> str:
+    """A struct field's name in its dataclass: the SGL name, `_` appended
+    when it is a Python keyword (`from` -> `from_`)."""
+    return name + "_" if keyword.iskeyword(name) else name
+
+
+def _what(x: Any) -> str:
+    if type(x) is tuple:
+        return f"a tuple of {len(x)}"
+    return type(x).__name__
 
 
 class _Context:
@@ -304,6 +352,207 @@ class _Context:
         self.path = path
         self.use_np = use_np
         self.vec_free = getattr(lib, f"{prefix}_vec_free")
+        self.structs: dict[str, _StructInfo] = {}
+
+    # ---------------------------------------------------------- structs
+
+    def struct(self, st: dict[str, Any], modname: str) -> type:
+        """The dataclass of an SGL struct (its structs' first: meta lists
+        them in that order)."""
+        ffi, np = self.ffi, _np
+        fields = [(f, t, cf, _py_field(f)) for f, t, cf in st["fields"]]
+        cls = dataclasses.make_dataclass(
+            st["name"], [(py, self._annotation(t)) for _, t, _, py in fields])
+        cls.__module__ = modname
+        cls.__doc__ = (f"struct {st['name']} {{ " + " ".join(f"{f}: {t};" for f, t, _, _ in fields)
+                       + " } of the SGL program (sglc.load): a value, copied to and from "
+                       "the library")
+        dtype = None
+        if np is not None and fields and all(t in _SCALAR_C for _, t, _, _ in fields):
+            # the C layout: NumPy's align=True is C's rule (asserted by the offsets)
+            dtype = np.dtype([(f, _TYPESTR[t]) for f, t, _, _ in fields], align=True)
+            offsets = [ffi.offsetof(st["cname"], cf) for _, _, cf, _ in fields]
+            if [dtype.fields[f][1] for f, _, _, _ in fields] != offsets or \
+                    dtype.itemsize != ffi.sizeof(st["cname"]):
+                dtype = np.dtype({"names": [f for f, _, _, _ in fields],
+                                  "formats": [_TYPESTR[t] for _, t, _, _ in fields],
+                                  "offsets": offsets, "itemsize": ffi.sizeof(st["cname"])})
+        cls.dtype = dtype  # type: ignore[attr-defined]  # (an instance's field may shadow it)
+        self.structs[st["name"]] = _StructInfo(
+            cls, st["cname"], fields, dtype, getattr(self.lib, st["cname"] + "_free"),
+            getattr(self.lib, st["cname"] + "_vec_free"))
+        return cls
+
+    def _annotation(self, ty: str) -> Any:
+        depth, elem = _parse_type(ty)
+        if depth == 0:
+            if elem in self.structs:
+                return self.structs[elem].cls
+            return {"int": int, "float": float, "bool": bool, "string": str}[elem]
+        if depth == 1 and self.use_np and (elem in _SCALAR_C or (
+                elem in self.structs and self.structs[elem].dtype is not None)):
+            return _np.ndarray
+        return list
+
+    def _struct_in(self, name: str, pname: str, sgl: str) -> Callable[[Any, list[Any]], Any]:
+        """A struct argument: an instance of its dataclass (of this module,
+        or of another load of the program: a dataclass of that name and
+        those fields) or a tuple of its fields, as a `NAME_S *`."""
+        ffi, info = self.ffi, self.structs[name]
+        cls, cptr = info.cls, info.cname + " *"
+        pynames = [py for _, _, _, py in info.fields]
+        convs = [(cf, t in _SCALAR_C, self._in(t, pname, f"{sgl}: field '{f}' is {t}"))
+                 for f, t, cf, _ in info.fields]
+        n = len(convs)
+
+        def conv(x: Any, keep: list[Any]) -> Any:
+            if isinstance(x, cls) or (
+                    dataclasses.is_dataclass(x) and not isinstance(x, type)
+                    and type(x).__name__ == name
+                    and [f.name for f in dataclasses.fields(x)] == pynames):
+                vals = [getattr(x, a) for a in pynames]
+            elif type(x) is tuple and len(x) == n:
+                vals = list(x)
+            else:
+                raise TypeError(f"parameter '{pname}' is {sgl}: got {_what(x)} (a {name}, "
+                                f"or a tuple of its {n} field{'s' if n != 1 else ''})")
+            p = ffi.new(cptr)
+            keep.append(p)
+            for (cf, scalar, c), v in zip(convs, vals):
+                r = c(v, keep)
+                setattr(p, cf, r if scalar else r[0])
+            return p
+        return conv
+
+    def _structs_leaf(self, name: str, pname: str, sgl: str) -> Callable[[Any, Any, list[Any]],
+                                                                          None]:
+        """One [S] into a sglc_vec: a structured array of S's dtype (read
+        in place when C-contiguous; another with the same field names is
+        converted once) or a sequence of S values."""
+        ffi, np, info = self.ffi, _np, self.structs[name]
+        one = self._struct_in(name, pname, sgl)
+
+        def leaf(v: Any, x: Any, keep: list[Any]) -> None:
+            if np is not None and isinstance(x, np.ndarray):
+                want = info.dtype
+                if want is None:
+                    raise TypeError(f"parameter '{pname}' is {sgl}: got an array (a list of "
+                                    f"{name} values: {name} has fields other than numbers)")
+                if x.ndim != 1:
+                    raise TypeError(f"parameter '{pname}' is {sgl}: got a {x.ndim}-D array")
+                if x.dtype != want or not x.flags.c_contiguous:
+                    if x.dtype.names != want.names or any(
+                            not np.can_cast(x.dtype[f], want[f], "same_kind")
+                            or (want[f] != np.bool_ and x.dtype[f] == np.bool_)
+                            for f in want.names):
+                        raise TypeError(f"parameter '{pname}' is {sgl}: got an array of "
+                                        f"{x.dtype} (want {want.descr})")
+                    y = np.empty(len(x), dtype=want)  # converted once
+                    for f in want.names:
+                        y[f] = x[f]
+                    x = y
+                if len(x):
+                    buf = ffi.from_buffer(x.view(np.uint8))
+                    keep.append((x, buf))
+                    v.data = buf
+                v.len = len(x)
+                return
+            if isinstance(x, (str, bytes)) or not hasattr(x, "__len__") or \
+                    dataclasses.is_dataclass(x):
+                raise TypeError(f"parameter '{pname}' is {sgl}: got {_what(x)}")
+            items = list(x)
+            if items:
+                arr = ffi.new(info.cname + "[]", len(items))
+                keep.append(arr)
+                for i, e in enumerate(items):
+                    arr[i] = one(e, keep)[0]
+                v.data = arr
+            v.len = len(items)
+        return leaf
+
+    def _in(self, ty: str, pname: str, sgl: str) -> Callable[[Any, list[Any]], Any]:
+        """The converter of an argument of SGL type ty (sgl: the type named
+        in its TypeError messages)."""
+        depth, elem = _parse_type(ty)
+        if elem == "string":
+            return self._str_in(depth, pname, sgl)
+        if elem in _SCALAR_C:
+            return self._vec_in(depth, elem, pname, sgl) if depth else \
+                self._scalar_in(elem, pname, sgl)
+        if depth == 0:
+            return self._struct_in(elem, pname, sgl)
+        return self._nested_in(depth - 1, self._structs_leaf(elem, pname, sgl), pname, sgl)
+
+    def _reader(self, ty: str) -> Callable[[Any], Any]:
+        """A copy, as Python values, of a value of type ty (a vector, a
+        string or a struct) in the library's memory (a sglc_vec or a
+        NAME_S cdata)."""
+        ffi, np = self.ffi, _np
+        depth, elem = _parse_type(ty)
+        if depth == 0 and elem == "string":
+            def string(v: Any) -> Any:
+                return ffi.buffer(ffi.cast("char *", v.data), v.len)[:].decode(
+                    "utf-8", "surrogateescape") if v.len else ""
+            return string
+        if depth == 0:
+            info = self.structs[elem]
+            cls = info.cls
+            parts = [(cf, None if t in _SCALAR_C else self._reader(t))
+                     for _, t, cf, _ in info.fields]
+
+            def struct(c: Any) -> Any:
+                return cls(*[getattr(c, cf) if r is None else r(getattr(c, cf))
+                             for cf, r in parts])
+            return struct
+        if depth == 1 and elem in _SCALAR_C:
+            ctype, esize = _SCALAR_C[elem], _ESIZE[elem]
+
+            def flat(v: Any) -> Any:
+                if not self.use_np:
+                    return ffi.unpack(ffi.cast(ctype + " *", v.data), v.len) if v.len else []
+                if not v.len:
+                    return np.empty(0, dtype=_DTYPE[elem])
+                return np.frombuffer(ffi.buffer(ffi.cast("char *", v.data), v.len * esize),
+                                     dtype=_DTYPE[elem]).copy()
+            return flat
+        if depth == 1 and self.use_np and elem in self.structs and \
+                self.structs[elem].dtype is not None:
+            dtype = self.structs[elem].dtype
+
+            def records(v: Any) -> Any:
+                if not v.len:
+                    return np.empty(0, dtype=dtype)
+                return np.frombuffer(ffi.buffer(ffi.cast("char *", v.data),
+                                                v.len * dtype.itemsize), dtype=dtype).copy()
+            return records
+        inner = self._reader(ty[1:-1])
+        cptr = ("sglc_vec" if depth > 1 or elem == "string" else self.structs[elem].cname) + " *"
+
+        def items(v: Any) -> Any:
+            xs = ffi.cast(cptr, v.data)
+            return [inner(xs[i]) for i in range(v.len)]
+        return items
+
+    def _struct_result(self, ty: str) -> tuple[str, Callable[[Any], Any]]:
+        """The result pointer's C type and the conversion of a result whose
+        type holds a struct (S, [S], [[S]] ...): a copy, after which the
+        library's value is freed."""
+        depth, elem = _parse_type(ty)
+        info, read = self.structs[elem], self._reader(ty)
+        if depth == 0:
+            def one(out: Any) -> Any:
+                try:
+                    return read(out[0])
+                finally:
+                    info.free(out)
+            return info.cname + " *", one
+
+        def vec(out: Any) -> Any:
+            try:
+                return read(out[0])
+            finally:
+                info.vec_free(out, depth)
+        return "sglc_vec *", vec
 
     # ---------------------------------------------------------- arguments
 
@@ -504,12 +753,7 @@ class _Context:
         cfn = getattr(self.lib, f["cname"])
         convs = []
         for pname, ptype in f["params"]:
-            depth, elem = _parse_type(ptype)
-            if elem == "string":
-                convs.append(self._str_in(depth, pname, ptype))
-                continue
-            convs.append(self._vec_in(depth, elem, pname, ptype) if depth
-                         else self._scalar_in(elem, pname, ptype))
+            convs.append(self._in(ptype, pname, ptype))
         ret = f["ret"]
         out_type = None
         result: Callable[[Any], Any] | None = None
@@ -518,6 +762,8 @@ class _Context:
             if elem == "string":
                 out_type = "sglc_vec *"
                 result = self._str_result(depth)
+            elif elem in self.structs:
+                out_type, result = self._struct_result(ret)
             else:
                 out_type = "sglc_vec *" if depth else _SCALAR_C[elem] + " *"
                 result = self._result(depth, elem) if depth else None

@@ -1301,7 +1301,7 @@ class Emitter:
             nodevars=[(ctype(nv.ty), nv) for nv in self.prog.nodevars],
             nodevar_init=self.nodevar_init(),
             nodevar_vecs=[(nv, self.types.ref(nv.ty)) for nv in self.prog.nodevars
-                          if ctype(nv.ty) == "sgl_vec"],
+                          if owns_memory(nv.ty)],  # structs too (sgl_program.nodevars_each)
             nodevar_owned=[(nv, self.types.ref(nv.ty)) for nv in self.prog.nodevars
                            if owns_memory(nv.ty)],
             library=self.library is not None,
