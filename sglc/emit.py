@@ -163,48 +163,76 @@ class _Types:
         return out
 
 
+_SORT_RUN = 16  # the runs of a struct sort sorted by insertion
+
+
 def _struct_sort(t: Struct) -> list[str]:
-    """C of a struct's comparison (fields in declaration order, sgl.h's
-    sgl_cmp_*) and of its stable merge sort (insertion sort of short runs),
-    specialised per struct: no call through a pointer per comparison."""
+    """C of a struct's order (fields in declaration order, sgl.h's
+    sgl_cmp_* for floats and strings: -0.0 = 0.0, NaN last) as a `less`
+    function, and of its stable merge sort, specialised per struct: no
+    call through a pointer per comparison.  Runs of _SORT_RUN are sorted by
+    insertion, then merged bottom-up between the vector and a buffer of n
+    elements, alternately (one move per element and level, as
+    std::stable_sort does)."""
     ct = ctype(t)
-    cmp = [f"static inline int {ct}_cmp(const {ct} *a, const {ct} *b)", "{", "    int c;"]
-    for f, ft in t.fields:
-        if ft == STR:
-            cmp.append(f"    if ((c = sgl_str_cmp(&a->f_{f}, &b->f_{f}))) return c;")
+    lt = [f"static inline bool {ct}_lt(const {ct} *a, const {ct} *b)", "{"]
+    if any(ft in (FLOAT, STR) for _, ft in t.fields):
+        lt.append("    int c;")
+    for k, (f, ft) in enumerate(t.fields):
+        last = k == len(t.fields) - 1
+        if ft in (FLOAT, STR):
+            cmp = (f"sgl_str_cmp(&a->f_{f}, &b->f_{f})" if ft == STR
+                   else f"sgl_cmp_float(a->f_{f}, b->f_{f})")
+            lt.append(f"    return {cmp} < 0;" if last else f"    if ((c = {cmp})) return c < 0;")
+        elif last:
+            lt.append(f"    return a->f_{f} < b->f_{f};")
         else:
-            cmp.append(f"    if ((c = sgl_cmp_{ft}(a->f_{f}, b->f_{f}))) return c;")
-    cmp += ["    return 0;", "}"]
-    msort = f"""static void {ct}_msort({ct} *a, {ct} *tmp, int64_t n)
+            lt.append(f"    if (a->f_{f} != b->f_{f}) return a->f_{f} < b->f_{f};")
+    if not t.fields:
+        lt.append("    (void)a; (void)b;\n    return false;")
+    lt.append("}")
+    msort = f"""static void {ct}_merge(const {ct} *src, {ct} *dst, int64_t lo, int64_t mid, int64_t hi)
 {{
-    if (n <= 16) {{
-        for (int64_t i = 1; i < n; i++) {{
+    int64_t i = lo, j = mid, k = lo;
+    while (i < mid && j < hi) dst[k++] = {ct}_lt(&src[j], &src[i]) ? src[j++] : src[i++];
+    while (i < mid) dst[k++] = src[i++];
+    while (j < hi) dst[k++] = src[j++];
+}}
+static void {ct}_sort(void *data, int64_t n)
+{{
+    if (n < 2) return;
+    {ct} *a = data;
+    for (int64_t lo = 0; lo < n; lo += {_SORT_RUN}) {{
+        int64_t hi = lo + {_SORT_RUN} < n ? lo + {_SORT_RUN} : n;
+        for (int64_t i = lo + 1; i < hi; i++) {{
             {ct} x = a[i];
             int64_t j = i;
-            while (j > 0 && {ct}_cmp(&a[j - 1], &x) > 0) {{
+            while (j > lo && {ct}_lt(&x, &a[j - 1])) {{
                 a[j] = a[j - 1];
                 j--;
             }}
             a[j] = x;
         }}
-        return;
     }}
-    int64_t h = n / 2, i = 0, j = h, k = 0;
-    {ct}_msort(a, tmp, h);
-    {ct}_msort(a + h, tmp, n - h);
-    if ({ct}_cmp(&a[h - 1], &a[h]) <= 0) return;
-    memcpy(tmp, a, (size_t)h * sizeof *a);
-    while (i < h && j < n) a[k++] = {ct}_cmp(&a[j], &tmp[i]) < 0 ? a[j++] : tmp[i++];
-    while (i < h) a[k++] = tmp[i++];
-}}
-static void {ct}_sort(void *data, int64_t n)
-{{
-    if (n < 2) return;
-    {ct} *tmp = sgl_alloc((size_t)(n / 2 + 1) * sizeof *tmp, 0, 0);
-    {ct}_msort(data, tmp, n);
+    if (n <= {_SORT_RUN}) return;
+    {ct} *tmp = sgl_alloc((size_t)n * sizeof *tmp, 0, 0);
+    {ct} *src = a, *dst = tmp;
+    for (int64_t w = {_SORT_RUN}; w < n; w *= 2) {{
+        for (int64_t lo = 0; lo < n; lo += 2 * w) {{
+            int64_t mid = lo + w < n ? lo + w : n, hi = lo + 2 * w < n ? lo + 2 * w : n;
+            if (mid < hi && !{ct}_lt(&src[mid], &src[mid - 1]))
+                memcpy(dst + lo, src + lo, (size_t)(hi - lo) * sizeof *src);  /* in order */
+            else
+                {ct}_merge(src, dst, lo, mid, hi);
+        }}
+        {ct} *t = src;
+        src = dst;
+        dst = t;
+    }}
+    if (src != a) memcpy(a, src, (size_t)n * sizeof *a);
     free(tmp);
 }}"""
-    return ["\n".join(cmp), msort]
+    return ["\n".join(lt), msort]
 
 
 # ---------------------------------------------------------------- the context
