@@ -110,9 +110,9 @@ from typing import TYPE_CHECKING, Optional, Protocol, Union
 
 from . import cnodes as c
 from .types import (
-    BOOL,
     FLOAT,
     INT,
+    SCALARS,
     STR,
     VOID,
     Struct,
@@ -133,7 +133,7 @@ __all__ = [
 
 # C names of scalar types: sgl_<suffix> is the C type, sgl_fmt_<suffix> the
 # printer, sgl_sum_<suffix> ... the type-directed variants of a builtin.
-C_SUFFIX: dict[Type, str] = {INT: "int", FLOAT: "float", BOOL: "bool"}
+C_SUFFIX: dict[Type, str] = {t: f.suffix for t, f in SCALARS.items()}  # types.SCALARS
 
 
 # ---------------------------------------------------------------- type rules

@@ -19,7 +19,7 @@ import re
 from dataclasses import dataclass
 from functools import cache
 
-from .types import Type, c_type
+from .types import SCALARS, Type, c_type
 
 # Precedence levels, higher binds tighter.
 PRIMARY, POSTFIX, UNARY = 16, 15, 14
@@ -248,7 +248,7 @@ def stmt(e: Expr) -> str:
 # ---------------------------------------------------------------- templates
 
 _TOKEN = re.compile(r"\s*(?:(\{[A-Za-z]*\d*\})|((?:\w|\{S\})+)|([(),.&]))")
-_CAST_TYPES = {"sgl_int", "sgl_float", "sgl_bool"}
+_CAST_TYPES = {f.c for f in SCALARS.values()}  # the scalar C types (types.SCALARS)
 _Tree = tuple  # ("call", name, [args]) | ("hole", h) | ("addr", x) | ("cast", t, x)
 #                | ("member", x, field) | ("name", text)
 

@@ -45,6 +45,7 @@ from pathlib import Path
 from typing import Any
 
 from .diagnostics import CompileError
+from .types import SCALAR_BY_NAME
 
 try:  # numpy is optional (pip install 'sglc[numpy]')
     import numpy as _np
@@ -54,10 +55,11 @@ except ImportError:  # pragma: no cover - exercised without numpy
 __all__ = ["load", "SGLRuntimeError", "SGLInternalError", "CompileError", "SGLModule"]
 
 _INT_MIN, _INT_MAX = -(2 ** 63), 2 ** 63 - 1
-_SCALAR_C = {"int": "int64_t", "float": "double", "bool": "bool"}
-_DTYPE = {"int": "int64", "float": "float64", "bool": "bool"}
-_TYPESTR = {"int": "<i8", "float": "<f8", "bool": "|b1"}
-_ESIZE = {"int": 8, "float": 8, "bool": 1}
+# by a scalar type's name: its facts are sglc.types.SCALARS
+_SCALAR_C = {n: f.abi for n, f in SCALAR_BY_NAME.items()}
+_DTYPE = {n: f.dtype for n, f in SCALAR_BY_NAME.items()}
+_TYPESTR = {n: f.typestr for n, f in SCALAR_BY_NAME.items()}
+_ESIZE = {n: f.size for n, f in SCALAR_BY_NAME.items()}
 
 
 class SGLRuntimeError(RuntimeError):

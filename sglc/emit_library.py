@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from . import ir
 from .cnodes import ctype
 from .templates import environment
-from .types import BOOL, FLOAT, INT, STR, Struct, Type, Vec, c_layout, owns_memory
+from .types import SCALARS, STR, Struct, Type, Vec, c_layout, owns_memory
 
 # The library's own functions: NAME_init and so on.  An SGL function of one
 # of these names is exported as NAME_<f>_fn.
@@ -58,7 +58,7 @@ def vec_depth(t: Type) -> int:
 
 
 def scalar_c(t: Type) -> str:
-    return {INT: "int64_t", FLOAT: "double", BOOL: "bool"}[t]  # type: ignore[index]
+    return SCALARS[t].abi  # type: ignore[index]
 
 
 _C_WORDS = frozenset(

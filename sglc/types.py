@@ -64,6 +64,27 @@ STR = StrType()
 VOID = VoidType()
 
 
+@dataclass(frozen=True)
+class ScalarFacts:
+    """Everything the back ends need of a scalar type, in one place."""
+
+    c: str  # its C type in generated code (sgl.h)
+    suffix: str  # the C suffix of the runtime's per-type functions (sgl_fmt_int)
+    desc: str  # its runtime descriptor (sgl_type)
+    abi: str  # its C type at the library boundary (--library, sglc.load's cffi)
+    dtype: str  # its NumPy dtype name
+    typestr: str  # its NumPy array-interface type string
+    size: int  # bytes in memory (its alignment too)
+
+
+SCALARS: dict[Scalar, ScalarFacts] = {
+    INT: ScalarFacts("sgl_int", "int", "sgl_t_int", "int64_t", "int64", "<i8", 8),
+    FLOAT: ScalarFacts("sgl_float", "float", "sgl_t_float", "double", "float64", "<f8", 8),
+    BOOL: ScalarFacts("sgl_bool", "bool", "sgl_t_bool", "bool", "bool", "|b1", 1),
+}
+SCALAR_BY_NAME: dict[str, ScalarFacts] = {t.name: f for t, f in SCALARS.items()}
+
+
 def is_numeric(t: Type) -> bool:
     return t == INT or t == FLOAT
 
@@ -125,7 +146,7 @@ def c_name(t: Type) -> str:
         return "sgl_vec"
     if isinstance(t, Struct):
         return cnames.struct(t.name)
-    return {"int": "sgl_int", "float": "sgl_float", "bool": "sgl_bool"}[t.name]  # type: ignore[attr-defined]
+    return SCALARS[t].c  # type: ignore[index]
 
 
 def c_layout(t: Type) -> tuple[int, int]:
@@ -142,9 +163,8 @@ def c_layout(t: Type) -> tuple[int, int]:
             align = max(align, fa)
         size = max(size, 1)
         return (size + align - 1) // align * align, align
-    if t == BOOL:
-        return 1, 1
-    return 8, 8
+    size = SCALARS[t].size  # type: ignore[index]
+    return size, size
 
 
 def is_str(t: Type) -> bool:
@@ -159,4 +179,4 @@ def c_type(t: Type) -> str:
 def c_desc(t: Type) -> str:
     """The name of the run-time descriptor (`sgl_type`) of a scalar or string
     type (vectors and structs: sglc.emit's per-program descriptors)."""
-    return {INT: "sgl_t_int", FLOAT: "sgl_t_float", BOOL: "sgl_t_bool", STR: "sgl_t_str"}[t]  # type: ignore[index]
+    return "sgl_t_str" if t == STR else SCALARS[t].desc  # type: ignore[index]

@@ -53,7 +53,7 @@ static void sgl_nodevars_each(void *nv_, void (*fn)(const sgl_type *vt, sgl_vec 
     sgl_nodevars *V = nv_;
     (void)V;
     (void)fn;
-    fn(&T_vv_int, &V->nv_block);
+    fn(&T_vv_int, (void *)&V->nv_block);
 }
 
 /* ---- frames ---- */
