@@ -815,6 +815,13 @@ def _output_failure(e: BaseException) -> int | None:
     return EXIT_USAGE
 
 
+def _flush_stdout() -> None:
+    """Flush sglc's standard output, unless a command closed it (the
+    language server's transport does when the client says exit)."""
+    if sys.stdout is not None and not sys.stdout.closed:
+        sys.stdout.flush()
+
+
 def _stdout_closed() -> bool:
     return isinstance(sys.stdout, _ClosedOutput)
 
@@ -825,7 +832,7 @@ def _guard(fn, debug: bool) -> None:
     try:
         try:
             fn()
-            sys.stdout.flush()  # a write error of buffered output is reported here
+            _flush_stdout()  # a write error of buffered output is reported here
         finally:
             _reporter.finish()
     except _Failure as e:
@@ -909,7 +916,7 @@ def main() -> None:
     def run() -> object:
         try:
             cli(prog_name="sglc")
-            sys.stdout.flush()
+            _flush_stdout()
         except SystemExit as e:
             return e.code
         except OSError as e:  # click's own output (--help, usage errors)
