@@ -696,6 +696,7 @@ func {join}(v: [string], sep: string) -> {sj} {{
         name = self.fresh("smap")
         stat = self.fresh("stat")
         rec, cfg, key, st = self.fresh("Rec"), self.fresh("Cfg"), self.fresh("Key"), self.fresh("St")
+        pt = self.fresh("Pt")
         kinds = [self.r.choice(["int", "float", "bool"]) for _ in range(self.r.randint(1, 3))]
         key_of = {"int": self.r.choice(["p.id % 7", "len(p.tag)", "p.hits[0] % 3"]),
                   "float": self.r.choice(["p.w", "floor(p.w)"]),
@@ -712,7 +713,8 @@ func {join}(v: [string], sep: string) -> {sj} {{
         box = self.fresh("Box")
         with_stat = self.r.random() < 0.5
         decls = [self.struct_decl(rec, [("id", "int"), ("w", "float"), ("on", "bool"),
-                                        ("hits", "[int]"), ("tag", "string")]),
+                                        ("hits", "[int]"), ("tag", "string"), ("at", pt)]),
+                 self.struct_decl(pt, [("x", "int"), ("y", "float")]),
                  self.struct_decl(cfg, [("k", "int"), ("scale", "float"), ("bonus", "[int]"),
                                         ("name", "string")]),
                  self.struct_decl(key, [(f"f{i}", t) for i, t in enumerate(kinds)])]
@@ -739,6 +741,8 @@ func {name}(rs: [{rec}], cfg: {cfg}, off: int) -> [{rec}] {{
                 p.hits[0] += cfg.bonus[g % len(cfg.bonus)];
             }}
             p.tag = {tag};
+            p.at.x += g;
+            p.at.y = p.at.y + p.w;
             if len(p.tag) > 30 {{ p.tag = slice(p.tag, len(p.tag) - 30, len(p.tag)); }}
             push(out, p);
             out[len(out) - 1].id += {self.int_expr(['g', 'k'])};
@@ -805,7 +809,7 @@ func {stat}(rs: [{rec}]) -> {st} {{
             return [f"var {rs}: [{rec}] = [];",
                     f"for i in 0 .. len({v}) {{",
                     f"    push({rs}, {rec}({v}[i], float({v}[i] % 100) * 0.5, {v}[i] % 2 == 0, "
-                    f"slice({v}, 0, i % 3), {self.r.choice(self.STR_LITS)} + str(i)));",
+                    f"slice({v}, 0, i % 3), {self.r.choice(self.STR_LITS)} + str(i), {pt}(i, 0.5)));",
                     "}",
                     f"var {out} = {name}({rs}, {cfg}({self.int_expr([])}, {self.float_expr([], [])}, "
                     f"[{self.int_lit()}, {self.int_lit()}], {self.r.choice(self.STR_LITS)}), 0);",
@@ -927,7 +931,8 @@ func {peek}(old: int, vold: [int]) -> int {{
                     f"var {s} = {step}({self.int_expr([])});",
                     f"print(\"{step}\", {s}, {blk}, {cnt});",
                     f"{cnt} = {self.int_expr(['a', cnt])};",
-                    f"print(\"{peek}\", {peek}({cnt}, {blk}), {cnt}, {stv});",
+                    self.r.choice([f"print(\"{peek}\", {peek}({cnt}, {blk}), {cnt}, {stv});",
+                                   f"print(\"{peek}\", {cnt} + {peek}({cnt}, {blk}), {cnt}, {stv});"]),
                     f"{s} = {step}({self.int_expr(['a'])});",
                     f"print(\"{step} again\", {s}, {blk}, {cnt}, {stv}.calls, {tg});"]
         return dist, call
