@@ -692,15 +692,16 @@ func {join}(v: [string], sep: string) -> {sj} {{
         """[Rec] -> [Rec] elementwise with field targets (concat), a bcast
         config struct with vector and string fields, a struct reduction
         (sum, max, or: shape-independent), and sort of a [Key] of int,
-        float and bool fields at the root."""
+        float, bool and string fields at the root."""
         name = self.fresh("smap")
         stat = self.fresh("stat")
         rec, cfg, key, st = self.fresh("Rec"), self.fresh("Cfg"), self.fresh("Key"), self.fresh("St")
         pt = self.fresh("Pt")
-        kinds = [self.r.choice(["int", "float", "bool"]) for _ in range(self.r.randint(1, 3))]
+        kinds = [self.r.choice(["int", "float", "bool", "string"]) for _ in range(self.r.randint(1, 3))]
         key_of = {"int": self.r.choice(["p.id % 7", "len(p.tag)", "p.hits[0] % 3"]),
                   "float": self.r.choice(["p.w", "floor(p.w)"]),
-                  "bool": self.r.choice(["p.on", "p.id > 0"])}
+                  "bool": self.r.choice(["p.on", "p.id > 0"]),
+                  "string": self.r.choice(["p.tag", "slice(p.tag, 0, min(len(p.tag), 1))"])}
         body = self.seq_block(["p.id", "k", "g"], None, "            ", self.r.randint(1, 2),
                               readonly=("k", "g"))
         w = self.float_expr(["p.w", "cfg.scale"], ["p.id", "g"])
