@@ -932,7 +932,7 @@ func {peek}(old: int, vold: [int]) -> int {{
                     f"var {s} = {step}({self.int_expr([])});",
                     f"print(\"{step}\", {s}, {blk}, {cnt});",
                     f"{cnt} = {self.int_expr(['a', cnt])};",
-                    self.r.choice([f"print(\"{peek}\", {peek}({cnt}, {blk}), {cnt}, {stv});",
+                    self.r.choice([f"print(\"{peek}\", {stv}, {peek}({cnt}, {blk}), {cnt}, {stv});",
                                    f"print(\"{peek}\", {cnt} + {peek}({cnt}, {blk}), {cnt}, {stv});"]),
                     f"{s} = {step}({self.int_expr(['a'])});",
                     f"print(\"{step} again\", {s}, {blk}, {cnt}, {stv}.calls, {tg});"]
