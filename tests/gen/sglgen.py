@@ -604,7 +604,9 @@ func {name}(v: [int]) -> [int] {{
                 body.append(f"{ind}if len(t) > {self.r.randint(3, 12)} {{ t = slice(t, 1, len(t) - 1); }}")
             else:
                 body.append(f"{ind}y += len(s) - len(t);")
+        sepc = self.fresh("SEP")
         src = self.struct_decl(sj, [("all", "string"), ("best", "string"), ("n", "int")])
+        src += f"const {sepc} = {self.r.choice(self.STR_LITS)} + {self.r.choice(self.STR_LITS)};\n"
         src += f"""
 func {name}(v: [string], k: int, off: int) -> [string] {{
     if worker {{
@@ -681,7 +683,7 @@ func {join}(v: [string], sep: string) -> {sj} {{
                     f"var {rs} = {name}({ss}, {self.int_expr([])}, 0);",
                     f"print(\"{name}\", {rs});",
                     f"print(\"{name} sorted\", sort({rs}), str(len({rs})) + \" strings\");",
-                    f"var {js} = {join}({rs}, {self.r.choice(self.STR_LITS)});",
+                    f"var {js} = {join}({rs}, {self.r.choice([*self.STR_LITS[:4], sepc, sepc])});",
                     f"print(\"{join}\", {js}, {js}.all, len({js}.all), {js}.best, "
                     f"{js} == {sj}({js}.all, {js}.best, {js}.n));"]
         return name, call
