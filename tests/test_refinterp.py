@@ -278,6 +278,34 @@ func main() {
     assert r.stdout.splitlines()[0] == "45 -3 -1 true"
 
 
+def test_node_variable_read_before_a_call_by_hand(tmp_path: Path) -> None:
+    """A vector or struct read from a node variable is the value it had
+    when it was read, though a later call of the statement changes the node
+    variable (docs/language.md §4: node variables are read in their place
+    among the calls; an assignment's value comes before its target's
+    indices; a function returns a value, not the variable)."""
+    src = tmp_path / "p.sgl"
+    src.write_text("""
+struct S { v: [int]; n: int; }
+var g = [1, 2];
+var t = S([5], 1);
+func bump() -> int { push(g, 9); push(t.v, 8); t.n += 1; return 0; }
+func getg() -> [int] { return g; }
+func main() {
+    print(getg(), bump(), g);
+    print(t, t.v, bump(), t);
+    var h: [[int]] = [[], []];
+    h[bump()] = g;
+    print(h, g);
+}
+""")
+    r = _interpret(src, "0", [], tmp_path)
+    assert r.status == 0, r.stderr
+    assert r.stdout == ("[1, 2] 0 [1, 2, 9]\n"
+                        "S(v=[5, 8], n=2) [5, 8] 0 S(v=[5, 8, 8], n=3)\n"
+                        "[[1, 2, 9, 9], []] [1, 2, 9, 9, 9]\n")
+
+
 def test_error_format(tmp_path: Path) -> None:
     src = tmp_path / "e.sgl"
     src.write_text("func main() {\n    var v = [1, 2];\n    print(1);\n    if master {\n"

@@ -18,7 +18,9 @@ left to right (each after its own arguments), then the remaining scalar
 operations, left to right; `&&`/`||` evaluate their right operand's hoisted
 operations only when the left one does not decide.  An assignment evaluates
 its value before its target's indices.  This decides which of two failing
-operations of one statement is reported.
+operations of one statement is reported.  A vector or struct read from a
+node variable is copied as it is read (`ev`), so that a later call of the
+statement that changes the variable does not change the value read.
 
 Run-time errors raise `Fail` (the message, its line:col and the node's
 path); `run()` turns it into `path:L:C: runtime error: MSG (node P)` and
@@ -89,6 +91,7 @@ class Interp:
         self.consts: dict[int, Any] = {}
         self.const_decl = {id(c.sym): c for c in prog.consts if c.sym is not None}
         self._hoist_cache: dict[int, bool] = {}
+        self._rooted_cache: dict[int, bool] = {}
         # files used in the current pardo child's subtree: path -> written
         self.files: dict[str, tuple[str, bool]] = {}
 
@@ -411,12 +414,34 @@ class Interp:
         return isinstance(e, A.VecLit)
 
     def ev(self, e: A.Expr) -> Any:
-        """The value of a whole expression (hoisted operations first)."""
+        """The value of a whole expression (hoisted operations first).  A
+        vector or struct read from a node variable is a copy: a call later
+        in the statement may change the node variable (`print(g, f())`,
+        `return g;`, `v[f()] = g;`), and the value is the one read."""
         if not self.has_hoist(e):
-            return self.inline(e, None)
-        memo: dict[int, Any] = {}
-        self.hoist(e, memo)
-        return self.inline(e, memo)
+            v = self.inline(e, None)
+        else:
+            memo: dict[int, Any] = {}
+            self.hoist(e, memo)
+            v = self.inline(e, memo)
+        if (type(v) is list or type(v) is Struct) and self.node_rooted(e):
+            return copy_value(v)
+        return v
+
+    def node_rooted(self, e: A.Expr) -> bool:
+        """Is e a node variable, or a chain of `[i]` and `.f` after one?"""
+        k = id(e)
+        r = self._rooted_cache.get(k)
+        if r is None:
+            b = e
+            while not isinstance(b, A.Name):
+                nxt = getattr(b, "base", None)
+                if not isinstance(nxt, A.Expr) or isinstance(b, (A.Call, A.VecLit)):
+                    break
+                b = nxt
+            r = isinstance(b, A.Name) and b.sym is not None and b.sym.kind == "node"
+            self._rooted_cache[k] = r
+        return r
 
     def hoist(self, e: A.Expr, memo: dict[int, Any]) -> None:
         if type(e) is A.Name and e.sym is not None and e.sym.kind == "node":  # type: ignore[attr-defined]
