@@ -75,7 +75,8 @@ class Exprs(CheckerBase):
             self.error(
                 e.span,
                 f"the initial value of node variable '{self.in_init.name}' must be built from "
-                f"literals, constants, operators, indexing and vector literals, not {what}",
+                "literals, constants, operators, indexing, field access, vector literals and "
+                f"struct constructors, not {what}",
                 ["it is computed when the program is compiled; give the variable its value "
                  "at run time with an assignment (in main, or where it is first needed)"],
             )
