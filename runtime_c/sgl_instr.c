@@ -26,6 +26,7 @@
 #include "sgl_speed.h"
 
 #include <errno.h>
+#include <math.h>
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -116,13 +117,26 @@ int sgl_instr_option(const char *arg)
  * [{"level": k, "l": ..., "g_scatter": ..., "g_bcast": ..., "g_gather": ...},
  * ...].  Only those keys are read here; a missing l or g is 0. */
 
-static double member_num(const json_doc *d, const json_val *o, const char *key)
+/* A level's parameter: 0 when absent; false (the reason in why) when it
+ * is not a finite number >= 0 (a time cannot be negative, and an infinite
+ * one would make the report's JSON invalid). */
+static bool member_num(const json_doc *d, const json_val *o, const char *key, int level,
+                       double *out, char *why, size_t whylen)
 {
     const json_val *v = json_get(d, o, key);
-    return v && v->kind == JSON_NUMBER ? v->num : 0;
+    *out = 0;
+    if (!v) return true;
+    if (v->kind != JSON_NUMBER || !isfinite(v->num) || v->num < 0) {
+        snprintf(why, whylen, "level %d: \"%s\" is not a finite number >= 0", level, key);
+        return false;
+    }
+    *out = v->num;
+    return true;
 }
 
-/* False, with the reason in why, if the file gives no level's parameters. */
+/* False, with the reason in why, if the file gives no level's parameters
+ * or a bad one (a level that is not a whole number from 0, a parameter
+ * that is not a finite number >= 0). */
 static bool load_machine(const char *path, char *why, size_t whylen)
 {
     FILE *f = fopen(path, "rb");
@@ -148,7 +162,7 @@ static bool load_machine(const char *path, char *why, size_t whylen)
     sgl_buf_put(&text, "", 1);
     json_doc doc;
     char jwhy[160];
-    bool any = false;
+    bool any = false, bad = false;
     if (!json_parse(text.data, &doc, jwhy, sizeof jwhy)) {
         snprintf(why, whylen, "not valid JSON: %s", jwhy);
         sgl_buf_free(&text);
@@ -158,14 +172,31 @@ static bool load_machine(const char *path, char *why, size_t whylen)
     for (int k = 0; levels && levels->kind == JSON_ARRAY && k < levels->n; k++) {
         const json_val *o = json_item(&doc, levels, k);
         const json_val *lv = json_get(&doc, o, "level");
-        if (!lv || lv->kind != JSON_NUMBER || lv->num < 0 || lv->num >= MAX_LEVELS) continue;
-        machine[(int)lv->num] = (machine_level){true, member_num(&doc, o, "l"),
-                                                {member_num(&doc, o, "g_scatter"),
-                                                 member_num(&doc, o, "g_bcast"),
-                                                 member_num(&doc, o, "g_gather")}};
+        if (!lv) continue;
+        if (lv->kind != JSON_NUMBER || lv->num < 0 || lv->num != floor(lv->num)) {
+            snprintf(why, whylen, "a \"level\" that is not a whole number >= 0");
+            bad = true;
+            break;
+        }
+        if (lv->num >= MAX_LEVELS) continue;
+        int l = (int)lv->num;
+        machine_level m = {true, 0, {0, 0, 0}};
+        if (!member_num(&doc, o, "l", l, &m.l, why, whylen) ||
+            !member_num(&doc, o, "g_scatter", l, &m.g[0], why, whylen) ||
+            !member_num(&doc, o, "g_bcast", l, &m.g[1], why, whylen) ||
+            !member_num(&doc, o, "g_gather", l, &m.g[2], why, whylen)) {
+            bad = true;
+            break;
+        }
+        machine[l] = m;
         any = true;
     }
-    if (!any) snprintf(why, whylen, "no \"levels\" with a \"level\"");
+    if (bad) {
+        for (int l = 0; l < MAX_LEVELS; l++) machine[l] = (machine_level){0};
+        any = false;
+    } else if (!any) {
+        snprintf(why, whylen, "no \"levels\" with a \"level\"");
+    }
     json_free(&doc);
     sgl_buf_free(&text);
     return any;

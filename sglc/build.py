@@ -104,7 +104,19 @@ def atomic_output(out: Path) -> Iterator[Path]:
     to out when the block ends without an error, removed otherwise.  A
     reader of out (a concurrent `sglc run`, a running executable) sees the
     old file or the whole new one, never a part.  OutputError when out's
-    folder cannot be made or written."""
+    folder cannot be made or written.  An out that exists and is not a
+    regular file (/dev/null, /dev/full, a FIFO) is written into, as the C
+    compiler does, never replaced by a rename."""
+    if out.exists() and not out.is_file():
+        with tempfile.TemporaryDirectory(prefix="sglc-out-") as d:
+            tmp_out = Path(d) / out.name
+            yield tmp_out
+            try:
+                with open(tmp_out, "rb") as src, open(out, "wb") as dst:
+                    shutil.copyfileobj(src, dst)
+            except OSError as e:
+                raise OutputError(f"cannot write {out}: {e.strerror or e}") from None
+        return
     try:
         out.parent.mkdir(parents=True, exist_ok=True)
         fd, tmp = tempfile.mkstemp(prefix=f".{out.name}.", suffix=".tmp", dir=out.parent)

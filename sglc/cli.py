@@ -687,9 +687,51 @@ def lsp_cmd(stdio: bool, debug: bool) -> None:
             click.echo(f"sglc: error: the language server needs pygls and lsprotocol ({e}); "
                        "install them with: pip install 'sglc[lsp]'", err=True)
             raise _Failure(EXIT_USAGE) from None
-        server.start_io()
+        if _stdout_closed():
+            click.echo("sglc: error: cannot write standard output: it is closed, and the "
+                       "language server talks to its client over it", err=True)
+            raise _Failure(EXIT_USAGE)
+        server.start_io(stdout=_ServerOutput(sys.stdout.buffer))
 
     _guard(go, debug)
+
+
+class _ServerOutput(io.RawIOBase):
+    """The language server's standard output: pygls reports a failed write
+    and goes on (for ever, on a full disk), so a failure ends sglc here, as
+    for any other command (_output_failure): a client gone, 141 quietly;
+    any other error, exit 2 with one line."""
+
+    def __init__(self, out: io.BufferedWriter) -> None:
+        self.out = out
+
+    def writable(self) -> bool:
+        return True
+
+    def write(self, b) -> int:  # type: ignore[no-untyped-def,override]
+        try:
+            n = self.out.write(b)
+            self.out.flush()
+            return n
+        except OSError as e:
+            self._fail(e)
+            raise
+
+    def flush(self) -> None:
+        try:
+            self.out.flush()
+        except OSError as e:
+            self._fail(e)
+            raise
+
+    @staticmethod
+    def _fail(e: OSError) -> None:
+        if e.errno == errno.EPIPE:
+            os._exit(128 + signal.SIGPIPE)
+        try:
+            os.write(2, f"sglc: error: cannot write standard output: {e.strerror}\n".encode())
+        finally:
+            os._exit(EXIT_USAGE)
 
 
 @cli.command("doctor")

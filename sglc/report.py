@@ -12,6 +12,7 @@ the page as runtime_c/sgl_report_html.h, which ``python -m sglc.report
 from __future__ import annotations
 
 import json
+import math
 import sys
 from pathlib import Path
 from typing import Any
@@ -97,8 +98,11 @@ def predict(stats: dict[str, Any], machine: dict[str, Any]) -> list[dict[str, An
     (the runtime's --sgl-predict, per level)."""
     params: dict[int, dict[str, Any]] = {}
     for lv in machine.get("levels") or []:
-        if isinstance(lv, dict) and isinstance(lv.get("level"), int):
-            params[lv["level"]] = lv
+        level = lv.get("level") if isinstance(lv, dict) else None
+        if isinstance(level, float) and level.is_integer():
+            level = int(level)
+        if isinstance(level, int) and not isinstance(level, bool):
+            params[level] = lv
     rows = []
     for lv in stats.get("levels") or []:
         p = params.get(lv["level"], {})
@@ -112,6 +116,27 @@ def predict(stats: dict[str, Any], machine: dict[str, Any]) -> list[dict[str, An
         rows.append({"level": lv["level"], "predicted": pred, "measured": lv["time"]["total"],
                      "known": bool(p)})
     return rows
+
+
+def _check_machine(machine: dict[str, Any], path: str) -> None:
+    """The rules the runtime's --sgl-predict reads a machine file by: a
+    level is a whole number >= 0, each of l, g_scatter, g_bcast, g_gather
+    absent (0) or a finite number >= 0 (an infinite one would make the
+    page's JSON invalid, a negative time is no time)."""
+    for lv in machine["levels"]:
+        if not isinstance(lv, dict) or "level" not in lv:
+            continue
+        level = lv["level"]
+        if isinstance(level, float) and level.is_integer():
+            level = int(level)
+        if isinstance(level, bool) or not isinstance(level, int) or level < 0:
+            raise ReportError(f"machine file {path}: a \"level\" that is not a whole number >= 0")
+        for key in ("l", *("g_" + op for op in OPS)):
+            v = lv.get(key, 0)
+            if isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v) \
+                    or v < 0:
+                raise ReportError(f"machine file {path}: level {level}: \"{key}\" is not a "
+                                  "finite number >= 0")
 
 
 def build(stats_path: str, trace_path: str | None = None,
@@ -131,6 +156,7 @@ def build(stats_path: str, trace_path: str | None = None,
         machine = _load(machine_path, "machine file")
         if not isinstance(machine, dict) or not isinstance(machine.get("levels"), list):
             raise ReportError(f"{machine_path} is not a machine file of sglc probe")
+        _check_machine(machine, machine_path)
         try:
             rows = predict(stats, machine)
         except (KeyError, TypeError) as e:

@@ -817,3 +817,41 @@ def test_sglc_run_with_stdout_closed_refuses(tiny: Path, np_: str | None) -> Non
     rc, err = _sglc_with_stdout(args, "closed", tiny.parent)
     assert rc == 2, (rc, err)
     assert "standard output is closed: the program's output would be lost" in err
+
+
+def test_an_output_that_is_not_a_regular_file_is_written_into(tiny: Path) -> None:
+    """`-o` naming a FIFO (or /dev/null, /dev/full) writes into it, as cc
+    does; it is never replaced by the rename that makes a regular output
+    appear whole (as root, that replaced /dev/full with the executable)."""
+    import stat
+    import threading
+
+    fifo = tiny.parent / "pipe"
+    os.mkfifo(fifo)
+    got: list[bytes] = []
+    reader = threading.Thread(target=lambda: got.append(fifo.read_bytes()))
+    reader.start()
+    rc, out, err = sglc_run("tiny.sgl", "-o", "pipe", cwd=tiny.parent)
+    reader.join(timeout=60)
+    assert rc == 0, err
+    assert stat.S_ISFIFO(fifo.stat().st_mode)
+    assert got and got[0][:4] == b"\x7fELF"
+
+
+@pytest.mark.parametrize("stdout", ["closed", "full", "gone"])
+def test_the_language_server_with_a_bad_stdout(tiny: Path, stdout: str) -> None:
+    """pygls reports a failed write and carries on (for ever on a full
+    disk): sglc lsp ends as every command does (exit 2 and one line;
+    141 quietly for a client gone)."""
+    pytest.importorskip("pygls")
+    if stdout == "full" and not Path("/dev/full").exists():
+        pytest.skip("no /dev/full")
+    body = '{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"capabilities":{}}}'
+    msg = f"Content-Length: {len(body)}\r\n\r\n{body}"
+    rc, err = _sglc_with_stdout(["lsp"], stdout, tiny.parent, stdin=msg)
+    assert_no_traceback(err)
+    if stdout == "gone":
+        assert rc == 141 and err == "", (rc, err)
+        return
+    assert rc == 2, (rc, err)
+    assert err.startswith("sglc: error: cannot write standard output: ") and err.count("\n") == 1

@@ -282,3 +282,26 @@ def test_sglc_report_in_a_browser(tmp_path: Path) -> None:
     assert m and 'data-busy="0.06"' in m.group(0) and 'data-wait="0.14' in m.group(0)
     assert 'id="sgl-predict"' in dom and "No timeline" in dom
     assert len(shot.read_bytes()) > 20_000
+
+
+@pytest.mark.parametrize("bad, why", [
+    ({"level": 0, "l": 1e-3, "g_scatter": 1e400}, 'level 0: "g_scatter" is not a finite number >= 0'),
+    ({"level": 0, "l": -1.0}, 'level 0: "l" is not a finite number >= 0'),
+    ({"level": 1.5, "l": 1e-3}, 'a "level" that is not a whole number >= 0'),
+])
+def test_a_bad_machine_file(sglc_compile, reduce_src: Path, tmp_path: Path, bad: dict,
+                            why: str) -> None:
+    """An infinite (1e400), negative or misplaced parameter: the runtime
+    says why and predicts without parameters (the page's JSON stays
+    valid: no `inf` in it); sglc report refuses the file (exit 2)."""
+    exe = sglc_compile(reduce_src, "omp").require()
+    m, r, s = tmp_path / "m.json", tmp_path / "r.html", tmp_path / "s.json"
+    m.write_text(json.dumps({"levels": [bad]}).replace("Infinity", "1e400"))
+    rc, _, err = run_program(exe, 1, "2x2", [f"--sgl-report={r}", f"--sgl-predict={m}",
+                                             f"--sgl-stats={s}", str(N)])
+    assert rc == 0, err
+    assert f"cannot read machine parameters from '{m}': {why}" in err
+    data = check_page(r.read_text())  # parses: valid JSON
+    assert data["predict"] and not any(row["known"] for row in data["predict"])
+    rc, _, err = run_sglc("report", str(s), "--machine", str(m), "-o", "x.html", cwd=tmp_path)
+    assert rc == 2 and err == f"sglc: error: machine file {m}: {why}\n", err
