@@ -595,7 +595,7 @@ def _refuse_source_as_output(source: str, dest: str) -> None:
 @click.option("--machine", "machine", default=None, metavar="MACHINE.json",
               help="A machine file of sglc probe: predicted against measured time per level.")
 @click.option("-o", "output", default="report.html", show_default=True, metavar="FILE.html",
-              help="The page to write.")
+              help="The page to write ('-': standard output).")
 @_debug_opt
 def report_cmd(stats: str, trace: str | None, machine: str | None, output: str,
                debug: bool) -> None:
@@ -612,6 +612,9 @@ def report_cmd(stats: str, trace: str | None, machine: str | None, output: str,
         except report.ReportError as e:
             click.echo(f"sglc: error: {e}", err=True)
             raise _Failure(EXIT_USAGE) from None
+        if output == "-":  # as --emit's -o -
+            sys.stdout.write(page)
+            return
         try:
             Path(output).write_text(page, encoding="utf-8")
         except OSError as e:

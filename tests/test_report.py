@@ -151,6 +151,10 @@ def test_sglc_report_from_files(sglc_compile, reduce_src: Path, tmp_path: Path) 
     assert rows[0]["predicted"] == pytest.approx(want0, rel=1e-12) and rows[0]["known"]
     assert rows[0]["measured"] == lv0["time"]["total"]
     assert rows[1]["predicted"] == pytest.approx(lv1["time"]["compute_max"]) and not rows[1]["known"]
+    # -o -: the page on standard output, as --emit's -o -
+    rc, out, err = run_sglc("report", str(s), "-o", "-", cwd=tmp_path)
+    assert rc == 0 and not (tmp_path / "-").exists(), err
+    assert check_page(out)["stats"] == stats
     # stats alone: no trace, no prediction
     rc, _, err = run_sglc("report", str(s), "-o", "only.html", cwd=tmp_path)
     assert rc == 0, err
