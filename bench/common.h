@@ -58,4 +58,13 @@ static inline void *xmalloc(size_t n)
     return p;
 }
 
+/* rand_floats(n, seed) into a fresh array: the brief's (draw >> 11) * 2^-53. */
+static inline double *rand_floats(int64_t n, int64_t seed)
+{
+    double *v = xmalloc((size_t)(n > 0 ? n : 1) * sizeof *v);
+    uint64_t s = (uint64_t)seed;
+    for (int64_t i = 0; i < n; i++) v[i] = (double)(splitmix64_next(&s) >> 11) * 0x1p-53;
+    return v;
+}
+
 #endif

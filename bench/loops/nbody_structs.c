@@ -6,14 +6,6 @@
 
 typedef struct body { double x, y, z, m; } body;
 
-static double *rand_floats(int64_t n, int64_t seed)
-{
-    double *v = xmalloc((size_t)n * sizeof *v);
-    uint64_t s = (uint64_t)seed;
-    for (int64_t i = 0; i < n; i++) v[i] = (double)(splitmix64_next(&s) >> 11) * 0x1p-53;
-    return v;
-}
-
 int main(int argc, char **argv)
 {
     int64_t n = arg_n(argc, argv, 3000);
