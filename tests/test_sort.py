@@ -23,6 +23,7 @@ import math
 from pathlib import Path
 
 from conftest import REPO, CompileCache, run_program
+from models.brief_random import draws, rand_floats, rand_ints
 
 PROGRAM = REPO / "tests" / "programs" / "sort_typed.sgl"
 GOLDEN = PROGRAM.with_suffix(".out")
@@ -36,25 +37,6 @@ def wrap(x: int) -> int:
     """x as a 64-bit two's complement int."""
     x &= MASK
     return x - (1 << 64) if x >> 63 else x
-
-
-def draws(n: int, seed: int) -> list[int]:
-    s, out = seed & MASK, []
-    for _ in range(n):
-        s = (s + 0x9E3779B97F4A7C15) & MASK
-        z = s
-        z = ((z ^ (z >> 30)) * 0xBF58476D1CE4E5B9) & MASK
-        z = ((z ^ (z >> 27)) * 0x94D049BB133111EB) & MASK
-        out.append(z ^ (z >> 31))
-    return out
-
-
-def rand_ints(n: int, lo: int, hi: int, seed: int) -> list[int]:
-    return [lo + d % (hi - lo) for d in draws(n, seed)]
-
-
-def rand_floats(n: int, seed: int) -> list[float]:
-    return [(d >> 11) * 2.0**-53 for d in draws(n, seed)]
 
 
 def sort_key(x: float | int) -> tuple:

@@ -1,19 +1,7 @@
 """Model of tests/programs/structs_nodevars.sgl from the brief (§4, §8:
 SplitMix64, rand_ints), not from sglc: the tree only distributes the points."""
 
-M = 2**64
-
-
-def rand_ints(n, lo, hi, seed):
-    s, out = seed % M, []
-    for _ in range(n):
-        s = (s + 0x9E3779B97F4A7C15) % M
-        z = s
-        z = ((z ^ (z >> 30)) * 0xBF58476D1CE4E5B9) % M
-        z = ((z ^ (z >> 27)) * 0x94D049BB133111EB) % M
-        out.append(lo + (z ^ (z >> 31)) % (hi - lo))
-    return out
-
+from brief_random import rand_ints
 
 n = 50
 pts = list(zip(rand_ints(n, -100, 100, 7), rand_ints(n, -100, 100, 8)))

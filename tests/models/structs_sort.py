@@ -2,18 +2,7 @@
 rand_ints, sort of structs), not from sglc."""
 import math
 
-M = 2**64
-
-
-def rand_ints(n, lo, hi, seed):
-    s, out = seed % M, []
-    for _ in range(n):
-        s = (s + 0x9E3779B97F4A7C15) % M
-        z = s
-        z = ((z ^ (z >> 30)) * 0xBF58476D1CE4E5B9) % M
-        z = ((z ^ (z >> 27)) * 0x94D049BB133111EB) % M
-        out.append(lo + (z ^ (z >> 31)) % (hi - lo))
-    return out
+from brief_random import rand_ints
 
 
 def fkey(x):  # floats as '<' orders them, -0.0 == 0.0, NaNs equal and last
