@@ -9,6 +9,7 @@ tests/errors/bitwise_*.sgl and const_shift_range.sgl."""
 from __future__ import annotations
 
 import pytest
+from test_frontend import shape  # the fully parenthesised rendering
 
 from sglc import ast as A
 from sglc import pipeline
@@ -21,19 +22,6 @@ from sglc.irtext import format_program as ir_text
 DECLS = "var a = 1; var b = 2; var c = 3; var d = 4; var m = 12; var x = 5; var v = [1, 2];"
 
 
-def shape(e: A.Expr) -> str:
-    if isinstance(e, A.Binary):
-        return f"({shape(e.left)} {e.op} {shape(e.right)})"
-    if isinstance(e, A.Unary):
-        return f"({e.op}{shape(e.operand)})"
-    if isinstance(e, A.Index):
-        return f"{shape(e.base)}[{shape(e.index)}]"
-    if isinstance(e, A.Name):
-        return e.id
-    if isinstance(e, A.IntLit):
-        return str(e.value)
-    assert isinstance(e, A.BoolLit)
-    return "true" if e.value else "false"
 
 
 def expr_of(src: str) -> A.Expr:
