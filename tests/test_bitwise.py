@@ -22,8 +22,6 @@ from sglc.irtext import format_program as ir_text
 DECLS = "var a = 1; var b = 2; var c = 3; var d = 4; var m = 12; var x = 5; var v = [1, 2];"
 
 
-
-
 def expr_of(src: str) -> A.Expr:
     prog = load_source(f"func main() {{ {DECLS} var r = {src}; print(r); }}", "t.sgl")
     decl = next(f for f in prog.funcs if f.name == "main").body.stmts[-2]
