@@ -729,12 +729,9 @@ class _ServerOutput(io.RawIOBase):
 
     @staticmethod
     def _fail(e: OSError) -> None:
-        if e.errno == errno.EPIPE:
-            os._exit(128 + signal.SIGPIPE)
-        try:
-            os.write(2, f"sglc: error: cannot write standard output: {e.strerror}\n".encode())
-        finally:
-            os._exit(EXIT_USAGE)
+        # from pygls's writer thread: end the process with the status and
+        # the line of any other command (_output_failure)
+        os._exit(_output_failure(e) or EXIT_USAGE)
 
 
 @cli.command("doctor")
