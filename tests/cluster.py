@@ -252,12 +252,18 @@ class Cluster:
         return found
 
     def close(self) -> None:
-        """Remove everything start made (safe to call more than once)."""
-        for pid in self.stray_processes():
-            try:
-                os.kill(pid, signal.SIGKILL)
-            except ProcessLookupError:
-                pass
+        """Remove everything start made (safe to call more than once).  The
+        processes left in the hosts are killed until none is left (a daemon
+        may still start one while the first ones die: the test of close
+        once found one there right after it), for at most 10 s."""
+        deadline = time.monotonic() + 10
+        while (strays := self.stray_processes()) and time.monotonic() < deadline:
+            for pid in strays:
+                try:
+                    os.kill(pid, signal.SIGKILL)
+                except ProcessLookupError:
+                    pass
+            time.sleep(0.05)
         procs = [h.proc for h in self.hosts] + ([self.switch] if self.switch else [])
         for p in procs:
             if p.poll() is None:
