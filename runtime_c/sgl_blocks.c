@@ -17,6 +17,7 @@
 #include <sys/mman.h>
 #include <sys/resource.h>
 #include <sys/syscall.h>
+#include <time.h>
 #include <unistd.h>
 
 /* Buffers of at least MAP_MIN bytes are mapped with MAP_POPULATE: the
@@ -59,7 +60,31 @@
  *   progress, so that the peak memory stays what it was.
  * At most UNMAP_QUEUE_MAX buffers wait; more are unmapped by the caller. */
 #define UNMAP_CHUNK ((size_t)8 << 20)
-#define UNMAP_QUEUE_MAX 4
+#define UNMAP_QUEUE_MAX 8
+
+/* Freed big buffers are kept for reuse first, as jemalloc's decay does:
+ * at most KEEP_MAX of them, for at most KEEP_NS, by the process (any
+ * thread).  A big allocation takes the smallest kept buffer that holds it
+ * and wastes at most a quarter of it (zeroed with memset when asked for:
+ * about a quarter of a fresh mapping's cost) instead of mapping and
+ * populating new pages: an iterative program that frees and allocates
+ * vectors of the same length every iteration maps them once, and the
+ * PSRS sort's children copy their buckets into the buffers they sorted
+ * into one superstep before.  Where none fits, every kept buffer is
+ * unmapped before the new mapping, so that the peak memory of a program
+ * that allocates bigger and bigger vectors stays what it was; one freed
+ * while KEEP_MAX are kept sends the oldest to be unmapped.  The
+ * background thread unmaps those kept longer than KEEP_NS (not during a
+ * superstep on threads).  Without the thread nothing is kept. */
+#define KEEP_MAX 4
+#define KEEP_NS ((int64_t)1000000000)
+/* Not under AddressSanitizer, where a use of a freed big vector must
+ * fault as it does once the vector is unmapped. */
+#if defined(__SANITIZE_ADDRESS__)
+#define KEEP_ON false
+#else
+#define KEEP_ON true
+#endif
 
 static pthread_mutex_t unmap_mu = PTHREAD_MUTEX_INITIALIZER;
 /* broadcast when a buffer is queued and when a chunk is done */
@@ -83,6 +108,22 @@ static cpu_set_t unmap_cpus;
 static bool unmap_cpus_known;
 #endif
 static _Atomic bool unmap_no_spread; /* sgl_unmap_spread(false) */
+/* under unmap_mu: the kept buffers, oldest first, and when each was freed */
+static struct {
+    char *p;
+    size_t len;
+    int64_t at;
+} kept[KEEP_MAX];
+static int nkept;
+
+/* CLOCK_REALTIME, the clock of pthread_cond_timedwait, in ns (a jump of
+ * the clock only moves an expiry) */
+static int64_t clock_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
 
 /* Takes the next chunk of the oldest queued buffer (under unmap_mu). */
 static bool unmap_take(char **p, size_t *len)
@@ -100,6 +141,27 @@ static bool unmap_take(char **p, size_t *len)
     }
     unmap_busy++;
     return true;
+}
+
+/* Queues p for the background thread (under unmap_mu), or unmaps it
+ * there when the queue is full or there is no thread. */
+static void unmap_enqueue(char *p, size_t len)
+{
+    if (!unmap_started || unmap_count >= UNMAP_QUEUE_MAX) {
+        munmap(p, len);
+        return;
+    }
+    int tail = (unmap_head + unmap_count) % UNMAP_QUEUE_MAX;
+    unmap_q[tail].p = p;
+    unmap_q[tail].len = len;
+    unmap_count++;
+}
+
+/* Drops kept[i] from the kept buffers (under unmap_mu). */
+static void kept_remove(int i)
+{
+    memmove(&kept[i], &kept[i + 1], (size_t)(nkept - i - 1) * sizeof kept[0]);
+    nkept--;
 }
 
 /* Unmaps a chunk taken by unmap_take (called and returning under unmap_mu). */
@@ -143,6 +205,9 @@ void sgl_unmap_after_fork(void)
     pthread_cond_init(&unmap_cv, NULL);
     unmap_busy = 0;
     unmap_started = unmap_tried = unmap_pending = false;
+    for (int i = 0; i < nkept; i++) /* this process's copies */
+        munmap(kept[i].p, kept[i].len);
+    nkept = 0;
     atomic_store(&unmap_holds, 0);
 #if defined(__linux__) && defined(CPU_SET)
     unmap_cpus_known = false;
@@ -182,9 +247,25 @@ static void *unmap_thread(void *arg)
     for (;;) {
         char *p;
         size_t len;
-        while (!unmap_take(&p, &len))
+        if (unmap_take(&p, &len)) {
+            unmap_chunk(p, len);
+            continue;
+        }
+        if (nkept == 0) {
             pthread_cond_wait(&unmap_cv, &unmap_mu);
-        unmap_chunk(p, len);
+        } else if (atomic_load(&unmap_holds) > 0) {
+            unmap_pending = true; /* the last sgl_unmap_release wakes it */
+            pthread_cond_wait(&unmap_cv, &unmap_mu);
+        } else {
+            int64_t due = kept[0].at + KEEP_NS;
+            if (clock_ns() >= due) { /* kept too long: unmapped */
+                unmap_enqueue(kept[0].p, kept[0].len);
+                kept_remove(0);
+                continue;
+            }
+            struct timespec ts = {(time_t)(due / 1000000000), (long)(due % 1000000000)};
+            (void)pthread_cond_timedwait(&unmap_cv, &unmap_mu, &ts);
+        }
     }
     return NULL;
 }
@@ -206,27 +287,103 @@ static void unmap_start(void)
     pthread_attr_destroy(&attr);
 }
 
+/* A kept buffer for `all` bytes (its length in *len), or NULL: the
+ * smallest that holds them, else the longest, grown with mremap: its
+ * pages stay and only the new ones are populated (PSRS's buckets differ
+ * by a few elements; the root's concatenation of its children's results
+ * is their sum).  One that would waste more than a quarter is split: the
+ * rest is kept as another buffer when it is a big one (a vector freed
+ * after its children's parts were copied gives each child's next vector
+ * its pages), else unmapped.  Growing by more than an eighth sends the
+ * other kept buffers to be unmapped, as a miss does: a program whose
+ * vectors grow keeps its peak memory. */
+static void *kept_take(size_t all, size_t *len)
+{
+    pthread_mutex_lock(&unmap_mu);
+    int best = -1;
+    for (int i = 0; i < nkept; i++) {
+        size_t l = kept[i].len, b = best < 0 ? 0 : kept[best].len;
+        if (best < 0 || (l >= all ? b < all || l < b : b < all && l > b))
+            best = i;
+    }
+    if (best < 0) {
+        pthread_mutex_unlock(&unmap_mu);
+        return NULL;
+    }
+    char *p = kept[best].p;
+    size_t have = kept[best].len;
+    kept_remove(best);
+    if (have < all - all / 8)
+        while (nkept > 0) {
+            unmap_enqueue(kept[0].p, kept[0].len);
+            kept_remove(0);
+        }
+    size_t page = (size_t)sysconf(_SC_PAGESIZE), want = (all + page - 1) / page * page,
+           had = (have + page - 1) / page * page; /* the pages mapped */
+    if (have >= all && have - all > have / 4) { /* split */
+        char *rest = p + want;
+        if (had - want >= MAP_MIN) {
+            kept[nkept].p = rest;
+            kept[nkept].len = had - want;
+            kept[nkept].at = clock_ns();
+            nkept++;
+        } else {
+            unmap_enqueue(rest, had - want);
+        }
+        have = want;
+    }
+    pthread_mutex_unlock(&unmap_mu);
+    if (have >= all) {
+        *len = have;
+        return p;
+    }
+#ifdef MREMAP_MAYMOVE
+    char *q = mremap(p, had, want, MREMAP_MAYMOVE);
+    if (q != MAP_FAILED) {
+#ifdef MADV_POPULATE_WRITE
+        if (want > had) /* best effort: else the new pages fault in */
+            (void)madvise(q + had, want - had, MADV_POPULATE_WRITE);
+#endif
+        *len = want;
+        return q;
+    }
+#endif
+    munmap(p, have);
+    return NULL;
+}
+
 __attribute__((noinline)) static void unmap_block(char *p, size_t len)
 {
     pthread_mutex_lock(&unmap_mu);
-    bool queued = unmap_started && unmap_count < UNMAP_QUEUE_MAX, wake = false;
-    if (queued) {
-        int tail = (unmap_head + unmap_count) % UNMAP_QUEUE_MAX;
-        unmap_q[tail].p = p;
-        unmap_q[tail].len = len;
-        unmap_count++;
-        if (atomic_load(&unmap_holds) > 0) {
-            unmap_pending = true; /* the last sgl_unmap_release wakes it */
-        } else {
-            unmap_avoid_me();
-            wake = true;
+    if (!unmap_started) { /* nothing is kept nor queued without the thread */
+        pthread_mutex_unlock(&unmap_mu);
+        munmap(p, len);
+        return;
+    }
+    bool first = nkept == 0;
+    if (KEEP_ON) {
+        if (nkept == KEEP_MAX) { /* the oldest is unmapped */
+            unmap_enqueue(kept[0].p, kept[0].len);
+            kept_remove(0);
         }
+        kept[nkept].p = p;
+        kept[nkept].len = len;
+        kept[nkept].at = clock_ns();
+        nkept++;
+    } else {
+        unmap_enqueue(p, len);
+    }
+    /* the thread is woken to unmap, or to time the first kept buffer */
+    bool wake = unmap_count > 0 || (KEEP_ON && first);
+    if (wake && atomic_load(&unmap_holds) > 0) {
+        unmap_pending = true; /* the last sgl_unmap_release wakes it */
+        wake = false;
+    } else if (wake && unmap_count > 0) {
+        unmap_avoid_me();
     }
     pthread_mutex_unlock(&unmap_mu);
     if (wake) /* after the unlock, or it wakes to block on the mutex */
         pthread_cond_broadcast(&unmap_cv);
-    if (!queued)
-        munmap(p, len);
 }
 
 /* Before a big mapping: the buffers freed before it are unmapped (the
@@ -236,6 +393,10 @@ static void unmap_wait(void)
 {
     pthread_mutex_lock(&unmap_mu);
     unmap_start();
+    while (nkept > 0) { /* none fits: unmapped first */
+        unmap_enqueue(kept[0].p, kept[0].len);
+        kept_remove(0);
+    }
     for (;;) {
         char *p;
         size_t len;
@@ -353,7 +514,15 @@ static void small_put(int cls, void *blk)
 void *sgl_block_alloc(size_t all, bool zero, int64_t *kind)
 {
     if (all >= MAP_MIN) {
-        void *p = map_block(all); /* mapped memory is zeroed */
+        size_t len;
+        void *p = kept_take(all, &len);
+        if (p) {
+            if (zero)
+                memset(p, 0, all);
+            *kind = (int64_t)len;
+            return p;
+        }
+        p = map_block(all); /* mapped memory is zeroed */
         if (p) {
             *kind = (int64_t)all;
             return p;

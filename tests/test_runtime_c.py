@@ -273,3 +273,21 @@ def test_library_call_boundary(config: str, tmp_path: Path) -> None:
     res = subprocess.run([str(exe)], capture_output=True, text=True, timeout=60,
                          env={**os.environ, "OMP_NUM_THREADS": "2"})
     assert (res.returncode, res.stdout) == (0, "ok\n"), res.stderr
+
+
+@pytest.mark.parametrize("sanitize", [False, True], ids=["plain", "asan"])
+def test_c_block_tests(build, sanitize: bool, tmp_path: Path) -> None:
+    """Big blocks kept for reuse, split, grown and unmapped after their
+    time (runtime_c/tests/test_blocks.c); AddressSanitizer keeps none."""
+    if sanitize:
+        exe = build("test_blocks")
+    else:
+        exe = tmp_path / "test_blocks"
+        res = _compile(exe, RUNTIME / "tests" / "test_blocks.c", BASE_FLAGS)
+        assert res.returncode == 0, res.stdout + res.stderr
+    res = subprocess.run(
+        [str(exe)], capture_output=True, text=True, env={**os.environ, **SAN_ENV}, timeout=60
+    )
+    assert res.returncode == 0, res.stdout + res.stderr
+    last = res.stdout.strip().splitlines()[-1]
+    assert last.endswith(" passed, 0 failed") and not last.startswith("0 "), res.stdout
