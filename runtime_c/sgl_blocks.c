@@ -97,8 +97,9 @@ static struct {
 } unmap_q[UNMAP_QUEUE_MAX];
 static int unmap_head, unmap_count, unmap_busy;
 static bool unmap_started, unmap_tried;
-/* under unmap_mu: a buffer was queued during a hold, the thread not woken */
-static bool unmap_pending;
+/* a buffer was queued or kept during a hold, the thread not woken (set
+ * under unmap_mu by the children of the superstep, read after their join) */
+static _Atomic bool unmap_pending;
 /* supersteps on threads running (sgl_unmap_hold) */
 static _Atomic int unmap_holds;
 #if defined(__linux__) && defined(CPU_SET)
@@ -204,7 +205,8 @@ void sgl_unmap_after_fork(void)
     pthread_mutex_init(&unmap_mu, NULL);
     pthread_cond_init(&unmap_cv, NULL);
     unmap_busy = 0;
-    unmap_started = unmap_tried = unmap_pending = false;
+    unmap_started = unmap_tried = false;
+    atomic_store(&unmap_pending, false);
     for (int i = 0; i < nkept; i++) /* this process's copies */
         munmap(kept[i].p, kept[i].len);
     nkept = 0;
@@ -221,11 +223,11 @@ void sgl_unmap_hold(void)
 
 void sgl_unmap_release(void)
 {
-    if (atomic_fetch_sub(&unmap_holds, 1) != 1)
+    /* the common case takes no lock: nothing was queued */
+    if (atomic_fetch_sub(&unmap_holds, 1) != 1 || !atomic_load(&unmap_pending))
         return;
     pthread_mutex_lock(&unmap_mu);
-    bool wake = unmap_pending;
-    unmap_pending = false;
+    bool wake = atomic_exchange(&unmap_pending, false);
     if (wake)
         unmap_avoid_me();
     pthread_mutex_unlock(&unmap_mu);
@@ -253,19 +255,18 @@ static void *unmap_thread(void *arg)
         }
         if (nkept == 0) {
             pthread_cond_wait(&unmap_cv, &unmap_mu);
-        } else if (atomic_load(&unmap_holds) > 0) {
-            unmap_pending = true; /* the last sgl_unmap_release wakes it */
-            pthread_cond_wait(&unmap_cv, &unmap_mu);
-        } else {
-            int64_t due = kept[0].at + KEEP_NS;
-            if (clock_ns() >= due) { /* kept too long: unmapped */
-                unmap_enqueue(kept[0].p, kept[0].len);
-                kept_remove(0);
-                continue;
-            }
-            struct timespec ts = {(time_t)(due / 1000000000), (long)(due % 1000000000)};
-            (void)pthread_cond_timedwait(&unmap_cv, &unmap_mu, &ts);
+            continue;
         }
+        int64_t due = kept[0].at + KEEP_NS, now = clock_ns();
+        if (now >= due && atomic_load(&unmap_holds) == 0) { /* kept too long */
+            unmap_enqueue(kept[0].p, kept[0].len);
+            kept_remove(0);
+            continue;
+        }
+        if (now >= due) /* not during a superstep on threads: 10 ms later */
+            due = now + 10000000;
+        struct timespec ts = {(time_t)(due / 1000000000), (long)(due % 1000000000)};
+        (void)pthread_cond_timedwait(&unmap_cv, &unmap_mu, &ts);
     }
     return NULL;
 }
@@ -376,7 +377,7 @@ __attribute__((noinline)) static void unmap_block(char *p, size_t len)
     /* the thread is woken to unmap, or to time the first kept buffer */
     bool wake = unmap_count > 0 || (KEEP_ON && first);
     if (wake && atomic_load(&unmap_holds) > 0) {
-        unmap_pending = true; /* the last sgl_unmap_release wakes it */
+        atomic_store(&unmap_pending, true); /* the last sgl_unmap_release wakes it */
         wake = false;
     } else if (wake && unmap_count > 0) {
         unmap_avoid_me();
