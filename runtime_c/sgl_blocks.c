@@ -63,24 +63,32 @@
 #define UNMAP_QUEUE_MAX 8
 
 /* Freed big buffers are kept for reuse first, as jemalloc's decay does:
- * at most KEEP_MAX of them, for at most KEEP_NS, by the process (any
- * thread).  A big allocation takes the smallest kept buffer that holds it
- * and wastes at most a quarter of it (zeroed with memset when asked for:
- * about a quarter of a fresh mapping's cost) instead of mapping and
- * populating new pages: an iterative program that frees and allocates
- * vectors of the same length every iteration maps them once, and the
- * PSRS sort's children copy their buckets into the buffers they sorted
- * into one superstep before.  Where none fits, every kept buffer is
- * unmapped before the new mapping, so that the peak memory of a program
- * that allocates bigger and bigger vectors stays what it was; one freed
+ * at most KEEP_MAX of them, for at most KEEP_NS (CLOCK_MONOTONIC), by
+ * the process (any thread).  A big allocation takes one (kept_take)
+ * instead of mapping and populating new pages: an iterative program that
+ * frees and allocates vectors of the same length every iteration maps
+ * them once, and the PSRS sort's children copy their buckets into the
+ * pages of the vector they were scattered from.  Where none is kept, or
+ * one must grow by more than an eighth, every other kept buffer is
+ * unmapped first (before the new pages are populated), so that the peak
+ * memory of a program whose vectors grow stays what it was; one freed
  * while KEEP_MAX are kept sends the oldest to be unmapped.  The
- * background thread unmaps those kept longer than KEEP_NS (not during a
- * superstep on threads).  Without the thread nothing is kept. */
+ * background thread unmaps those kept longer than KEEP_NS, after the
+ * superstep on threads that runs then, if any.  Kept buffers are not
+ * inherited by a fork (MADV_DONTFORK: the parent's reuse would
+ * otherwise copy every page written).  Without the thread, or under
+ * AddressSanitizer (where a use of a freed vector must fault, as it does
+ * once the vector is unmapped), nothing is kept. */
 #define KEEP_MAX 4
 #define KEEP_NS ((int64_t)1000000000)
-/* Not under AddressSanitizer, where a use of a freed big vector must
- * fault as it does once the vector is unmapped. */
 #if defined(__SANITIZE_ADDRESS__)
+#define SGL_BLOCKS_ASAN 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define SGL_BLOCKS_ASAN 1
+#endif
+#endif
+#ifdef SGL_BLOCKS_ASAN
 #define KEEP_ON false
 #else
 #define KEEP_ON true
@@ -100,6 +108,8 @@ static bool unmap_started, unmap_tried;
 /* a buffer was queued or kept during a hold, the thread not woken (set
  * under unmap_mu by the children of the superstep, read after their join) */
 static _Atomic bool unmap_pending;
+/* under unmap_mu: the releases that woke the thread */
+static unsigned unmap_released;
 /* supersteps on threads running (sgl_unmap_hold) */
 static _Atomic int unmap_holds;
 #if defined(__linux__) && defined(CPU_SET)
@@ -117,12 +127,12 @@ static struct {
 } kept[KEEP_MAX];
 static int nkept;
 
-/* CLOCK_REALTIME, the clock of pthread_cond_timedwait, in ns (a jump of
- * the clock only moves an expiry) */
+/* CLOCK_MONOTONIC in ns: the clock of unmap_cv's timed waits
+ * (unmap_start) */
 static int64_t clock_ns(void)
 {
     struct timespec ts;
-    clock_gettime(CLOCK_REALTIME, &ts);
+    clock_gettime(CLOCK_MONOTONIC, &ts);
     return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
 }
 
@@ -144,12 +154,16 @@ static bool unmap_take(char **p, size_t *len)
     return true;
 }
 
-/* Queues p for the background thread (under unmap_mu), or unmaps it
- * there when the queue is full or there is no thread. */
+static void unmap_chunk(char *p, size_t len);
+
+/* Queues p for the background thread (under unmap_mu, which it may
+ * release meanwhile), or unmaps it there, the lock released, when the
+ * queue is full or there is no thread. */
 static void unmap_enqueue(char *p, size_t len)
 {
     if (!unmap_started || unmap_count >= UNMAP_QUEUE_MAX) {
-        munmap(p, len);
+        unmap_busy++;
+        unmap_chunk(p, len);
         return;
     }
     int tail = (unmap_head + unmap_count) % UNMAP_QUEUE_MAX;
@@ -163,6 +177,36 @@ static void kept_remove(int i)
 {
     memmove(&kept[i], &kept[i + 1], (size_t)(nkept - i - 1) * sizeof kept[0]);
     nkept--;
+}
+
+/* The kept buffer freed first (under unmap_mu, nkept > 0). */
+static int kept_oldest(void)
+{
+    int o = 0;
+    for (int i = 1; i < nkept; i++)
+        if (kept[i].at < kept[o].at)
+            o = i;
+    return o;
+}
+
+/* Takes kept[i] out and queues it to be unmapped (under unmap_mu). */
+static void kept_evict(int i)
+{
+    char *p = kept[i].p;
+    size_t len = kept[i].len;
+    kept_remove(i);
+    unmap_enqueue(p, len);
+}
+
+/* Adds p to the kept buffers, freed at `at` (under unmap_mu). */
+static void kept_add(char *p, size_t len, int64_t at)
+{
+    while (nkept >= KEEP_MAX) /* (unmap_enqueue may release the lock) */
+        kept_evict(kept_oldest());
+    kept[nkept].p = p;
+    kept[nkept].len = len;
+    kept[nkept].at = at;
+    nkept++;
 }
 
 /* Unmaps a chunk taken by unmap_take (called and returning under unmap_mu). */
@@ -199,9 +243,11 @@ void sgl_unmap_spread(bool on)
 
 void sgl_unmap_after_fork(void)
 {
-    /* the background thread is gone, maybe in the middle of a chunk
-     * (left mapped) or holding the mutex: fresh state; queued buffers are
-     * unmapped by the callers, and a thread starts at the next big mapping */
+    /* (the child's atfork handler, and the library's: twice is harmless)
+     * the background thread is gone, maybe in the middle of a chunk (left
+     * mapped): fresh state; queued buffers are unmapped by the callers,
+     * and a thread starts at the next big mapping; the kept ones were not
+     * inherited (MADV_DONTFORK; unmapped here where that failed) */
     pthread_mutex_init(&unmap_mu, NULL);
     pthread_cond_init(&unmap_cv, NULL);
     unmap_busy = 0;
@@ -228,8 +274,10 @@ void sgl_unmap_release(void)
         return;
     pthread_mutex_lock(&unmap_mu);
     bool wake = atomic_exchange(&unmap_pending, false);
-    if (wake)
+    if (wake) {
         unmap_avoid_me();
+        unmap_released++;
+    }
     pthread_mutex_unlock(&unmap_mu);
     if (wake)
         pthread_cond_broadcast(&unmap_cv);
@@ -246,38 +294,76 @@ static void *unmap_thread(void *arg)
     unmap_tid = (pid_t)syscall(SYS_gettid);
     unmap_cpus_known = sched_getaffinity(0, sizeof unmap_cpus, &unmap_cpus) == 0;
 #endif
+    bool released = false; /* woken by a release: the work is done now */
     for (;;) {
+        /* work: a queued buffer, or a kept one freed KEEP_NS ago */
+        bool work = unmap_count > 0;
+        int64_t due = 0;
+        if (!work && nkept > 0) {
+            due = kept[kept_oldest()].at + KEEP_NS;
+            work = clock_ns() >= due;
+        }
+        if (!work) {
+            if (nkept == 0) {
+                pthread_cond_wait(&unmap_cv, &unmap_mu);
+            } else {
+                struct timespec ts = {(time_t)(due / 1000000000), (long)(due % 1000000000)};
+                (void)pthread_cond_timedwait(&unmap_cv, &unmap_mu, &ts);
+            }
+            continue;
+        }
+        /* not started during a superstep on threads: its last release
+         * wakes it (unmap_pending stored before holds is read again; the
+         * release reads it after its decrement: one of the two sees the
+         * other), and the work is done then, even if the next superstep
+         * has begun (as the queue always was) */
+        if (!released && atomic_load(&unmap_holds) > 0) {
+            atomic_store(&unmap_pending, true);
+            if (atomic_load(&unmap_holds) > 0) {
+                unsigned r = unmap_released;
+                pthread_cond_wait(&unmap_cv, &unmap_mu);
+                released = unmap_released != r;
+                continue;
+            }
+        }
+        released = false;
         char *p;
         size_t len;
-        if (unmap_take(&p, &len)) {
+        if (unmap_take(&p, &len))
             unmap_chunk(p, len);
-            continue;
-        }
-        if (nkept == 0) {
-            pthread_cond_wait(&unmap_cv, &unmap_mu);
-            continue;
-        }
-        int64_t due = kept[0].at + KEEP_NS, now = clock_ns();
-        if (now >= due && atomic_load(&unmap_holds) == 0) { /* kept too long */
-            unmap_enqueue(kept[0].p, kept[0].len);
-            kept_remove(0);
-            continue;
-        }
-        if (now >= due) /* not during a superstep on threads: 10 ms later */
-            due = now + 10000000;
-        struct timespec ts = {(time_t)(due / 1000000000), (long)(due % 1000000000)};
-        (void)pthread_cond_timedwait(&unmap_cv, &unmap_mu, &ts);
+        else
+            kept_evict(kept_oldest());
     }
     return NULL;
 }
 
 /* Starts the background thread once (under unmap_mu); without it, the
  * callers unmap. */
+static void unmap_prepare_fork(void)
+{
+    pthread_mutex_lock(&unmap_mu); /* the child gets a whole state */
+}
+
+static void unmap_parent_fork(void)
+{
+    pthread_mutex_unlock(&unmap_mu);
+}
+
 static void unmap_start(void)
 {
     if (unmap_tried)
         return;
     unmap_tried = true;
+    static bool atfork; /* registered once, for this process and its children */
+    if (!atfork)
+        atfork = pthread_atfork(unmap_prepare_fork, unmap_parent_fork, sgl_unmap_after_fork) == 0;
+    /* nothing waits on unmap_cv before the thread starts */
+    pthread_condattr_t ca;
+    if (pthread_condattr_init(&ca) == 0) {
+        if (pthread_condattr_setclock(&ca, CLOCK_MONOTONIC) == 0)
+            (void)pthread_cond_init(&unmap_cv, &ca);
+        pthread_condattr_destroy(&ca);
+    }
     pthread_attr_t attr;
     pthread_t t;
     if (pthread_attr_init(&attr) != 0)
@@ -286,6 +372,38 @@ static void unmap_start(void)
                     pthread_attr_setstacksize(&attr, (size_t)1 << 18) == 0 &&
                     pthread_create(&t, &attr, unmap_thread, NULL) == 0;
     pthread_attr_destroy(&attr);
+}
+
+/* After work was queued or the first buffer kept (under unmap_mu):
+ * whether to wake the thread after the unlock; during a superstep on
+ * threads the last release wakes it instead (the same pairing as in the
+ * thread). */
+static bool unmap_wake_now(bool unmapping)
+{
+    if (atomic_load(&unmap_holds) > 0) {
+        atomic_store(&unmap_pending, true);
+        if (atomic_load(&unmap_holds) > 0 || !atomic_exchange(&unmap_pending, false))
+            return false;
+    }
+    if (unmapping)
+        unmap_avoid_me();
+    return true;
+}
+
+/* Unmaps the queued buffers on this thread, and waits for the chunk in
+ * progress on the background thread (under unmap_mu). */
+static void unmap_drain(void)
+{
+    for (;;) {
+        char *p;
+        size_t len;
+        if (unmap_take(&p, &len))
+            unmap_chunk(p, len);
+        else if (unmap_busy > 0)
+            pthread_cond_wait(&unmap_cv, &unmap_mu);
+        else
+            break;
+    }
 }
 
 /* A kept buffer for `all` bytes (its length in *len), or NULL: the
@@ -300,6 +418,10 @@ static void unmap_start(void)
  * vectors grow keeps its peak memory. */
 static void *kept_take(size_t all, size_t *len)
 {
+    size_t page = (size_t)sysconf(_SC_PAGESIZE);
+    if (all > SIZE_MAX / 2)
+        return NULL;
+    size_t want = (all + page - 1) / page * page;
     pthread_mutex_lock(&unmap_mu);
     int best = -1;
     for (int i = 0; i < nkept; i++) {
@@ -311,29 +433,29 @@ static void *kept_take(size_t all, size_t *len)
         pthread_mutex_unlock(&unmap_mu);
         return NULL;
     }
-    char *p = kept[best].p;
-    size_t have = kept[best].len;
+    char *p = kept[best].p, *drop = NULL;
+    size_t have = kept[best].len, had = (have + page - 1) / page * page, dropped = 0;
+    int64_t at = kept[best].at;
     kept_remove(best);
-    if (have < all - all / 8)
-        while (nkept > 0) {
-            unmap_enqueue(kept[0].p, kept[0].len);
-            kept_remove(0);
-        }
-    size_t page = (size_t)sysconf(_SC_PAGESIZE), want = (all + page - 1) / page * page,
-           had = (have + page - 1) / page * page; /* the pages mapped */
     if (have >= all && have - all > have / 4) { /* split */
-        char *rest = p + want;
         if (had - want >= MAP_MIN) {
-            kept[nkept].p = rest;
-            kept[nkept].len = had - want;
-            kept[nkept].at = clock_ns();
-            nkept++;
+            kept_add(p + want, had - want, at);
         } else {
-            unmap_enqueue(rest, had - want);
+            drop = p + want;
+            dropped = had - want;
         }
-        have = want;
+        have = had = want;
+    } else if (have < all - all / 8) { /* grown a lot: the others unmapped first */
+        while (nkept > 0)
+            kept_evict(0);
+        unmap_drain();
     }
     pthread_mutex_unlock(&unmap_mu);
+    if (drop)
+        munmap(drop, dropped);
+#ifdef MADV_DOFORK
+    (void)madvise(p, had, MADV_DOFORK);
+#endif
     if (have >= all) {
         *len = have;
         return p;
@@ -349,12 +471,16 @@ static void *kept_take(size_t all, size_t *len)
         return q;
     }
 #endif
-    munmap(p, have);
+    munmap(p, had);
     return NULL;
 }
 
 __attribute__((noinline)) static void unmap_block(char *p, size_t len)
 {
+#ifdef MADV_DONTFORK
+    if (KEEP_ON)
+        (void)madvise(p, len, MADV_DONTFORK);
+#endif
     pthread_mutex_lock(&unmap_mu);
     if (!unmap_started) { /* nothing is kept nor queued without the thread */
         pthread_mutex_unlock(&unmap_mu);
@@ -362,26 +488,12 @@ __attribute__((noinline)) static void unmap_block(char *p, size_t len)
         return;
     }
     bool first = nkept == 0;
-    if (KEEP_ON) {
-        if (nkept == KEEP_MAX) { /* the oldest is unmapped */
-            unmap_enqueue(kept[0].p, kept[0].len);
-            kept_remove(0);
-        }
-        kept[nkept].p = p;
-        kept[nkept].len = len;
-        kept[nkept].at = clock_ns();
-        nkept++;
-    } else {
+    if (KEEP_ON)
+        kept_add(p, len, clock_ns());
+    else
         unmap_enqueue(p, len);
-    }
     /* the thread is woken to unmap, or to time the first kept buffer */
-    bool wake = unmap_count > 0 || (KEEP_ON && first);
-    if (wake && atomic_load(&unmap_holds) > 0) {
-        atomic_store(&unmap_pending, true); /* the last sgl_unmap_release wakes it */
-        wake = false;
-    } else if (wake && unmap_count > 0) {
-        unmap_avoid_me();
-    }
+    bool wake = (unmap_count > 0 || (KEEP_ON && first)) && unmap_wake_now(unmap_count > 0);
     pthread_mutex_unlock(&unmap_mu);
     if (wake) /* after the unlock, or it wakes to block on the mutex */
         pthread_cond_broadcast(&unmap_cv);
@@ -394,20 +506,9 @@ static void unmap_wait(void)
 {
     pthread_mutex_lock(&unmap_mu);
     unmap_start();
-    while (nkept > 0) { /* none fits: unmapped first */
-        unmap_enqueue(kept[0].p, kept[0].len);
-        kept_remove(0);
-    }
-    for (;;) {
-        char *p;
-        size_t len;
-        if (unmap_take(&p, &len))
-            unmap_chunk(p, len);
-        else if (unmap_busy > 0)
-            pthread_cond_wait(&unmap_cv, &unmap_mu);
-        else
-            break;
-    }
+    while (nkept > 0) /* none fits: unmapped first */
+        kept_evict(0);
+    unmap_drain();
     pthread_mutex_unlock(&unmap_mu);
 }
 

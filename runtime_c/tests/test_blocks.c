@@ -2,8 +2,12 @@
  * test_blocks.c: the big blocks of sgl_blocks.c, kept for reuse once
  * freed: the same pages for the next block that fits (zeroed when asked
  * for), a longer kept block split, a shorter one grown, and every kept
- * block unmapped after its time (the resident memory drops).  Under
- * AddressSanitizer nothing is kept and only the contents are checked.
+ * block unmapped after its time (the resident memory drops), but not
+ * during a superstep on threads (sgl_unmap_hold), only after it; a vector
+ * that grows a lot unmaps the other kept blocks before its new pages are
+ * populated; a forked child neither inherits the kept blocks nor breaks
+ * them.  Under AddressSanitizer nothing is kept (freed blocks are queued
+ * and unmapped) and the same resident-memory checks hold.
  * Prints the counts, exits 1 on any failure.
  */
 #define _GNU_SOURCE
@@ -11,6 +15,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "../sgl_vbuf.h"
@@ -83,6 +88,65 @@ int main(void)
     CHECK(e[18 * MB - 1] == 2 && f[0] == 3);
     sgl_block_free(e, k2);
     sgl_block_free(f, k3);
+
+    /* a forked child: its own blocks work, the parent's kept one stays */
+    unsigned char *h = sgl_block_alloc(24 * MB, false, &k1);
+    CHECK(h != NULL);
+    memset(h, 5, 24 * MB);
+    sgl_block_free(h, k1);
+    fflush(stdout);
+    pid_t pid = fork();
+    if (pid == 0) {
+        int64_t kc;
+        unsigned char *c2 = sgl_block_alloc(24 * MB, true, &kc);
+        bool ok = c2 != NULL && all_zero(c2, 24 * MB);
+        if (c2) sgl_block_free(c2, kc);
+        _exit(ok ? 0 : 1);
+    }
+    int status = -1;
+    CHECK(pid > 0 && waitpid(pid, &status, 0) == pid && WIFEXITED(status) &&
+          WEXITSTATUS(status) == 0);
+    unsigned char *h2 = sgl_block_alloc(24 * MB, false, &k2);
+    CHECK(h2 != NULL);
+    if (keeps) CHECK(h2 == h && h2[24 * MB - 1] == 5);
+    sgl_block_free(h2, k2);
+
+    /* growing a lot: the other kept blocks go before the new pages come */
+    unsigned char *parts[3];
+    int64_t kinds[3];
+    for (int i = 0; i < 3; i++) {
+        parts[i] = sgl_block_alloc(64 * MB, false, &kinds[i]);
+        CHECK(parts[i] != NULL);
+        memset(parts[i], 6, 64 * MB);
+    }
+    long long live = rss();
+    for (int i = 0; i < 3; i++) sgl_block_free(parts[i], kinds[i]);
+    unsigned char *big = sgl_block_alloc(96 * MB, false, &k1);
+    CHECK(big != NULL);
+    memset(big, 7, 96 * MB);
+    long long grown = rss();
+    CHECK(live > 0 && grown > 0 && grown < live - (long long)(64 * MB));
+    sgl_block_free(big, k1);
+    usleep(1500000); /* whatever is kept goes */
+
+    /* not unmapped during a superstep on threads, even when its time is
+     * up; after the superstep's release, soon */
+    unsigned char *s1 = sgl_block_alloc(64 * MB, false, &k1);
+    CHECK(s1 != NULL);
+    memset(s1, 8, 64 * MB);
+    sgl_unmap_hold();
+    long long held = rss();
+    sgl_block_free(s1, k1);
+    usleep(1500000);
+    long long during = rss();
+    CHECK(held > 0 && during > held - (long long)(16 * MB));
+    sgl_unmap_release();
+    long long after = during;
+    for (int i = 0; i < 40 && during - after < (long long)(48 * MB); i++) {
+        usleep(100000);
+        after = rss();
+    }
+    CHECK(during - after >= (long long)(48 * MB));
 
     /* kept at most about a second: the resident memory drops after it */
     unsigned char *g = sgl_block_alloc(64 * MB, false, &k1);
