@@ -6,11 +6,15 @@
  * during a superstep on threads (sgl_unmap_hold), only after it; a vector
  * that grows a lot unmaps the other kept blocks before its new pages are
  * populated; a forked child neither inherits the kept blocks nor breaks
- * them.  Under AddressSanitizer nothing is kept (freed blocks are queued
+ * them; two threads allocating and freeing blocks of random lengths while
+ * a third runs supersteps never get overlapping or non-zeroed blocks.
+ * Under AddressSanitizer nothing is kept (freed blocks are queued
  * and unmapped) and the same resident-memory checks hold.
  * Prints the counts, exits 1 on any failure.
  */
 #define _GNU_SOURCE
+#include <pthread.h>
+#include <stdatomic.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -41,6 +45,67 @@ static bool all_zero(const unsigned char *p, size_t n)
     for (size_t i = 0; i < n; i += 4093)
         if (p[i] != 0) return false;
     return n == 0 || p[n - 1] == 0;
+}
+
+/* Stress: a thread allocates and frees blocks of 16-56 MiB and a few
+ * bytes (some zeroed), each tagged on every third page with its own
+ * number, checked before it is freed. */
+static _Atomic int stress_stop, stress_bad;
+
+static void *stress_worker(void *arg)
+{
+    unsigned seed = (unsigned)(uintptr_t)arg * 7919u + 1;
+    uint64_t tag = (uint64_t)(uintptr_t)arg << 32;
+    struct {
+        unsigned char *p;
+        size_t n;
+        int64_t kind;
+        uint64_t tag;
+    } live[3] = {{0}};
+    while (!atomic_load(&stress_stop)) {
+        int j = rand_r(&seed) % 3;
+        if (live[j].p) {
+            for (size_t o = 0; o + 8 <= live[j].n; o += 3 * 4096) {
+                uint64_t t;
+                memcpy(&t, live[j].p + o, 8);
+                if (t != live[j].tag) {
+                    atomic_fetch_add(&stress_bad, 1);
+                    break;
+                }
+            }
+            sgl_block_free(live[j].p, live[j].kind);
+            live[j].p = NULL;
+            continue;
+        }
+        size_t n = 16 * MB + (size_t)(rand_r(&seed) % (int)(40 * MB)) + (size_t)(rand_r(&seed) % 4096);
+        bool zero = rand_r(&seed) & 1;
+        unsigned char *p = sgl_block_alloc(n, zero, &live[j].kind);
+        if (!p || live[j].kind < (int64_t)n || (zero && !all_zero(p, n))) {
+            atomic_fetch_add(&stress_bad, 1);
+            if (p) sgl_block_free(p, live[j].kind);
+            continue;
+        }
+        uint64_t t = ++tag;
+        for (size_t o = 0; o + 8 <= n; o += 3 * 4096) memcpy(p + o, &t, 8);
+        live[j].p = p;
+        live[j].n = n;
+        live[j].tag = t;
+    }
+    for (int j = 0; j < 3; j++)
+        if (live[j].p) sgl_block_free(live[j].p, live[j].kind);
+    return NULL;
+}
+
+static void *stress_supersteps(void *arg)
+{
+    (void)arg;
+    while (!atomic_load(&stress_stop)) {
+        sgl_unmap_hold();
+        usleep(3000);
+        sgl_unmap_release();
+        usleep(500);
+    }
+    return NULL;
 }
 
 int main(void)
@@ -160,6 +225,17 @@ int main(void)
         dropped = before - rss();
     }
     CHECK(before > 0 && dropped >= (long long)(48 * MB));
+
+    pthread_t th[3];
+    bool started = true;
+    for (int i = 0; i < 3; i++)
+        started &= pthread_create(&th[i], NULL, i < 2 ? stress_worker : stress_supersteps,
+                                  (void *)(uintptr_t)(i + 1)) == 0;
+    CHECK(started);
+    sleep(2);
+    atomic_store(&stress_stop, 1);
+    for (int i = 0; started && i < 3; i++) pthread_join(th[i], NULL);
+    CHECK(atomic_load(&stress_bad) == 0);
 
     printf("%d passed, %d failed\n", n_passed, n_failed);
     return n_failed ? 1 : 0;
