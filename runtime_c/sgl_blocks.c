@@ -644,6 +644,34 @@ void *sgl_block_alloc(size_t all, bool zero, int64_t *kind)
     return zero ? calloc(1, all) : malloc(all);
 }
 
+void *sgl_block_grow(void *blk, int64_t kind, size_t all, int64_t *newkind)
+{
+#ifdef MREMAP_MAYMOVE
+    size_t page = (size_t)sysconf(_SC_PAGESIZE);
+    if (kind <= 0 || all > SIZE_MAX / 2)
+        return NULL;
+    size_t had = ((size_t)kind + page - 1) / page * page, want = (all + page - 1) / page * page;
+    if (want <= had) {
+        *newkind = kind;
+        return blk;
+    }
+    char *q = mremap(blk, had, want, MREMAP_MAYMOVE);
+    if (q == MAP_FAILED)
+        return NULL;
+#ifdef MADV_POPULATE_WRITE
+    (void)madvise(q + had, want - had, MADV_POPULATE_WRITE); /* best effort */
+#endif
+    *newkind = (int64_t)want;
+    return q;
+#else
+    (void)blk;
+    (void)kind;
+    (void)all;
+    (void)newkind;
+    return NULL;
+#endif
+}
+
 void sgl_block_free(void *blk, int64_t kind)
 {
     if (kind > 0)

@@ -438,6 +438,30 @@ void sgl_vec_reserve(const sgl_type *vt, sgl_vec *v, int64_t cap, int line, int 
         v->data = vbuf_data(b);
         return;
     }
+    if (in_place && b->mapped > 0 && cap >= 1) {
+        /* a mapped buffer grows with its pages (mremap), nothing copied */
+        size_t bytes = elems_bytes(cap, esz, line, col);
+        if (bytes <= SIZE_MAX - sizeof(sgl_vbuf) - SGL_VBUF_PREFIX) {
+#ifdef SGL_REGISTRY
+            bool tracked = vbuf_link(b)->reg != NULL;
+            sgl_lib_untrack(b);
+#endif
+            int64_t kind;
+            sgl_vbuf *gb = block_vbuf(sgl_block_grow(
+                vbuf_block(b), b->mapped, SGL_VBUF_PREFIX + sizeof(sgl_vbuf) + bytes, &kind));
+#ifdef SGL_REGISTRY
+            if (tracked)
+                sgl_lib_track(gb ? gb : b, et);
+#endif
+            if (gb) {
+                gb->mapped = kind;
+                gb->cap = cap;
+                v->buf = gb;
+                v->data = vbuf_data(gb);
+                return;
+            }
+        }
+    }
     sgl_vbuf *nb = vbuf_alloc(et, cap < 1 ? 1 : cap, false, line, col);
     int64_t len = v->len;
     if (in_place) {

@@ -95,6 +95,11 @@ void sgl_vbuf_discard(sgl_vbuf *b);
  * (sgl_blocks.c). */
 void *sgl_block_alloc(size_t all, bool zero, int64_t *kind);
 void sgl_block_free(void *blk, int64_t kind);
+/* A mapped block (kind > 0) grown to at least `all` bytes in place or
+ * moved with its pages (mremap: nothing copied, only the new pages
+ * populated), its new kind in *newkind; NULL (blk unchanged) for any
+ * other block or where that fails. */
+void *sgl_block_grow(void *blk, int64_t kind, size_t all, int64_t *newkind);
 
 /* A superstep on threads begins (hold) and ends (release), on its
  * master: a big buffer freed meanwhile is queued for the background

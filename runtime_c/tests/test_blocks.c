@@ -6,7 +6,7 @@
  * during a superstep on threads (sgl_unmap_hold), only after it; a vector
  * that grows a lot unmaps the other kept blocks before its new pages are
  * populated; a forked child neither inherits the kept blocks nor breaks
- * them; two threads allocating and freeing blocks of random lengths while
+ * them; sgl_block_grow keeps a block's bytes; two threads allocating and freeing blocks of random lengths while
  * a third runs supersteps never get overlapping or non-zeroed blocks.
  * Under AddressSanitizer nothing is kept (freed blocks are queued
  * and unmapped) and the same resident-memory checks hold.
@@ -153,6 +153,21 @@ int main(void)
     CHECK(e[18 * MB - 1] == 2 && f[0] == 3);
     sgl_block_free(e, k2);
     sgl_block_free(f, k3);
+
+    /* sgl_block_grow: a mapped block grows with its bytes; no other block */
+    unsigned char *gr = sgl_block_alloc(20 * MB, false, &k1);
+    CHECK(gr != NULL);
+    memset(gr, 9, 20 * MB);
+    unsigned char *gr2 = sgl_block_grow(gr, k1, 50 * MB, &k2);
+    CHECK(gr2 != NULL && k2 >= (int64_t)(50 * MB) && gr2[0] == 9 && gr2[20 * MB - 1] == 9);
+    if (gr2) {
+        memset(gr2 + 20 * MB, 1, 30 * MB);
+        sgl_block_free(gr2, k2);
+    }
+    int64_t ks;
+    void *small = sgl_block_alloc(1000, false, &ks);
+    CHECK(small != NULL && sgl_block_grow(small, ks, 5000, &k2) == NULL);
+    sgl_block_free(small, ks);
 
     /* a forked child: its own blocks work, the parent's kept one stays */
     unsigned char *h = sgl_block_alloc(24 * MB, false, &k1);
