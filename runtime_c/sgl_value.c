@@ -465,7 +465,8 @@ void sgl_vec_reserve(const sgl_type *vt, sgl_vec *v, int64_t cap, int line, int 
     sgl_vbuf *nb = vbuf_alloc(et, cap < 1 ? 1 : cap, false, line, col);
     int64_t len = v->len;
     if (in_place) {
-        /* a mapped buffer grows by moving its elements (no copies) */
+        /* (a mapped buffer mremap could not grow) its elements are moved:
+         * a memcpy, no element copies */
         memcpy(vbuf_data(nb), v->data, (size_t)len * esz);
         nb->used = len;
         vbuf_dealloc(b); /* the elements moved: the old block alone */
