@@ -1,6 +1,7 @@
 /*
  * sgl_blocks.c: the memory blocks of vector buffers (sgl_vbuf.h): big
- * ones mapped and unmapped by a background thread, small ones from a
+ * ones mapped, kept for reuse once freed, then unmapped by a background
+ * thread, small ones from a
  * per-thread cache, the others malloc'd.  A block's kind (sgl_vbuf's
  * `mapped`) says which: the bytes mapped (> 0), malloc'd (0), or a small
  * block of class -1 - kind (< 0).
@@ -119,13 +120,20 @@ static cpu_set_t unmap_cpus;
 static bool unmap_cpus_known;
 #endif
 static _Atomic bool unmap_no_spread; /* sgl_unmap_spread(false) */
-/* under unmap_mu: the kept buffers, oldest first, and when each was freed */
+/* under unmap_mu: the kept buffers, and when each was freed */
 static struct {
     char *p;
     size_t len;
     int64_t at;
 } kept[KEEP_MAX];
 static int nkept;
+
+/* n rounded up to a whole number of pages */
+static size_t page_up(size_t n)
+{
+    size_t page = (size_t)sysconf(_SC_PAGESIZE);
+    return (n + page - 1) / page * page;
+}
 
 /* CLOCK_MONOTONIC in ns: the clock of unmap_cv's timed waits
  * (unmap_start) */
@@ -337,8 +345,6 @@ static void *unmap_thread(void *arg)
     return NULL;
 }
 
-/* Starts the background thread once (under unmap_mu); without it, the
- * callers unmap. */
 static void unmap_prepare_fork(void)
 {
     pthread_mutex_lock(&unmap_mu); /* the child gets a whole state */
@@ -349,6 +355,8 @@ static void unmap_parent_fork(void)
     pthread_mutex_unlock(&unmap_mu);
 }
 
+/* Starts the background thread once (under unmap_mu); without it, the
+ * callers unmap. */
 static void unmap_start(void)
 {
     if (unmap_tried)
@@ -418,10 +426,9 @@ static void unmap_drain(void)
  * vectors grow keeps its peak memory. */
 static void *kept_take(size_t all, size_t *len)
 {
-    size_t page = (size_t)sysconf(_SC_PAGESIZE);
     if (all > SIZE_MAX / 2)
         return NULL;
-    size_t want = (all + page - 1) / page * page;
+    size_t want = page_up(all);
     pthread_mutex_lock(&unmap_mu);
     int best = -1;
     for (int i = 0; i < nkept; i++) {
@@ -434,7 +441,7 @@ static void *kept_take(size_t all, size_t *len)
         return NULL;
     }
     char *p = kept[best].p, *drop = NULL;
-    size_t have = kept[best].len, had = (have + page - 1) / page * page, dropped = 0;
+    size_t have = kept[best].len, had = page_up(have), dropped = 0;
     int64_t at = kept[best].at;
     kept_remove(best);
     if (have >= all && have - all > have / 4) { /* split */
@@ -460,17 +467,12 @@ static void *kept_take(size_t all, size_t *len)
         *len = have;
         return p;
     }
-#ifdef MREMAP_MAYMOVE
-    char *q = mremap(p, had, want, MREMAP_MAYMOVE);
-    if (q != MAP_FAILED) {
-#ifdef MADV_POPULATE_WRITE
-        if (want > had) /* best effort: else the new pages fault in */
-            (void)madvise(q + had, want - had, MADV_POPULATE_WRITE);
-#endif
-        *len = want;
+    int64_t grown;
+    void *q = sgl_block_grow(p, (int64_t)had, all, &grown);
+    if (q) {
+        *len = (size_t)grown;
         return q;
     }
-#endif
     munmap(p, had);
     return NULL;
 }
@@ -647,10 +649,9 @@ void *sgl_block_alloc(size_t all, bool zero, int64_t *kind)
 void *sgl_block_grow(void *blk, int64_t kind, size_t all, int64_t *newkind)
 {
 #ifdef MREMAP_MAYMOVE
-    size_t page = (size_t)sysconf(_SC_PAGESIZE);
     if (kind <= 0 || all > SIZE_MAX / 2)
         return NULL;
-    size_t had = ((size_t)kind + page - 1) / page * page, want = (all + page - 1) / page * page;
+    size_t had = page_up((size_t)kind), want = page_up(all);
     if (want <= had) {
         *newkind = kind;
         return blk;
@@ -659,7 +660,8 @@ void *sgl_block_grow(void *blk, int64_t kind, size_t all, int64_t *newkind)
     if (q == MAP_FAILED)
         return NULL;
 #ifdef MADV_POPULATE_WRITE
-    (void)madvise(q + had, want - had, MADV_POPULATE_WRITE); /* best effort */
+    /* best effort: else the new pages fault in */
+    (void)madvise(q + had, want - had, MADV_POPULATE_WRITE);
 #endif
     *newkind = (int64_t)want;
     return q;

@@ -410,57 +410,39 @@ void sgl_vec_reserve(const sgl_type *vt, sgl_vec *v, int64_t cap, int line, int 
         return;
     if (cap < v->len)
         cap = v->len;
-    if (in_place && b->mapped <= 0) {
+    if (in_place) {
+        /* the block itself grows: a malloc'd (or small) one by realloc, a
+         * mapped one by mremap with its pages (sgl_block_grow); nothing
+         * is copied by hand */
         size_t bytes = elems_bytes(cap, esz, line, col);
         if (bytes > SIZE_MAX - sizeof(sgl_vbuf) - SGL_VBUF_PREFIX)
             sgl_fail(line, col, "out of memory allocating %lld elements of %zu bytes",
                      (long long)cap, esz);
+        size_t all = SGL_VBUF_PREFIX + sizeof(sgl_vbuf) + bytes;
+        bool mapped = b->mapped > 0;
 #ifdef SGL_REGISTRY
         /* the registry's neighbours point at the link: off the list while
          * the block moves, then on again (this thread's) if it was on one */
         bool tracked = vbuf_link(b)->reg != NULL;
         sgl_lib_untrack(b);
-        sgl_vbuf *nb = block_vbuf(realloc(vbuf_block(b), SGL_VBUF_PREFIX + sizeof(sgl_vbuf) + bytes));
-        if (!nb) {
-            if (tracked)
-                sgl_lib_track(b, et);
-            sgl_fail(line, col, "out of memory allocating %zu bytes", sizeof(sgl_vbuf) + bytes);
-        }
-        b = nb;
+#endif
+        int64_t kind = 0; /* realloc's block: a malloc'd one, even if it was small */
+        sgl_vbuf *nb = block_vbuf(mapped ? sgl_block_grow(vbuf_block(b), b->mapped, all, &kind)
+                                         : realloc(vbuf_block(b), all));
+#ifdef SGL_REGISTRY
         if (tracked)
-            sgl_lib_track(b, et);
-#else
-        b = sgl_realloc(b, sizeof(sgl_vbuf) + bytes, line, col);
+            sgl_lib_track(nb ? nb : b, et);
 #endif
-        b->mapped = 0; /* a malloc'd block now, even if it was a small one (sgl_blocks.c) */
-        b->cap = cap;
-        v->buf = b;
-        v->data = vbuf_data(b);
-        return;
-    }
-    if (in_place && b->mapped > 0 && cap >= 1) {
-        /* a mapped buffer grows with its pages (mremap), nothing copied */
-        size_t bytes = elems_bytes(cap, esz, line, col);
-        if (bytes <= SIZE_MAX - sizeof(sgl_vbuf) - SGL_VBUF_PREFIX) {
-#ifdef SGL_REGISTRY
-            bool tracked = vbuf_link(b)->reg != NULL;
-            sgl_lib_untrack(b);
-#endif
-            int64_t kind;
-            sgl_vbuf *gb = block_vbuf(sgl_block_grow(
-                vbuf_block(b), b->mapped, SGL_VBUF_PREFIX + sizeof(sgl_vbuf) + bytes, &kind));
-#ifdef SGL_REGISTRY
-            if (tracked)
-                sgl_lib_track(gb ? gb : b, et);
-#endif
-            if (gb) {
-                gb->mapped = kind;
-                gb->cap = cap;
-                v->buf = gb;
-                v->data = vbuf_data(gb);
-                return;
-            }
+        if (nb) {
+            nb->mapped = kind;
+            nb->cap = cap;
+            v->buf = nb;
+            v->data = vbuf_data(nb);
+            return;
         }
+        if (!mapped)
+            sgl_fail(line, col, "out of memory allocating %zu bytes", all);
+        /* a mapped block mremap could not grow: into a new buffer below */
     }
     sgl_vbuf *nb = vbuf_alloc(et, cap < 1 ? 1 : cap, false, line, col);
     int64_t len = v->len;
