@@ -852,9 +852,16 @@ class _Statements(_Builtins):
             self.indent -= 1
             self.out("}")
             return
+        prelude = fast.prelude
+        if not self.em.checked:
+            # --unchecked: a span guard only spares the fast body's
+            # accesses their checks, which are gone anyway (an index guard
+            # stays: a row look-up after it reads the vector's header)
+            prelude = [st for st in prelude if not _span_guard(st)]
+        guarded = any(isinstance(st, ir.Guard) for st in prelude)
         ok = Name(self.new_name("ok"))
         self.out(c.decl("sgl_bool", ok.text, c.Binary("<", a, b)))
-        for step in fast.prelude:
+        for step in prelude:
             self.open_scope()
             if isinstance(step, ir.HoistedRow):
                 # the vector, and its data pointer and length as locals of
@@ -879,6 +886,10 @@ class _Statements(_Builtins):
         self.indent += 1
         self.fast_body(s, a, b, fast.body)
         self.indent -= 1
+        if not guarded:
+            # nothing can send the loop to its checked version
+            self.out("}")
+            return
         self.out("} else {")
         self.indent += 1
         self.for_loop(s, a, b, s.body)
@@ -1104,6 +1115,12 @@ def _joined_vars(stmts: list[ir.Stmt]) -> set[int]:
 
 
 LOOP_BATCH = 1024  # iterations of a straight-line fast loop between cancellation checks
+
+
+def _span_guard(step: ir.Guard | ir.HoistedRow) -> bool:
+    """A guard that a loop's accesses stay in a vector's range (of the
+    loop itself or of a nested one), and nothing else."""
+    return isinstance(step, ir.Guard) and step.kind in ("span", "span-")
 
 
 def _straight_line(stmts: list[ir.Stmt]) -> bool:

@@ -471,6 +471,52 @@ def test_the_versioned_c_compiles_without_warnings(defines: list[str], tmp_path:
     assert proc.returncode == 0, proc.stderr
 
 
+SPANS = ("func f(v: [int], w: [int], n: int) -> int {\n"
+         "    var s = 0;\n"
+         "    for i in 0 .. n { s += v[i] * w[i + 1]; }\n"
+         "    return s;\n}\n")
+ROW = ("func f(a: [[int]], k: int, n: int) -> int {\n"
+       "    var s = 0;\n"
+       "    for j in 0 .. n { if j > 100 { s += a[k][j]; } s += j; }\n"
+       "    return s;\n}\n")
+MAIN = ("func main() {{\n    var a: [[int]] = [[1, 2, 3], [4, 5, 6]];\n"
+        "    print(f({args}));\n}}\n")
+
+
+def test_unchecked_loops_keep_no_span_guard_and_no_checked_copy() -> None:
+    """With --unchecked a span guard spares accesses nothing (their checks
+    are gone): the loop has one version; checked, it has two."""
+    src = SPANS + MAIN.format(args="[1, 2, 3], [4, 5, 6, 7], 3")
+    unchecked = pipeline.Options("seq", unchecked=True, line_directives=False)
+    checked_c = pipeline.c_text(src, "t.sgl")
+    unchecked_c = pipeline.c_text(src, "t.sgl", unchecked)
+    def f_body(text: str) -> str:
+        start = text.index("static sgl_int f_f(sgl_node *N, sgl_vec v_v, sgl_vec v_w, sgl_int v_n)\n{")
+        return text[start:text.index("\n}\n", start)]
+
+    # the fast loop (one batch: 1 for; batches: 2) and, checked, the checked copy
+    assert "sgl_span_in_range(" in f_body(checked_c) and f_body(checked_c).count("for (") == 4
+    body = f_body(unchecked_c)
+    assert "sgl_span_in_range" not in body and body.count("for (") == 3, body
+
+
+@pytest.mark.parametrize("k", ["1", "1000000000", "-7"])
+def test_unchecked_keeps_the_index_guard_of_a_row_look_up(k: str, tmp_path: Path) -> None:
+    """A row a[k] looked up before the loop is read only once the index
+    guard held, also with --unchecked: a body that never reaches a[k]
+    (k out of range) runs as the program says, and the in-range case reads
+    the row (expected: the sum of 0 .. 2, the rows never being reached)."""
+    src = ROW + MAIN.format(args=f"a, {k}, 3")
+    unchecked = pipeline.Options("seq", unchecked=True, line_directives=False)
+    text = pipeline.c_text(src, "t.sgl", unchecked)
+    assert "sgl_in_range(v_k, v_a.len)" in text, text
+    (tmp_path / "t.sgl").write_text(src)
+    exe = tmp_path / "t"
+    pipeline.compile_file(str(tmp_path / "t.sgl"), exe, unchecked)
+    proc = subprocess.run([str(exe)], capture_output=True, text=True, timeout=60)
+    assert (proc.returncode, proc.stdout) == (0, "3\n"), proc.stderr
+
+
 def test_the_guards_never_overflow(tmp_path: Path) -> None:
     """sgl_span_in_range(_sub) against a model in Python integers."""
     top, bot = 2**63 - 1, -(2**63)
