@@ -878,6 +878,11 @@ class _Statements(_Builtins):
                          c.assign(Name(f"{name}_d"), c.Cast(_ptr(step.expr.ty.elem),
                                                             c.member(Name(name), "data"))),
                          c.assign(Name(f"{name}_n"), c.member(Name(name), "len"))]
+                if step.start is not None and step.stop is not None:
+                    # a nested loop's row: only where that loop runs
+                    a2 = self.hoist("sgl_int", self.scalar(step.start)).ref
+                    b2 = self.hoist("sgl_int", self.scalar(step.stop)).ref
+                    lines = [f"if ({c.Binary('<', a2, b2)}) {{ " + " ".join(lines) + " }"]
             else:
                 lines = [c.assign(ok, self.guard_cond(step, a, b))]
             sc = self.close_scope()

@@ -271,11 +271,18 @@ class HoistedRow:
     after the guards before it proved its index in range, or a variable
     whose vector (buffer and length) the loop cannot change.  `restrict`:
     the fast body reaches the row's elements through this row only, or
-    never writes them (emit declares its data pointer `restrict`)."""
+    never writes them (emit declares its data pointer `restrict`).
+
+    A row of a nested loop `for j in start .. stop` moved into the
+    enclosing loop's prelude (`start` and `stop` set) is looked up only
+    when that range is not empty: its index guard holds vacuously when the
+    range is empty, and the index may then be out of range."""
 
     name: str  # unique in its function (row1, row2, ...)
     expr: Union[Index, VarRef, NodeRef]
     restrict: bool = False
+    start: Optional[Expr] = None
+    stop: Optional[Expr] = None
 
 
 @dataclass(eq=False)

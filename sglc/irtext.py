@@ -158,7 +158,11 @@ class _Writer:
         self.line(lv, (s.line, s.col), depth, head, f"{note} {hoisted}" if note else hoisted)
         for step in fast.prelude:
             if isinstance(step, ir.HoistedRow):
-                self.line(lv, None, depth + 1, f"row {step.name} = {self.expr(step.expr, lv)}")
+                text = f"row {step.name} = {self.expr(step.expr, lv)}"
+                if step.start is not None and step.stop is not None:
+                    text += (f" (if the nested loop's {self.expr(step.start, lv)} .. "
+                             f"{self.expr(step.stop, lv)} is not empty)")
+                self.line(lv, None, depth + 1, text)
                 continue
             vec = self.expr(step.vec, lv)
             if step.kind == "unique":

@@ -13,6 +13,7 @@ show (shared vectors, rows, empty loops over missing rows, ...).
 
 from __future__ import annotations
 
+import re
 import shutil
 import subprocess
 from pathlib import Path
@@ -244,6 +245,25 @@ def test_nested_loops_decide_innermost_first() -> None:
 
 
 # ------------------------------------------------------------ nested loops' guards
+
+
+def test_a_nested_loops_row_moved_out_is_looked_up_only_where_it_runs() -> None:
+    """The row a[k] of an inner loop moved before the outer loop: its guard
+    holds vacuously when the inner range is empty, where k may be out of
+    range, so the row is read only when that range is not empty
+    (tests/programs/bounds_loops.sgl's row_sum runs it)."""
+    fasts, text = fast_loops("    for i in 0 .. n { for j in 0 .. k { s += a[k][j]; } s += i; }\n")
+    outer = fasts[0]
+    assert outer is not None and guards(outer) == ["index", "row row1", "span"], text
+    row = outer.prelude[1]
+    assert isinstance(row, ir.HoistedRow) and row.start is not None and row.stop is not None
+    assert "row row1 = a[k, unchecked] (if the nested loop's 0 .. k is not empty)" in text, text
+    src = HEAD + "    for i in 0 .. n { for j in 0 .. k { s += a[k][j]; } s += i; }\n" + TAIL
+    look_ups = [ln for ln in pipeline.c_text(src, "t.sgl").splitlines()
+                if "= ((sgl_vec *)v_a.data)[v_k];" in ln]
+    # the outer prelude's look-up under the inner range's test; the checked
+    # copy's own one after its guard
+    assert re.search(r"if \(t\d+ < t\d+\) \{ row\d+ = ", look_ups[0]), look_ups
 
 
 def test_the_kmeans_inner_loop_is_tested_once_before_the_outer_loop() -> None:

@@ -597,7 +597,8 @@ class _Loop:
         indices, the rows are of variables this loop never writes, and no
         guard is "unique".  The nested loop then runs its fast body
         without a test (an empty prelude: emit writes no checked loop),
-        and its guards hold vacuously when its range is empty."""
+        and its guards hold vacuously when its range is empty (its rows
+        of nested vectors are looked up only when it is not)."""
         fast = inner.fast
         if fast is None or not fast.prelude:
             return
@@ -606,7 +607,8 @@ class _Loop:
         for step in fast.prelude:
             if isinstance(step, ir.HoistedRow):
                 root = _root(step.expr)
-                if root is None or not self.uses.frozen(root) or not self.fixed(step.expr):
+                if root is None or not self.uses.frozen(root) or not self.fixed(step.expr) \
+                        or step.start is not None:
                     return
             elif (step.kind == "unique" or step.start is not None or not self.fixed(step.vec)
                   or (step.index is not None and not self.invariant(step.index))):
@@ -614,6 +616,12 @@ class _Loop:
         for step in fast.prelude:
             if isinstance(step, ir.Guard):
                 step.var = inner.var
+                step.start = self.fresh(inner.start)
+                step.stop = self.fresh(inner.stop)
+            elif isinstance(step.expr, ir.Index):
+                # a row a[k]: looked up where the nested loop runs only
+                # (its guard 0 <= k < len(a) holds vacuously where it
+                # does not)
                 step.start = self.fresh(inner.start)
                 step.stop = self.fresh(inner.stop)
             self.prelude.append(step)

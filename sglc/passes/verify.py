@@ -121,6 +121,11 @@ class _Verifier:
         for step in fast.prelude:
             if isinstance(step, ir.HoistedRow):
                 self.expr(step.expr)
+                if (step.start is None) != (step.stop is None):
+                    self.fail("a nested loop's row without its range", s)
+                for x in (step.start, step.stop):
+                    if x is not None:
+                        self.expr(x)
                 self.rows.add(id(step))
             else:
                 if step.kind not in ("index", "span", "span-", "unique"):
