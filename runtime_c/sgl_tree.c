@@ -349,13 +349,12 @@ void sgl_child_begin(sgl_node *c, sgl_child_result *r)
     if (c->files.n) sgl_files_clear(&c->files); /* io: the files of this superstep only */
 }
 
-void sgl_child_ops(sgl_node *c, const sgl_site *s, sgl_key mk, void **in, void **out,
-                   sgl_child_result *r, int j0, int j1)
+/* Ops j0 .. j1 - 1 of child c, which has not failed: the error boundary
+ * (setjmp) in a function of its own, so that no variable of the caller
+ * lives across it. */
+static void child_ops_run(sgl_node *c, const sgl_site *s, sgl_key mk, void **in, void **out,
+                          sgl_child_result *r, int j0, int j1)
 {
-    if (r->failed_op >= 0) { /* failed or cancelled in an earlier op: nothing more */
-        for (int k = j0; k < j1; k++) r->seg_end[k] = sgl_out_pos(c);
-        return;
-    }
     sgl_node *saved_cur = sgl_cur;
     jmp_buf *saved_boundary = c->boundary;
     jmp_buf jb;
@@ -406,6 +405,16 @@ void sgl_child_ops(sgl_node *c, const sgl_site *s, sgl_key mk, void **in, void *
     }
     c->boundary = saved_boundary;
     sgl_cur = saved_cur;
+}
+
+void sgl_child_ops(sgl_node *c, const sgl_site *s, sgl_key mk, void **in, void **out,
+                   sgl_child_result *r, int j0, int j1)
+{
+    if (r->failed_op >= 0) { /* failed or cancelled in an earlier op: nothing more */
+        for (int k = j0; k < j1; k++) r->seg_end[k] = sgl_out_pos(c);
+        return;
+    }
+    child_ops_run(c, s, mk, in, out, r, j0, j1);
 }
 
 void sgl_child_end(sgl_node *c, const sgl_site *s, sgl_child_result *r)
