@@ -157,6 +157,20 @@ class Binary(Expr):
         return f"{self._side(self.left, p)} {self.op} {self._side(self.right, p + 1)}"
 
 
+@dataclass(frozen=True, eq=False)
+class Cond(Expr):
+    """`cond ? then : orelse` (right-associative, below `||`)."""
+
+    cond: Expr
+    then: Expr
+    orelse: Expr
+    prec = 3
+
+    def render(self) -> str:
+        return (f"{_wrap(self.cond, _BINARY['||'])} ? {self.then.render()} : "
+                f"{_wrap(self.orelse, self.prec)}")
+
+
 def ctype(t: Type) -> str:
     """The C type of values of the SGL type t."""
     return c_type(t)

@@ -6,12 +6,15 @@ using them on small programs."""
 from __future__ import annotations
 
 import re
+import subprocess
+from pathlib import Path
 
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from sglc import cnodes as c
+from sglc import pipeline
 from sglc.cnodes import Binary, Cast, Index, Name, Scope, Temp, Unary
 from sglc.pipeline import c_text
 
@@ -55,6 +58,9 @@ a, b, x = Name("a"), Name("b"), Name("x")
     (Binary("|", a, Binary("|", b, x)), "a | (b | x)"),
     (Binary("&", Unary("~", a), x), "~a & x"),
     (Unary("~", Binary("|", a, b)), "~(a | b)"),
+    (c.Cond(Binary("<", a, b), x, a), "a < b ? x : a"),
+    (c.Cond(Binary("||", a, b), Binary("+", a, b), c.Cond(x, a, b)), "a || b ? a + b : x ? a : b"),
+    (c.Cond(c.Cond(a, b, x), a, b), "(a ? b : x) ? a : b"),
 ])
 def test_prints_with_the_fewest_parentheses(expr: c.Expr, text: str) -> None:
     assert str(expr) == text
@@ -220,6 +226,62 @@ def test_a_condition_prints_without_outer_parentheses() -> None:
             "!(*(sgl_int *)sgl_at(&v_v, INT64_C(1), sizeof(sgl_int), 3, 25) == "
             "*(sgl_int *)sgl_at(&v_v, INT64_C(2), sizeof(sgl_int), 3, 33))) {") in text
     assert "while ((sgl_int)v_v.len > INT64_C(5)) {" in text
+
+
+SELECT = ("func main() {{\n"
+          "    var d = 3; var bd = 5; var best = 0; var c = 2; var f = 0.5; var g = 1.5;\n"
+          "    var t = true; var nv = [1];\n"
+          "    if d < bd {{\n{body}    }}\n"
+          "    print(d, bd, best, c, f, g, t, nv);\n}}\n")
+
+
+@pytest.mark.parametrize("body, selects", [
+    ("        bd = d;\n        best = c;\n", ["v_bd = {c} ? v_d : v_bd;", "v_best = {c} ? v_c : v_best;"]),
+    ("        f = g;\n        t = false;\n        best = 7;\n",
+     ["v_f = {c} ? v_g : v_f;", "v_t = {c} ? false : v_t;", "v_best = {c} ? INT64_C(7) : v_best;"]),
+    # not: an expression, a compound assignment, a vector, five assignments
+    ("        bd = d + 1;\n", None),
+    ("        bd += d;\n", None),
+    ("        nv = [2];\n", None),
+    ("        bd = d;\n        bd = d;\n        bd = d;\n        bd = d;\n        bd = d;\n", None),
+    ("        bd = d;\n        print(bd);\n", None),
+])
+def test_an_if_that_only_copies_scalars_is_written_as_selects(body: str,
+                                                            selects: list[str] | None) -> None:
+    """`if d < bd { bd = d; best = c; }` becomes one condition and selects
+    (`v_bd = c2 ? v_d : v_bd;`), which gcc compiles to conditional moves:
+    a nearest-centroid loop on random data no longer mispredicts its
+    branch (bench/loops.md).  Anything else keeps its `if`."""
+    text = _c(SELECT.format(body=body))
+    main = text[text.index("static void f_main(sgl_node *N)\n{"):]
+    if selects is None:
+        assert "if (v_d < v_bd) {" in main and " ? " not in main, main
+    else:
+        m = re.search(r"sgl_bool (c\d+) = v_d < v_bd;", main)
+        assert m is not None and "if (v_d" not in main, main
+        for line in selects:
+            assert line.format(c=m.group(1)) in main, main
+
+
+def test_selects_keep_the_order_of_the_assignments(tmp_path: Path) -> None:
+    """Each select reads the values the assignments before it wrote, as
+    the `if` does: expected output worked out by hand from the program."""
+    src = ("func f(a: int, b: int, c: bool) -> [int] {\n"
+           "    var x = a; var y = b;\n"
+           "    if c { x = y; y = x; }\n"
+           "    var lo = 9; var at = -1;\n"
+           "    for i in 0 .. 4 {\n"
+           "        var d = (i - 2) * (i - 2);\n"
+           "        if d < lo { lo = d; at = i; }\n"
+           "    }\n"
+           "    return [x, y, lo, at];\n}\n"
+           "func main() { print(f(1, 2, true), f(1, 2, false)); }\n")
+    (tmp_path / "t.sgl").write_text(src)
+    opts = pipeline.Options("seq", line_directives=False)
+    assert " ? " in pipeline.c_text(src, "t.sgl", opts)
+    pipeline.compile_file(str(tmp_path / "t.sgl"), tmp_path / "t", opts)
+    proc = subprocess.run([str(tmp_path / "t")], capture_output=True, text=True, timeout=60)
+    assert (proc.returncode, proc.stdout) == (0, "[2, 2, 0, 2] [1, 2, 0, 2]\n"), proc.stderr
 
 
 def test_gather_joined_by_concat_asks_for_contiguous_blocks() -> None:
