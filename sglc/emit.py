@@ -760,11 +760,15 @@ class _Statements(_Builtins):
         return self.close_scope(), x
 
     def st_If(self, s: ir.If) -> None:
+        """An `if`; one that only copies scalars (`_select_assigns`:
+        `if d < bd { bd = d; best = c; }`) as selects after its condition,
+        `bd = c2 ? d : bd;`: the same assignments in the same order, made
+        or not by one condition, which gcc compiles to conditional moves
+        (gcc 12 -O2 kept the `if`'s branch, which a nearest-centroid loop
+        on random data mispredicts)."""
         sc, cond = self._cond(s.cond)
-        if _select_assigns(s):
-            self.if_select(s, sc, cond)
-            return
-        wrapped = not sc.empty
+        select = _select_assigns(s)
+        wrapped = select or not sc.empty
         if wrapped:
             name = self.new_name("c")
             self.out("{")
@@ -772,39 +776,26 @@ class _Statements(_Builtins):
             for ln in sc.pre + [c.decl("sgl_bool", name, cond)] + sc.frees():
                 self.out(ln)
             cond = Name(name)
-        self.out(f"if ({cond}) {{")
-        self.indent += 1
-        self.block(s.then)
-        self.indent -= 1
-        if s.orelse:
-            self.out("} else {")
+        if select:
+            for a in s.then:
+                assert isinstance(a, ir.Assign) and isinstance(a.target, ir.VarRef)
+                self.line_directive(a.line)
+                var = self.var(a.target.var)
+                self.out(c.assign(var, c.Cond(cond, self.scalar(a.value), var)))
+        else:
+            self.out(f"if ({cond}) {{")
             self.indent += 1
-            self.block(s.orelse)
+            self.block(s.then)
             self.indent -= 1
-        self.out("}")
+            if s.orelse:
+                self.out("} else {")
+                self.indent += 1
+                self.block(s.orelse)
+                self.indent -= 1
+            self.out("}")
         if wrapped:
             self.indent -= 1
             self.out("}")
-
-    def if_select(self, s: ir.If, sc: Scope, cond: c.Expr) -> None:
-        """`if d < bd { bd = d; best = c; }` (`_select_assigns`) as
-        selects, `bd = c_ ? d : bd;`: the same assignments, made or not by
-        one condition, in a form that the C compiler turns into
-        conditional moves rather than a branch (gcc 12 -O2 keeps the
-        branch of the `if`, and a nearest-centroid loop on random data
-        mispredicts it about half the time)."""
-        name = self.new_name("c")
-        self.out("{")
-        self.indent += 1
-        for ln in sc.pre + [c.decl("sgl_bool", name, cond)] + sc.frees():
-            self.out(ln)
-        for a in s.then:
-            assert isinstance(a, ir.Assign) and isinstance(a.target, ir.VarRef)
-            self.line_directive(a.line)
-            var = self.var(a.target.var)
-            self.out(c.assign(var, c.Cond(Name(name), self.scalar(a.value), var)))
-        self.indent -= 1
-        self.out("}")
 
     def loop_check(self) -> None:
         """At the top of every loop iteration: stop if the node is cancelled
