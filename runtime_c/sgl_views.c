@@ -133,6 +133,38 @@ sgl_vec sgl_concat(const sgl_type *vvt, const sgl_vec *vv, int line, int col)
     return concat_copy(et, vv, total, line, col);
 }
 
+/* Whether part p is a whole buffer with no other owner, so that it can
+ * grow into the concatenation (sgl_vec_reserve: a mapped block keeps its
+ * pages, mremap moves them if it must). */
+static bool grows_in_place(const sgl_vec *p)
+{
+    sgl_vbuf *b = p->buf;
+    return b && !b->parent && sgl_vec_unique(p) && p->data == vbuf_data(b) && p->len == b->used;
+}
+
+/* The concatenation of the parts of vv (which has no other owner) made by
+ * growing its first non-empty part, vv's part `first`, and appending the
+ * others: neither the first part's elements are copied nor new pages
+ * populated for them (PSRS's root joins its children's sorted blocks). */
+static sgl_vec concat_onto_first(const sgl_type *vt, sgl_vec *vv, int64_t first, int64_t total,
+                                 int line, int col)
+{
+    const sgl_type *et = vt->elem;
+    size_t esz = sgl_sizeof(et);
+    sgl_vec *parts = vv->data;
+    sgl_vec r = parts[first];
+    parts[first] = (sgl_vec){NULL, 0, NULL}; /* moved out: vv's free skips it */
+    sgl_vec_reserve(vt, &r, total, line, col);
+    int64_t at = r.len;
+    for (int64_t i = first + 1; i < vv->len; i++) {
+        sgl_copy_elems_into(et, elem_ptr(&r, esz, at), parts[i].data, parts[i].len);
+        at += parts[i].len;
+    }
+    r.len = total;
+    r.buf->used = total;
+    return r;
+}
+
 sgl_vec sgl_concat_take(const sgl_type *vvt, sgl_vec *vv, int line, int col)
 {
     const sgl_type *vt = vvt->elem;
@@ -162,6 +194,8 @@ sgl_vec sgl_concat_take(const sgl_type *vvt, sgl_vec *vv, int line, int col)
         } else { /* unshared handles of part of it: one handle of their union */
             r = (sgl_vec){parts[first].data, total, sgl_vbuf_handle(owner, line, col)};
         }
+    } else if (grows_in_place(&parts[first])) {
+        r = concat_onto_first(vt, vv, first, total, line, col);
     } else {
         r = concat_copy(et, vv, total, line, col);
     }

@@ -18,7 +18,7 @@ import pytest
 REPO = Path(__file__).resolve().parent.parent
 SUBSET = ["regress_cow_siblings", "value_semantics", "alias_stress", "vec_of_vec", "persist_children", "scatter_vv",
           "tree_sort", "pardo_value_sem", "nested_pardo", "indexed_targets",
-          "moves_params", "moves_supersteps", "moves_loops", "views_inplace", "views_threads",
+          "moves_params", "moves_supersteps", "moves_loops", "views_inplace", "views_threads", "concat_grow",
           "string_ops", "string_tree", "struct_loops",
           # failing programs (tests/runtime_errors): a child's temporaries and
           # split handles, a failure two levels down; LeakSanitizer at their exit

@@ -195,11 +195,70 @@ static void test_concat_views(void)
     sgl_vec_free(&T_IV, &flat);
 }
 
+/* concat at a last use (sgl_concat_take) whose first non-empty part is a
+ * whole buffer with no other owner grows that buffer: its elements are
+ * not copied; the other parts are, and stay unchanged */
+static void test_concat_grows_first(void)
+{
+    /* big enough to be a mapped block (sgl_blocks.c), then a small one */
+    int64_t sizes[] = {3 << 20, 100};
+    for (int k = 0; k < 2; k++) {
+        int64_t n = sizes[k];
+        sgl_vec a = ints(n, 5), b = ints(7, 2), keep = sgl_vec_copy(&T_IV, &b);
+        sgl_int a0 = ((sgl_int *)a.data)[0], alast = ((sgl_int *)a.data)[n - 1];
+        sgl_vec parts = {0};
+        push_move(&T_IVV, &parts, (sgl_vec){NULL, 0, NULL}); /* an empty part first */
+        push_move(&T_IVV, &parts, a);
+        push_move(&T_IVV, &parts, b);
+        sgl_vec c = sgl_concat_take(&T_IVV, &parts, 0, 0);
+        CHECK(parts.len == 0 && parts.buf == NULL);
+        CHECK(c.len == n + 7 && c.buf->used == n + 7 && c.buf->cap >= n + 7);
+        CHECK(sgl_vec_unique(&c) && c.data == (void *)(c.buf + 1));
+        sgl_int *d = c.data;
+        CHECK(d[0] == a0 && d[n - 1] == alast);
+        for (int64_t i = 0; i < 7; i++) CHECK(d[n + i] == ((sgl_int *)keep.data)[i]);
+        /* b's elements were copied: writing c leaves them alone */
+        d[n] = 1234;
+        CHECK(((sgl_int *)keep.data)[0] != 1234);
+        sgl_vec_free(&T_IV, &c);
+        sgl_vec_free(&T_IV, &keep);
+    }
+    /* a first part with room for the rest: the result is its buffer */
+    sgl_vec a = ints(1000, 4), b = ints(24, 8);
+    sgl_vec_reserve(&T_IV, &a, 2000, 0, 0);
+    sgl_vbuf *abuf = a.buf;
+    void *adata = a.data;
+    sgl_vec ab = {0};
+    push_move(&T_IVV, &ab, a);
+    push_move(&T_IVV, &ab, b);
+    sgl_vec joined = sgl_concat_take(&T_IVV, &ab, 0, 0);
+    CHECK(joined.buf == abuf && joined.data == adata && joined.len == 1024 && abuf->used == 1024);
+    CHECK(((sgl_int *)joined.data)[1000] == 8 % 13 - 6); /* b[0], as ints() makes it */
+    sgl_vec_free(&T_IV, &joined);
+    /* nested: the first part's rows move with it, the others' are shared */
+    sgl_vec m1 = {0}, m2 = {0};
+    for (int r = 0; r < 3; r++) push_move(&T_IVV, &m1, ints(r + 1, r));
+    push_move(&T_IVV, &m2, ints(4, 9));
+    sgl_vec m2_keep = sgl_vec_copy(&T_IVV, &m2);
+    sgl_vec parts = {0};
+    push_move(&T_IVVV, &parts, m1);
+    push_move(&T_IVVV, &parts, m2);
+    sgl_vec c = sgl_concat_take(&T_IVVV, &parts, 0, 0);
+    CHECK(c.len == 4);
+    sgl_vec *rows = c.data, *kept = m2_keep.data;
+    CHECK(rows[0].len == 1 && rows[2].len == 3 && rows[3].len == 4);
+    CHECK(rows[3].buf == kept[0].buf); /* shared, copy-on-write */
+    sgl_vec_free(&T_IVV, &c);
+    CHECK(sgl_vec_unique(&kept[0]) && ((sgl_int *)kept[0].data)[0] == 9 % 13 - 6);
+    sgl_vec_free(&T_IVV, &m2_keep);
+}
+
 int main(void)
 {
     test_pieces();
     test_nested();
     test_concat_views();
+    test_concat_grows_first();
     printf("%d passed, %d failed\n", n_passed, n_failed);
     fflush(stdout);
     return n_failed == 0 ? 0 : 1;
