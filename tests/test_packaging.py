@@ -145,3 +145,58 @@ def test_report_from_the_wheel(installed: Path, tmp_path: Path) -> None:
     for page in ("r.html", "f.html"):
         text = (tmp_path / page).read_text()
         assert slot in text and '"sglc_stats": 1' in text and "</html>" in text, page
+
+
+def test_license_in_the_wheel(installed: Path, tmp_path: Path) -> None:
+    """The installed distribution says MIT as an SPDX expression and
+    carries the LICENSE file itself."""
+    rc, out, err = run_checked(
+        [str(installed / "python"), "-c",
+         "from importlib.metadata import metadata, files\n"
+         "m = metadata('sglc')\n"
+         "print(m['License-Expression'])\n"
+         "print(m.get('License'))\n"
+         "lic = [f for f in files('sglc') if f.name == 'LICENSE']\n"
+         "print(lic[0].read_text().splitlines()[0] if lic else 'no LICENSE')"],
+        cwd=tmp_path, env=_env(tmp_path))
+    assert rc == 0, err
+    expr, old_field, first_line = out.splitlines()
+    assert expr == "MIT"
+    assert old_field == "None"  # the deprecated free-text field is not used
+    assert first_line == (REPO / "LICENSE").read_text().splitlines()[0]
+
+
+def test_sdist_carries_docs_examples_and_tests(tmp_path: Path) -> None:
+    """The source distribution is enough to build, test and read: the
+    runtime, the grammar, the docs, the examples and the tests (and no
+    build outputs)."""
+    import tarfile
+
+    # the build backend pyproject.toml asks for (an SPDX license needs
+    # setuptools >= 77), in a venv of its own, as pip's isolated builds do
+    env_dir = tmp_path / "backend"
+    venv.EnvBuilder(with_pip=True, symlinks=True).create(env_dir)
+    py = str(env_dir / "bin" / "python")
+    rc, out, err = run_checked([py, "-m", "pip", "install", "-q", "setuptools>=77"], cwd=tmp_path,
+                               timeout=300)
+    if rc != 0:
+        pytest.skip(f"no package index to install the build backend from: {err[-300:]}")
+    rc, out, err = run_checked(
+        [py, "-c",
+         "import sys\nfrom setuptools import build_meta\nprint(build_meta.build_sdist(sys.argv[1]))",
+         str(tmp_path)], cwd=REPO, timeout=300)
+    assert rc == 0, err
+    sdist = tmp_path / out.splitlines()[-1].strip()
+    with tarfile.open(sdist) as tar:
+        names = {n.split("/", 1)[1] for n in tar.getnames() if "/" in n}
+        pkg_info = tar.extractfile(next(n for n in tar.getnames() if n.endswith("/PKG-INFO")))
+        assert pkg_info is not None
+        meta = pkg_info.read().decode()
+    assert "License-Expression: MIT" in meta
+    for need in ("LICENSE", "README.md", "Makefile", "pyproject.toml", "grammar/sgl.lark",
+                 "runtime_c/sgl.h", "docs/tutorial.md", "docs/language.md", "mkdocs.yml",
+                 "examples/psrs.sgl", "tests/test_programs.py", "tests/programs/concat_grow.sgl",
+                 "tests/programs/concat_grow.out", "bench/run.py"):
+        assert need in names, f"{need} is not in {sdist.name}"
+    assert not any(n.startswith(("bench/build/", "tests/_build/")) or n.endswith((".o", ".pyc"))
+                   for n in names)
