@@ -72,6 +72,23 @@ def test_help() -> None:
         assert word in out, f"{word!r} not in --help"
 
 
+def test_help_says_where_the_docs_are() -> None:
+    rc, out, err = sglc_run("--help")
+    assert rc == 0, err
+    text = " ".join(out.split())
+    assert "Documentation: docs/" in text
+    for page in ("docs/tutorial.md", "docs/language.md", "docs/cli.md"):
+        assert page in text and (REPO / page).is_file(), page
+
+
+def test_docs_stand_alone() -> None:
+    """Users never see the language brief: no page of docs/ sends them to
+    it (docs/language.md is the language, complete)."""
+    for page in sorted((REPO / "docs").glob("*.md")):
+        for n, line in enumerate(page.read_text().splitlines(), 1):
+            assert not re.search(r"\bbrief\b", line, re.I), f"{page.name}:{n}: {line}"
+
+
 def test_compile_help_lists_options() -> None:
     rc, out, err = sglc_run("compile", "--help")
     assert rc == 0, err
