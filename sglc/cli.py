@@ -209,7 +209,9 @@ _target_opt = click.option("--target", type=click.Choice(TARGETS), default=None,
 _opt_opt = click.option("-O", "opt", type=click.IntRange(0, 3), default=2, show_default=True,
                         help="C optimization level.")
 _unchecked_opt = click.option("--unchecked", is_flag=True,
-                              help="Drop bounds, division and shift-count checks.")
+                              help="Drop bounds, division and shift-count checks: a program "
+                                   "that would fail one of them has undefined behaviour instead "
+                                   "of a run-time error.")
 _verbose_opt = click.option("-v", "--verbose", is_flag=True, help="Print every command run.")
 _warn_opt = click.option(
     "-W", "warnings", multiple=True, metavar="NAME", callback=_warning_flags,
