@@ -770,11 +770,22 @@ class _Statements(_Builtins):
         select = _select_assigns(s)
         wrapped = select or not sc.empty
         if wrapped:
+            # a #line numbers the physical line after it: the `{` would take
+            # the if's line and push the condition onto the next one
             name = self.new_name("c")
             self.out("{")
             self.indent += 1
-            for ln in sc.pre + [c.decl("sgl_bool", name, cond)] + sc.frees():
+            if sc.pre:
+                self.line_directive(s.line)
+            for ln in sc.pre:
                 self.out(ln)
+            self.line_directive(s.line)
+            self.out(c.decl("sgl_bool", name, cond))
+            frees = sc.frees()
+            for ln in frees:
+                self.out(ln)
+            if frees and not select:  # the `if (cN)` on the if's line too
+                self.line_directive(s.line)
             cond = Name(name)
         if select:
             for a in s.then:

@@ -284,6 +284,37 @@ def test_selects_keep_the_order_of_the_assignments(tmp_path: Path) -> None:
     assert (proc.returncode, proc.stdout) == (0, "[2, 2, 0, 2] [1, 2, 0, 2]\n"), proc.stderr
 
 
+def _sgl_line_of(text: str, pattern: str) -> int:
+    """The .sgl line that the C compiler credits the first C line matching
+    pattern to: a `#line N` numbers the physical line after it N, and
+    each line after that one more."""
+    line = 0
+    for physical in text.splitlines():
+        m = re.match(r'#line (\d+) ', physical)
+        if m:
+            line = int(m.group(1))
+            continue
+        if re.search(pattern, physical):
+            return line
+        line += 1
+    raise AssertionError(f"no line matches {pattern!r}")
+
+
+@pytest.mark.parametrize("cond", ["a == b", "f(a) == f(b) && len(v) > 0"])
+def test_an_ifs_condition_is_credited_to_the_ifs_line(cond: str) -> None:
+    """gcc's warnings and a debugger's line table put the condition of an
+    `if` written as selects, or with temporaries, on the `if`'s line, not
+    on the line after it (the `{` that opens the condition's block)."""
+    src = ("func f(x: int) -> int {\n    return x + 1;\n}\n"
+           "func main() {\n"
+           "    var a = arg_int(0, 1);\n    var b = 2;\n    var v = [1];\n"
+           f"    if {cond} {{ b = a; }}\n"  # line 8
+           "    print(a, b, v);\n}\n")
+    text = _c(src)
+    assert _sgl_line_of(text, r"sgl_bool c\d+ = ") == 8
+    assert _sgl_line_of(text, r"v_b = c\d+ \? ") == 8
+
+
 def test_gather_joined_by_concat_asks_for_contiguous_blocks() -> None:
     # the gather into `blocks`, which concat joins, sets the hint; the
     # gather into `totals`, which no concat reads, does not
