@@ -99,16 +99,21 @@ static int64_t concat_len(const sgl_vec *vv, int64_t *first, int64_t *nonempty, 
     return total;
 }
 
-static sgl_vec concat_copy(const sgl_type *et, const sgl_vec *vv, int64_t total, int line, int col)
+/* Copies the elements of parts i0 .. of vv into r from element `at` on. */
+static void copy_parts(const sgl_type *et, sgl_vec *r, int64_t at, const sgl_vec *vv, int64_t i0)
 {
     size_t esz = sgl_sizeof(et);
     const sgl_vec *parts = vv->data;
-    sgl_vec r = sgl_vec_alloc(et, total, false, line, col);
-    int64_t at = 0;
-    for (int64_t i = 0; i < vv->len; i++) {
-        sgl_copy_elems_into(et, elem_ptr(&r, esz, at), parts[i].data, parts[i].len);
+    for (int64_t i = i0; i < vv->len; i++) {
+        sgl_copy_elems_into(et, elem_ptr(r, esz, at), parts[i].data, parts[i].len);
         at += parts[i].len;
     }
+}
+
+static sgl_vec concat_copy(const sgl_type *et, const sgl_vec *vv, int64_t total, int line, int col)
+{
+    sgl_vec r = sgl_vec_alloc(et, total, false, line, col);
+    copy_parts(et, &r, 0, vv, 0);
     return r;
 }
 
@@ -149,17 +154,11 @@ static bool grows_in_place(const sgl_vec *p)
 static sgl_vec concat_onto_first(const sgl_type *vt, sgl_vec *vv, int64_t first, int64_t total,
                                  int line, int col)
 {
-    const sgl_type *et = vt->elem;
-    size_t esz = sgl_sizeof(et);
     sgl_vec *parts = vv->data;
     sgl_vec r = parts[first];
     parts[first] = (sgl_vec){NULL, 0, NULL}; /* moved out: vv's free skips it */
     sgl_vec_reserve(vt, &r, total, line, col);
-    int64_t at = r.len;
-    for (int64_t i = first + 1; i < vv->len; i++) {
-        sgl_copy_elems_into(et, elem_ptr(&r, esz, at), parts[i].data, parts[i].len);
-        at += parts[i].len;
-    }
+    copy_parts(vt->elem, &r, r.len, vv, first + 1);
     r.len = total;
     r.buf->used = total;
     return r;
