@@ -689,10 +689,19 @@ class _Statements(_Builtins):
 
     def stmt(self, s: ir.Stmt) -> None:
         self.line_directive(s.line)
+        first = len(self.lines)
         saved = self.calls_here
         self.calls_here = _stmt_calls(s)
         getattr(self, "st_" + type(s).__name__)(s)
         self.calls_here = saved
+        # a #line numbers the physical line after it: a statement written
+        # as a block of its own (temps, a condition, a loop's bounds) would
+        # credit its `{` with its line and its first line of code with the
+        # next one (gcc's warnings, a debugger's line table): the directive
+        # goes inside the block
+        if self.em.line_directives and first < len(self.lines) and \
+                self.lines[first].strip() == "{":
+            self.lines[first - 1:first + 1] = [self.lines[first], self.lines[first - 1]]
 
     def st_Block(self, s: ir.Block) -> None:
         self.out("{")
@@ -770,16 +779,13 @@ class _Statements(_Builtins):
         select = _select_assigns(s)
         wrapped = select or not sc.empty
         if wrapped:
-            # a #line numbers the physical line after it: the `{` would take
-            # the if's line and push the condition onto the next one
             name = self.new_name("c")
-            self.out("{")
+            self.out("{")  # then the if's #line again (stmt)
             self.indent += 1
-            if sc.pre:
-                self.line_directive(s.line)
             for ln in sc.pre:
                 self.out(ln)
-            self.line_directive(s.line)
+            if sc.pre:  # the condition on the if's line, after its temps
+                self.line_directive(s.line)
             self.out(c.decl("sgl_bool", name, cond))
             frees = sc.frees()
             for ln in frees:

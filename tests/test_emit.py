@@ -304,15 +304,18 @@ def _sgl_line_of(text: str, pattern: str) -> int:
 def test_an_ifs_condition_is_credited_to_the_ifs_line(cond: str) -> None:
     """gcc's warnings and a debugger's line table put the condition of an
     `if` written as selects, or with temporaries, on the `if`'s line, not
-    on the line after it (the `{` that opens the condition's block)."""
+    on the line after it (the `{` that opens the condition's block); so
+    the first line of any statement written as a block of its own."""
     src = ("func f(x: int) -> int {\n    return x + 1;\n}\n"
            "func main() {\n"
            "    var a = arg_int(0, 1);\n    var b = 2;\n    var v = [1];\n"
            f"    if {cond} {{ b = a; }}\n"  # line 8
-           "    print(a, b, v);\n}\n")
+           "    var w = f(a) + 1;\n"  # line 9: a statement in a block of its own
+           "    print(a, b, v, w);\n}\n")
     text = _c(src)
     assert _sgl_line_of(text, r"sgl_bool c\d+ = ") == 8
     assert _sgl_line_of(text, r"v_b = c\d+ \? ") == 8
+    assert _sgl_line_of(text, r"sgl_call_check\(N, 9, ") == 9
 
 
 def test_gather_joined_by_concat_asks_for_contiguous_blocks() -> None:

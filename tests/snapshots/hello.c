@@ -65,8 +65,8 @@ static void f_greet(sgl_node *N)
     sgl_key K = sgl_enter(N);
 #line 3 "hello.sgl"
     if (!sgl_q_master(N)) {
-#line 4 "hello.sgl"
         {
+#line 4 "hello.sgl"
             const sgl_vec *t1 = &((sgl_vec){(void *)"worker", 6, NULL});
             sgl_int t2 = sgl_q_child_index(N);
             sgl_buf *ob = sgl_out(N);
@@ -75,14 +75,14 @@ static void f_greet(sgl_node *N)
             sgl_fmt_int(ob, t2);
             sgl_print_end(N, 4, 9);
         }
-#line 5 "hello.sgl"
         {
+#line 5 "hello.sgl"
             sgl_leave(N, K);
             return;
         }
     }
-#line 7 "hello.sgl"
     {
+#line 7 "hello.sgl"
         sgl_arg A_[1];
         memset(A_, 0, sizeof A_);
         sgl_superstep(N, K, &site_0, A_);

@@ -103,13 +103,13 @@ static const sgl_site *const sgl_sites[] = {
 static sgl_int f_look(sgl_node *N, sgl_vec v_v)
 {
     (void)N;
-#line 6 "nodevars.sgl"
     {
+#line 6 "nodevars.sgl"
         sgl_vec t1 = sgl_vec_new(&T_vv_int, 0, 6, 13);
         sgl_value_assign_move(&T_vv_int, &SGL_NV->nv_block, &t1);
     }
-#line 7 "nodevars.sgl"
     {
+#line 7 "nodevars.sgl"
         sgl_int r_ = (sgl_int)v_v.len;
         return r_;
     }
@@ -120,8 +120,8 @@ static void f_main(sgl_node *N)
 {
     (void)N;
     sgl_key K = sgl_enter(N);
-#line 11 "nodevars.sgl"
     {
+#line 11 "nodevars.sgl"
         sgl_vec t2 = sgl_vec_copy(&T_vv_int, &SGL_NV->nv_block);
         sgl_call_check(N, 11, 14);
         sgl_int t3 = f_look(N, t2);
@@ -129,8 +129,8 @@ static void f_main(sgl_node *N)
         *p4 = sgl_add(*p4, t3);
         sgl_vec_free(&T_vv_int, &t2);
     }
-#line 12 "nodevars.sgl"
     {
+#line 12 "nodevars.sgl"
         sgl_vec t5 = sgl_vec_new(&T_v_int, 1, 12, 17);
         ((sgl_int *)t5.data)[0] = SGL_NV->nv_count;
         sgl_vec t6 = t5;
@@ -138,15 +138,15 @@ static void f_main(sgl_node *N)
     }
 #line 13 "nodevars.sgl"
     if (sgl_q_master(N)) {
-#line 14 "nodevars.sgl"
         {
+#line 14 "nodevars.sgl"
             sgl_arg A_[1];
             memset(A_, 0, sizeof A_);
             sgl_superstep(N, K, &site_0, A_);
         }
     }
-#line 18 "nodevars.sgl"
     {
+#line 18 "nodevars.sgl"
         sgl_int t7 = SGL_NV->nv_count;
         const sgl_vec *t8 = &SGL_NV->nv_block;
         sgl_buf *ob = sgl_out(N);
@@ -164,8 +164,8 @@ static void act0_0_pardo(sgl_node *N, sgl_key K, void *frame_)
     (void)N;
     (void)K;
     (void)F;
-#line 15 "nodevars.sgl"
     {
+#line 15 "nodevars.sgl"
         sgl_int t9 = sgl_q_child_index(N);
         *(sgl_int *)sgl_at_mut(&T_v_int, (sgl_vec *)sgl_at_mut(&T_vv_int, &SGL_NV->nv_block, INT64_C(0), sizeof(sgl_vec), 15, 13), INT64_C(0), sizeof(sgl_int), 15, 13) = t9;
     }

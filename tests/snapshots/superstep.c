@@ -82,8 +82,8 @@ static sgl_int f_total(sgl_node *N, sgl_vec v_v, sgl_int v_k)
     sgl_key K = sgl_enter(N);
 #line 4 "superstep.sgl"
     if (!sgl_q_master(N)) {
-#line 5 "superstep.sgl"
         {
+#line 5 "superstep.sgl"
             sgl_int r_ = sgl_mul(sgl_sum_int(&v_v), v_k);
             sgl_vec_free(&T_v_int, &v_sums);
             sgl_vec_free(&T_v_int, &v_v);
@@ -91,8 +91,8 @@ static sgl_int f_total(sgl_node *N, sgl_vec v_v, sgl_int v_k)
             return r_;
         }
     }
-#line 11 "superstep.sgl"
     {
+#line 11 "superstep.sgl"
         sgl_vec t1 = v_v;
         v_v = (sgl_vec){0};
         sgl_vec t2 = t1;
@@ -109,8 +109,8 @@ static sgl_int f_total(sgl_node *N, sgl_vec v_v, sgl_int v_k)
         sgl_vec_move_into(&T_v_int, &v_sums, &g5);
         sgl_vec_free(&T_vv_int, &t3);
     }
-#line 17 "superstep.sgl"
     {
+#line 17 "superstep.sgl"
         sgl_int r_ = sgl_sum_int(&v_sums);
         sgl_vec_free(&T_v_int, &v_sums);
         sgl_vec_free(&T_v_int, &v_v);
@@ -144,8 +144,8 @@ static void act0_2_pardo(sgl_node *N, sgl_key K, void *frame_)
     (void)N;
     (void)K;
     (void)F;
-#line 14 "superstep.sgl"
     {
+#line 14 "superstep.sgl"
         sgl_vec t6 = F->v_part;
         F->v_part = (sgl_vec){0};
         sgl_call_check(N, 14, 13);
@@ -167,8 +167,8 @@ static void act0_3_eval(sgl_node *N, sgl_key K, void *frame_, void *out_)
 static void f_main(sgl_node *N)
 {
     (void)N;
-#line 21 "superstep.sgl"
     {
+#line 21 "superstep.sgl"
         sgl_vec t8 = sgl_range(INT64_C(0), INT64_C(10), 21, 17);
         sgl_call_check(N, 21, 11);
         sgl_int t9 = f_total(N, t8, INT64_C(2));
