@@ -364,6 +364,9 @@ void sgl_release_sources(const sgl_site *s, sgl_arg *args);
  * stop every local child after that point in depth-first order (op by
  * op, child by child), with its whole subtree. */
 void sgl_cancel_after(sgl_node *n, int op, int child);
+/* Stop node c from op `limit` of its current superstep on (at once if it
+ * is there already), with its whole subtree; a lower limit wins. */
+void sgl_cancel_from(sgl_node *c, int limit);
 /* Set this thread's stack limit (sgl_stack_limit), once per thread. */
 void sgl_stack_init(void);
 /* Calls via->start / via->shutdown of n, if n has children. */
@@ -485,12 +488,19 @@ void sgl_mpi_connect(sgl_node *chain, int plevels, int j0);
 /* A node whose master is in another process: serve its commands until
  * the master says stop. */
 void sgl_mpi_serve(sgl_node *n);
-/* On the main thread, while masters of this process run their child 0:
- * look at the remote children's reports that have arrived, and cancel
- * what a failure among them stops (sgl_check_slow; elsewhere nothing). */
+/* On the main thread, while masters of this process run their child 0 or
+ * wait for reports, and while a served node runs a command: look at the
+ * remote children's reports that have arrived and at the stop messages
+ * from the master above, and cancel what a failure stops (sgl_check_slow;
+ * elsewhere nothing). */
 void sgl_mpi_poll(void);
+/* Whether this thread is the main thread of an MPI process that must
+ * poll now (a master of it runs its child 0, or it serves a remote
+ * master): then a thread-level superstep's join polls (sgl_local.c). */
+bool sgl_mpi_polling(void);
 #else
 static inline void sgl_mpi_poll(void) {}
+static inline bool sgl_mpi_polling(void) { return false; }
 static inline void sgl_mpi_init(int *argc, char ***argv, int *nprocs, int *rank)
 {
     (void)argc;

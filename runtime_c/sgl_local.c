@@ -13,6 +13,9 @@
 
 #ifdef SGL_USE_OMP
 #include <omp.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <time.h>
 #endif
 
 /* Child i's input (or output place) for op j of site s. */
@@ -78,6 +81,72 @@ static void local_child(sgl_node *n, sgl_key k, const sgl_site *s, sgl_arg *args
     sgl_child_run(&n->kids[i], s, k, in, out, &res[i]);
 }
 
+#ifdef SGL_USE_OMP
+/* ---- a join that polls (docs/execution.md, cancellation) ----
+ * In an MPI process whose main thread must keep polling for remote
+ * failures and stop messages (sgl_mpi_polling), the main thread does not
+ * wait for its sibling threads in OpenMP's barrier, where it would poll
+ * nothing, so that a thread child that loops for ever past a remote
+ * failure could never be stopped: it waits on a condition variable that
+ * the last child to end signals, waking every POLL_MS to poll. */
+#define POLL_MS 5
+
+typedef struct joiner {
+    _Atomic int done;
+    int nk;
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+} joiner;
+
+static void join_done(joiner *jn)
+{
+    if (atomic_fetch_add_explicit(&jn->done, 1, memory_order_acq_rel) + 1 < jn->nk) return;
+    pthread_mutex_lock(&jn->mu);
+    pthread_cond_signal(&jn->cv);
+    pthread_mutex_unlock(&jn->mu);
+}
+
+static void join_wait(joiner *jn)
+{
+    pthread_mutex_lock(&jn->mu);
+    while (atomic_load_explicit(&jn->done, memory_order_acquire) < jn->nk) {
+        struct timespec ts;
+        clock_gettime(CLOCK_REALTIME, &ts);
+        ts.tv_nsec += POLL_MS * 1000000L;
+        if (ts.tv_nsec >= 1000000000L) {
+            ts.tv_sec++;
+            ts.tv_nsec -= 1000000000L;
+        }
+        if (pthread_cond_timedwait(&jn->cv, &jn->mu, &ts) == 0) continue;
+        pthread_mutex_unlock(&jn->mu);
+        sgl_mpi_poll(); /* may stop the children that run (sgl_cancel_from) */
+        pthread_mutex_lock(&jn->mu);
+    }
+    pthread_mutex_unlock(&jn->mu);
+}
+
+static void polling_superstep(sgl_node *n, sgl_key k, const sgl_site *s, sgl_arg *args,
+                              sgl_child_result *res)
+{
+    int nk = n->nchildren;
+    joiner jn = {.nk = nk};
+    if (pthread_mutex_init(&jn.mu, NULL) != 0 || pthread_cond_init(&jn.cv, NULL) != 0)
+        sgl_internal_error("cannot make a mutex");
+#pragma omp parallel num_threads(nk)
+    {
+        int t = omp_get_thread_num(), nt = omp_get_num_threads();
+        for (int i = t; i < nk; i += nt) {
+            local_child(n, k, s, args, res, i);
+            join_done(&jn);
+        }
+        if (t == 0) join_wait(&jn);
+    }
+    pthread_cond_destroy(&jn.cv);
+    pthread_mutex_destroy(&jn.mu);
+}
+/* ---- end of the join that polls */
+#endif
+
 static void local_superstep(sgl_node *n, sgl_key k, const sgl_site *s, sgl_arg *args,
                             sgl_child_result *res, sgl_step_rec *rec)
 {
@@ -95,8 +164,12 @@ static void local_superstep(sgl_node *n, sgl_key k, const sgl_site *s, sgl_arg *
         /* every core may run a child: the big buffers the children free
          * are unmapped after the join (sgl_blocks.c) */
         sgl_unmap_hold();
+        if (sgl_mpi_polling()) {
+            polling_superstep(n, k, s, args, res);
+        } else {
 #pragma omp parallel for schedule(static, 1) num_threads(nk)
-        for (int i = 0; i < nk; i++) local_child(n, k, s, args, res, i);
+            for (int i = 0; i < nk; i++) local_child(n, k, s, args, res, i);
+        }
         sgl_unmap_release();
         sgl_release_sources(s, args);
         return;
@@ -108,6 +181,7 @@ static void local_superstep(sgl_node *n, sgl_key k, const sgl_site *s, sgl_arg *
     for (int i = 0; i < nk; i++) local_child(n, k, s, args, res, i);
     sgl_release_sources(s, args);
 }
+
 
 /* Start the OpenMP threads of n's thread levels now (nested teams
  * included), so that the first superstep does not pay for creating them. */

@@ -99,20 +99,6 @@ static inline const char *get_value(const char *p, const sgl_type *t, void *out,
 }
 /* ---- end of writing and reading */
 
-/* A node's transport state: as a master, one peer per child (and the
- * requests of a superstep); as a served node, `up` for its master. */
-struct sgl_mpi_state {
-    mpi_peer *kid;
-    int nkid;
-    mpi_peer up;
-    req_list reqs;
-    struct joined_part *jp; /* per child and op: a contiguous gather's parts */
-    size_t njp;
-    MPI_Request *report;    /* per child: the posted receive of its report */
-    unsigned char *arrived; /* per child: that receive has completed */
-    int nreport;            /* their length */
-    char *out_chunk; /* SGL_OUT_CHUNK bytes: output on its way to or from a file */
-};
 
 static struct sgl_mpi_state *mpi_state(sgl_node *n)
 {
@@ -457,138 +443,6 @@ static void abandon(const sgl_site *s, sgl_child_result *r)
 }
 /* ---- end of cancellation */
 
-/* ---- polling while child 0 runs (docs/execution.md) ----
- * A master runs its child 0 in its own process while the remote children
- * run theirs; if a remote child fails in op j, child 0 must stop before
- * op j + 1 (sgl_cancel_after's rule), or a child 0 that loops for ever
- * there keeps the job alive.  So the master posts the receives of the
- * reports before it runs child 0 and registers them here (`watch`: one
- * entry per master of this process that is running its child 0, the
- * outermost first).  A ticker thread sets SGL_CANCEL_POLL in the flags of
- * the nodes below the outermost one every POLL_NS; the generated code's
- * check then calls sgl_check_slow, which calls sgl_mpi_poll: on the main
- * thread (the only one that calls MPI: MPI_THREAD_FUNNELED) it tests the
- * posted receives, reads the head of every report that has arrived and,
- * for a failure, cancels what comes after it in the sequential order
- * (sgl_cancel_after on that master: its child 0 and the nodes below it
- * in this process).  A report that arrived is received the usual way
- * later (sgl_msg_recv_rest), in child order.  The check itself stays one
- * load; a poll costs one MPI_Test per remote child and level. */
-#define POLL_NS 5000000L /* 5 ms */
-
-typedef struct watched {
-    sgl_node *n;
-    struct sgl_mpi_state *st;
-    int upto; /* children 1 .. upto - 1 have posted receives */
-} watched;
-static watched watch[SGL_MAX_LEVELS + 1];
-static int nwatch;
-
-static _Atomic(sgl_node *) poll_target; /* the outermost watched master's child 0 */
-static bool ticker_started;
-
-static void poke(sgl_node *c)
-{
-    atomic_fetch_or_explicit(&c->head.cancelled, SGL_CANCEL_POLL, memory_order_relaxed);
-    for (int k = 0; k < c->nlocal; k++) poke(&c->kids[k]);
-}
-
-/* Pokes the target every POLL_NS, from the first superstep that runs a
- * child 0 on; an idle tick costs a few microseconds of one thread. */
-static void *ticker(void *arg)
-{
-    (void)arg;
-    for (;;) {
-        struct timespec ts = {0, POLL_NS};
-        nanosleep(&ts, NULL);
-        sgl_node *t = atomic_load_explicit(&poll_target, memory_order_acquire);
-        if (t) poke(t);
-    }
-    return NULL;
-}
-
-static void ticker_arm(sgl_node *target)
-{
-    if (!ticker_started) {
-        ticker_started = true;
-        pthread_t th;
-        pthread_attr_t a;
-        if (pthread_attr_init(&a) != 0 ||
-            pthread_attr_setdetachstate(&a, PTHREAD_CREATE_DETACHED) != 0 ||
-            pthread_attr_setstacksize(&a, (size_t)64 << 10) != 0 ||
-            pthread_create(&th, &a, ticker, NULL) != 0)
-            sgl_internal_error("cannot start the cancellation ticker thread");
-        pthread_attr_destroy(&a);
-    }
-    atomic_store_explicit(&poll_target, target, memory_order_release);
-}
-
-/* The failure in a report's head (mpi_pack_result's layout: length,
- * failed op, compute time, message length): its op, or -1 if the report
- * says no failure, or only a cancellation (no message). */
-static int report_failure(const char *p)
-{
-    p += sizeof(int64_t); /* the length */
-    int64_t failed_op = get_i64(&p);
-    p += sizeof(double); /* compute */
-    int64_t mlen = get_i64(&p);
-    return failed_op >= 0 && mlen > 0 ? (int)failed_op : -1;
-}
-
-/* Test watched entry w's receives; cancel after the failures found. */
-static void poll_entry(watched *w)
-{
-    struct sgl_mpi_state *st = w->st;
-    for (int i = 1; i < w->upto; i++) {
-        if (st->arrived[i]) continue;
-        int done = 0;
-        MPI_CHECK(MPI_Test(&st->report[i], &done, MPI_STATUS_IGNORE));
-        if (!done) continue;
-        st->arrived[i] = 1;
-        int op = report_failure(st->kid[i].in);
-        if (op >= 0) sgl_cancel_after(w->n, op, i);
-    }
-}
-
-void sgl_mpi_poll(void)
-{
-    if (!sgl_mpi_main_thread) return;
-    for (int k = 0; k < nwatch; k++) poll_entry(&watch[k]);
-}
-
-/* Child i's report has arrived, or wait for it (polling the masters
- * outside, which may cancel n meanwhile: then false). */
-static bool wait_report(sgl_node *n, struct sgl_mpi_state *st, int i)
-{
-    if (st->arrived[i]) return true;
-    if (nwatch == 0) {
-        MPI_CHECK(MPI_Wait(&st->report[i], MPI_STATUS_IGNORE));
-        st->arrived[i] = 1;
-        return true;
-    }
-    for (;;) {
-        int done = 0;
-        MPI_CHECK(MPI_Test(&st->report[i], &done, MPI_STATUS_IGNORE));
-        if (done) {
-            st->arrived[i] = 1;
-            return true;
-        }
-        sgl_mpi_poll();
-        if (sgl_cancelled(n)) return false;
-    }
-}
-
-/* Drop the receives still posted for children i0 .. upto - 1. */
-static void drop_reports(struct sgl_mpi_state *st, int i0, int upto)
-{
-    for (int i = i0; i < upto; i++) {
-        if (st->arrived[i]) continue;
-        MPI_CHECK(MPI_Cancel(&st->report[i]));
-        MPI_CHECK(MPI_Request_free(&st->report[i]));
-        st->arrived[i] = 1;
-    }
-}
-/* ---- end of polling */
 
 /* The remote children's elements of an owned scatter source are theirs
  * once their commands have gone (mpi_send_commands waits for the sends):
@@ -615,8 +469,12 @@ static void mpi_superstep(sgl_node *n, sgl_key k, const sgl_site *s, sgl_arg *ar
     if (st->nreport < nk) {
         st->report = sgl_mpi_realloc(st->report, (size_t)nk * sizeof *st->report);
         st->arrived = sgl_mpi_realloc(st->arrived, (size_t)nk);
+        st->stop_sent = sgl_mpi_realloc(st->stop_sent, (size_t)nk * sizeof *st->stop_sent);
+        st->stop_req = sgl_mpi_realloc(st->stop_req, (size_t)nk * sizeof *st->stop_req);
+        st->stop_msg = sgl_mpi_realloc(st->stop_msg, (size_t)nk * sizeof *st->stop_msg);
         st->nreport = nk;
     }
+    st->nsteps++;
     mpi_send_commands(n, st, s, k, args);
     free_sent_elements(s, args, nk);
     if (rec) sgl_trace_span(n->track, "send", s, rec->t0, sgl_wtime());
@@ -635,17 +493,18 @@ static void mpi_superstep(sgl_node *n, sgl_key k, const sgl_site *s, sgl_arg *ar
     sgl_local_inputs(s, args, 0, in, out, tmp);
     abandoned_children = abandoned_before;
     /* the reports' receives are posted before child 0 runs, and polled
-     * while it runs (polling while child 0 runs, above); sgl_child_run
+     * while it runs (sgl_mpi_poll.c); sgl_child_run
      * raises nothing */
     for (int i = 1; i < nk; i++) {
         st->arrived[i] = 0;
+        st->stop_sent[i] = INT_MAX;
         sgl_msg_recv_post(&st->kid[i], i, TAG_REPORT, n->comm_down, &st->report[i]);
     }
-    if (nwatch > SGL_MAX_LEVELS) sgl_internal_error("MPI masters nested too deep");
-    watch[nwatch++] = (watched){n, st, nk};
-    if (nwatch == 1) ticker_arm(n->kids);
+    sgl_mpi_watch_begin(n, st, nk);
     sgl_child_run(n->kids, s, k, in, out, &res[0]);
-    if (--nwatch == 0) atomic_store_explicit(&poll_target, NULL, memory_order_relaxed);
+    sgl_mpi_watch_end();
+    /* a failure of child 0 stops the remote children after it */
+    if (res[0].msg && res[0].failed_op >= 0) sgl_mpi_send_stops(n, st, res[0].failed_op, 0, nk);
     sgl_release_sources(s, args); /* child 0 has taken its elements too */
     joined_part *jp = NULL;
     const sgl_masks *m = sgl_site_masks(s);
@@ -667,10 +526,10 @@ static void mpi_superstep(sgl_node *n, sgl_key k, const sgl_site *s, sgl_arg *ar
     bool any_oob = false, any_follows = false;
     for (int i = 1; i < upto; i++) {
         mpi_peer *p = &st->kid[i];
-        if (!wait_report(n, st, i)) {
+        if (!sgl_mpi_wait_report(n, st, i, upto)) {
             /* a master above, in this process, cancelled n: its remote
              * children may still run (abandoned, as below) */
-            drop_reports(st, i, nk);
+            sgl_mpi_drop_reports(st, i, nk);
             abandoned_children = true;
             sgl_unwind(n);
         }
@@ -682,7 +541,7 @@ static void mpi_superstep(sgl_node *n, sgl_key k, const sgl_site *s, sgl_arg *ar
         any_oob |= p->oob.n > 0;
         if (surely_first(s, &res[i])) upto = i + 1;
     }
-    drop_reports(st, upto, nk);
+    sgl_mpi_drop_reports(st, upto, nk);
     for (int i = upto; i < nk; i++) abandon(s, &res[i]);
     if (jp)
         for (int j = 0; j < s->nops; j++)
@@ -695,6 +554,8 @@ static void mpi_superstep(sgl_node *n, sgl_key k, const sgl_site *s, sgl_arg *ar
         if (st->kid[i].out_follows)
             sgl_mpi_recv_output(n->comm_down, i, TAG_OUT, s, &res[i], &st->kid[i].outbuf,
                                 &st->out_chunk);
+    for (int i = 1; i < nk; i++) /* the stop messages sent (eager: already gone) */
+        if (st->stop_sent[i] != INT_MAX) MPI_CHECK(MPI_Wait(&st->stop_req[i], MPI_STATUS_IGNORE));
     if (rec) sgl_trace_span(n->track, "wait", s, t_wait, sgl_wtime());
 }
 
@@ -731,11 +592,13 @@ void sgl_mpi_serve(sgl_node *c)
 {
     struct sgl_mpi_state *st = mpi_state(c);
     mpi_peer *up = &st->up;
+    sgl_mpi_served_start(c); /* the master's stop messages (sgl_mpi_poll.c) */
     for (;;) {
         sgl_msg_recv(up, 0, TAG_CMD, c->comm_up);
         const char *p = up->in + sizeof(int64_t);
         int64_t site = get_i64(&p), depth = get_i64(&p), uid = get_i64(&p);
         if (site == CMD_EXIT) {
+            sgl_mpi_served_end();
             sgl_tree_shutdown(c, (int)depth);
             return;
         }
@@ -753,7 +616,9 @@ void sgl_mpi_serve(sgl_node *c)
             out[j] = &outval[j];
         }
         sgl_child_result r;
+        sgl_mpi_served_step(true); /* polled for stop messages while it runs */
         sgl_child_run(c, s, mk, in, out, &r);
+        sgl_mpi_served_step(false);
         sgl_pieces_clear(&up->oob);
         mpi_pack_result(&up->out, s, &r, out, &up->oob);
         sgl_msg_isend(up, 0, TAG_REPORT, c->comm_up, &st->reqs);

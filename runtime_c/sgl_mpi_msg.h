@@ -27,7 +27,7 @@
  * memory sends it as several MPI messages (the long blocks from where they
  * lie, the short ones packed, at most 4 MiB at a time); the receiver takes
  * a message's bytes with as many receives as they arrive in. */
-enum { TAG_CMD = 11, TAG_REPORT = 12, TAG_DATA = 13, TAG_OUT = 14 };
+enum { TAG_CMD = 11, TAG_REPORT = 12, TAG_DATA = 13, TAG_OUT = 14, TAG_STOP = 15 }; /* TAG_STOP: sgl_mpi_poll.c */
 #define FIRST ((size_t)4096)
 #define OOB_MIN ((size_t)8 << 10)
 #define OOB_CHUNK ((size_t)1 << 30)
@@ -48,6 +48,46 @@ typedef struct mpi_peer {
     bool out_follows;
     sgl_mpi_outbuf outbuf;
 } mpi_peer;
+
+/* A node's transport state: as a master, one peer per child (and the
+ * requests of a superstep); as a served node, `up` for its master. */
+struct sgl_mpi_state {
+    mpi_peer *kid;
+    int nkid;
+    mpi_peer up;
+    req_list reqs;
+    struct joined_part *jp; /* per child and op: a contiguous gather's parts */
+    size_t njp;
+    MPI_Request *report;    /* per child: the posted receive of its report */
+    unsigned char *arrived; /* per child: that receive has completed */
+    int *stop_sent;         /* per child: the stop limit sent this superstep (INT_MAX: none) */
+    MPI_Request *stop_req;  /* per child: that stop message's send */
+    int64_t (*stop_msg)[2]; /* per child: that message (superstep number, limit) */
+    int nreport;            /* their length */
+    int64_t nsteps;         /* the supersteps commanded so far */
+    char *out_chunk; /* SGL_OUT_CHUNK bytes: output on its way to or from a file */
+};
+
+/* ---- stopping the processes past a failure (sgl_mpi_poll.c) ---- */
+/* Master n runs its child 0 with the receives of children 1 .. nk - 1's
+ * reports posted: watch them (polled from sgl_check_slow) until _end. */
+void sgl_mpi_watch_begin(sgl_node *n, struct sgl_mpi_state *st, int nk);
+void sgl_mpi_watch_end(void);
+/* Child k of n failed in op `op`: tell the remote children 1 .. upto - 1
+ * still running to stop after that point (sgl_cancel_after's rule). */
+void sgl_mpi_send_stops(sgl_node *n, struct sgl_mpi_state *st, int op, int k, int upto);
+/* Child i's report has arrived, or wait for it; the later ones (up to
+ * upto) are tested meanwhile, and so are the masters outside and the
+ * master above when there are any, which may cancel n: then false. */
+bool sgl_mpi_wait_report(sgl_node *n, struct sgl_mpi_state *st, int i, int upto);
+/* Drop the receives still posted for children i0 .. upto - 1. */
+void sgl_mpi_drop_reports(struct sgl_mpi_state *st, int i0, int upto);
+/* The node c this process serves: listen for its master's stop messages
+ * (_start), while it runs a command (_step(true) .. _step(false)), until
+ * it is told to exit (_end). */
+void sgl_mpi_served_start(sgl_node *c);
+void sgl_mpi_served_step(bool running);
+void sgl_mpi_served_end(void);
 
 /* n as an MPI count (an internal error past INT_MAX); realloc or an internal error. */
 int sgl_mpi_count(size_t n);

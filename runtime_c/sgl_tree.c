@@ -23,7 +23,8 @@
  * `cancel_at`, checked when they begin their next op.  The flag is read
  * by generated code at loop iterations and calls (sgl.h); when it is
  * non-zero, sgl_check_slow polls the MPI reports of the masters of this
- * process (its SGL_CANCEL_POLL bit: sgl_mpi.c) and, if SGL_CANCEL_STOP is
+ * process and the stop messages of a remote master (its SGL_CANCEL_POLL
+ * bit: sgl_mpi.c; sgl_cancel_from) and, if SGL_CANCEL_STOP is
  * set, longjmps to the boundary of the node's action (sgl_unwind): the child's
  * result says "cancelled" (failed_op set, msg NULL), and a master that
  * meets it in the merge unwinds in turn.  Stop bits are never cleared: after
@@ -311,19 +312,23 @@ static void cancel_subtree(sgl_node *c)
     for (int k = 0; k < c->nlocal; k++) cancel_subtree(&c->kids[k]);
 }
 
+void sgl_cancel_from(sgl_node *c, int limit)
+{
+    int cur = atomic_load(&c->cancel_at);
+    while (limit < cur && !atomic_compare_exchange_weak(&c->cancel_at, &cur, limit)) {
+    }
+    /* sequentially consistent with the child's store of cur_op before
+     * its load of cancel_at (sgl_child_run): one of the two sees the
+     * other */
+    if (atomic_load(&c->cur_op) >= limit) cancel_subtree(c);
+}
+
 void sgl_cancel_after(sgl_node *n, int op, int child)
 {
     for (int k = 0; k < n->nlocal; k++) {
         sgl_node *c = &n->kids[k];
         if (c->child_index == child) continue;
-        int limit = c->child_index > child ? op : op + 1;
-        int cur = atomic_load(&c->cancel_at);
-        while (limit < cur && !atomic_compare_exchange_weak(&c->cancel_at, &cur, limit)) {
-        }
-        /* sequentially consistent with the child's store of cur_op before
-         * its load of cancel_at (sgl_child_run): one of the two sees the
-         * other */
-        if (atomic_load(&c->cur_op) >= limit) cancel_subtree(c);
+        sgl_cancel_from(c, c->child_index > child ? op : op + 1);
     }
 }
 
