@@ -6,6 +6,7 @@
  * handed over in shared memory: a scatter's element is moved (an owned,
  * unshared source) or copied, a bcast's value is copied for each child.
  */
+#define _POSIX_C_SOURCE 200809L /* clock_gettime, CLOCK_REALTIME under -std=c11 */
 #include "sgl_internal.h"
 #include "sgl_vbuf.h"
 
