@@ -107,10 +107,19 @@ char *sgl_file_identity(const char *path)
  * so that the value half links alone (runtime_c/tests). */
 __attribute__((weak)) void sgl_files_note_cur(const char *path, bool wrote);
 
+__attribute__((weak)) void sgl_files_done_cur(void);
+
 static void note_file(const char *path, bool wrote)
 {
     if (sgl_files_note_cur)
         sgl_files_note_cur(path, wrote);
+}
+
+/* The builtin that noted a file returns without an error. */
+static void note_done(void)
+{
+    if (sgl_files_done_cur)
+        sgl_files_done_cur();
 }
 
 
@@ -367,6 +376,7 @@ static sgl_vec read_numbers(const char *path, int64_t a, int64_t b, bool floats,
     }
     close(fd);
     io_end(&probe, what, path, a, b);
+    note_done();
     return r;
 }
 
@@ -411,6 +421,7 @@ sgl_int sgl_file_len(const char *path, int line, int col)
                              : text_scan(path, fd, 0, -1, false, NULL, line, col);
     close(fd);
     io_end(&probe, "file_len", path, 0, n);
+    note_done();
     return n;
 }
 
@@ -472,6 +483,7 @@ static void write_numbers(const char *path, const sgl_vec *v, bool floats, int l
         QPATH(q, path);
         sgl_fail(line, col, "cannot write %s: %s", q, strerror(err));
     }
+    note_done();
 }
 
 void sgl_write_ints(const char *path, const sgl_vec *v, int line, int col)

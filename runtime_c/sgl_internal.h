@@ -116,11 +116,16 @@ int sgl_shape_child_index(const sgl_shape *sh, int depth, int64_t id);
  * supersteps, and checks them against each other first. */
 typedef struct sgl_fileset {
     char **path;   /* owned, distinct */
-    unsigned char *wrote; /* per path: 1 if written */
+    unsigned char *wrote; /* per path: SGL_FILE_ flags */
     int n, cap;
 } sgl_fileset;
-void sgl_files_note(sgl_node *n, const char *path, bool wrote);
-void sgl_files_add(sgl_fileset *f, const char *path, bool wrote);
+#define SGL_FILE_WROTE 1  /* written */
+#define SGL_FILE_FAILED 2 /* the builtin that used it raised a run-time error */
+void sgl_files_note(sgl_node *n, const char *path, int how);
+void sgl_files_add(sgl_fileset *f, const char *path, int how);
+/* After a run-time error of node c (on its thread): marks the file of the
+ * file builtin that raised it, if one did, SGL_FILE_FAILED. */
+void sgl_files_failed(sgl_node *c);
 void sgl_files_clear(sgl_fileset *f); /* empty it (keeps its storage) */
 void sgl_files_free(sgl_fileset *f);
 /* ---- end of files ---- */

@@ -343,7 +343,7 @@ static bool mpi_unpack_result(const char *p, const sgl_site *s, sgl_child_result
         memcpy(path, p, (size_t)plen);
         path[plen] = '\0';
         p += plen;
-        sgl_files_add(&r->files, path, wrote != 0);
+        sgl_files_add(&r->files, path, (int)wrote);
         free(path);
     }
     /* ---- end io ---- */

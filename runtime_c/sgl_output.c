@@ -412,11 +412,11 @@ static int files_find(const sgl_fileset *f, const char *path)
     return -1;
 }
 
-void sgl_files_add(sgl_fileset *f, const char *path, bool wrote)
+void sgl_files_add(sgl_fileset *f, const char *path, int how)
 {
     int i = files_find(f, path);
     if (i >= 0) {
-        if (wrote) f->wrote[i] = 1;
+        f->wrote[i] |= (unsigned char)how;
         return;
     }
     if (f->n == f->cap) {
@@ -430,25 +430,47 @@ void sgl_files_add(sgl_fileset *f, const char *path, bool wrote)
         f->cap = cap;
     }
     f->path[f->n] = sgl_strdup(path);
-    f->wrote[f->n] = wrote ? 1 : 0;
+    f->wrote[f->n] = (unsigned char)how;
     f->n++;
 }
 
-void sgl_files_note(sgl_node *n, const char *path, bool wrote)
+void sgl_files_note(sgl_node *n, const char *path, int how)
 {
     /* the root has no siblings: its own files are never checked */
-    if (n && n->depth > 0) sgl_files_add(&n->files, path, wrote);
+    if (n && n->depth > 0) sgl_files_add(&n->files, path, how);
 }
 
-/* Called by the file builtins (sgl_misc.c) on the node that runs them. */
+/* The file builtin running on this thread, from its sgl_files_note_cur to
+ * its sgl_files_done_cur: its node and the file's index in its set. */
+static _Thread_local sgl_node *busy_node;
+static _Thread_local int busy_idx;
+
+/* Called by the file builtins (sgl_files.c) on the node that runs them,
+ * before they use the file, and when they return. */
 void sgl_files_note_cur(const char *path, bool wrote);
 void sgl_files_note_cur(const char *path, bool wrote)
 {
     /* compared as resolved (sgl_file_identity): x.txt and ./x.txt are one file */
+    busy_node = NULL;
     if (!sgl_cur || sgl_cur->depth == 0) return;
     char *id = sgl_file_identity(path);
-    sgl_files_note(sgl_cur, id, wrote);
+    sgl_files_note(sgl_cur, id, wrote ? SGL_FILE_WROTE : 0);
+    busy_node = sgl_cur;
+    busy_idx = files_find(&sgl_cur->files, id);
     free(id);
+}
+
+void sgl_files_done_cur(void);
+void sgl_files_done_cur(void)
+{
+    busy_node = NULL;
+}
+
+void sgl_files_failed(sgl_node *c)
+{
+    if (busy_node == c && busy_idx >= 0 && busy_idx < c->files.n)
+        c->files.wrote[busy_idx] |= SGL_FILE_FAILED;
+    busy_node = NULL;
 }
 
 void sgl_files_clear(sgl_fileset *f)
@@ -466,9 +488,10 @@ void sgl_files_free(sgl_fileset *f)
 }
 
 /* The first pair of children (i, j), i < j, in lexicographic order, whose
- * subtrees used one path that one of them wrote: a run-time error at the
- * superstep's pardo (its first op if it has none), on the master. */
-static void files_check(sgl_node *n, const sgl_site *s, sgl_child_result *res, int nkids)
+ * subtrees used one path that one of them wrote: the run-time error at the
+ * superstep's pardo (its first op if it has none), on the master, as a
+ * whole message (owned); NULL if there is none. */
+static char *files_conflict(sgl_node *n, const sgl_site *s, const sgl_child_result *res, int nkids)
 {
     for (int i = 0; i < nkids; i++) {
         const sgl_fileset *a = &res[i].files;
@@ -476,27 +499,48 @@ static void files_check(sgl_node *n, const sgl_site *s, sgl_child_result *res, i
             const sgl_fileset *b = &res[j].files;
             for (int k = 0; k < a->n; k++) {
                 int m = files_find(b, a->path[k]);
-                if (m < 0 || !(a->wrote[k] || b->wrote[m])) continue;
+                bool aw = a->wrote[k] & SGL_FILE_WROTE, bw = m >= 0 && (b->wrote[m] & SGL_FILE_WROTE);
+                if (m < 0 || !(aw || bw)) continue;
                 const sgl_op *op = &s->ops[0];
                 for (int q = 0; q < s->nops; q++)
                     if (s->ops[q].kind == SGL_OP_PARDO) {
                         op = &s->ops[q];
                         break;
                     }
-                char what[2048], q[1100];
+                char what[2048], q[1100], msg[2600];
                 sgl_quote(q, sizeof q, a->path[k], strlen(a->path[k]));
                 snprintf(what, sizeof what,
                          "children %s.%d and %s.%d of this pardo share the file %s, which %s "
                          "(children run at once: they must not share a file that one of them writes)",
                          n->path, i, n->path, j, q,
-                         a->wrote[k] && b->wrote[m] ? "both write"
-                         : a->wrote[k]              ? "the first writes"
-                                                    : "the second writes");
-                for (int q = 0; q < nkids; q++) sgl_files_free(&res[q].files);
-                sgl_fail(op->line, op->col, "%s", what);
+                         aw && bw ? "both write"
+                         : aw     ? "the first writes"
+                                  : "the second writes");
+                error_line(msg, sizeof msg, op->line, op->col, what, n->path);
+                return sgl_strdup(msg);
             }
         }
     }
+    return NULL;
+}
+
+/* Whether child i failed in a file builtin on a file that an earlier
+ * sibling wrote.  Run in sequence, child i would have seen that write;
+ * run at once, it may have seen the file before, during or after it, so
+ * its failure may be the race's (a file not there yet, half written), not
+ * the program's: the sharing error is reported instead (docs/execution.md). */
+static bool follows_a_write(const sgl_child_result *res, int i)
+{
+    const sgl_fileset *b = &res[i].files;
+    for (int p = 0; p < i; p++) {
+        const sgl_fileset *a = &res[p].files;
+        for (int k = 0; k < a->n; k++) {
+            if (!(a->wrote[k] & SGL_FILE_WROTE)) continue;
+            int m = files_find(b, a->path[k]);
+            if (m >= 0 && (b->wrote[m] & SGL_FILE_FAILED)) return true;
+        }
+    }
+    return false;
 }
 
 /* After the check: the children's files become the master's (a master
@@ -505,7 +549,7 @@ static void files_merge(sgl_node *n, sgl_child_result *res, int nkids)
 {
     for (int i = 0; i < nkids; i++) {
         sgl_fileset *f = &res[i].files;
-        for (int k = 0; k < f->n; k++) sgl_files_note(n, f->path[k], f->wrote[k]);
+        for (int k = 0; k < f->n; k++) sgl_files_note(n, f->path[k], f->wrote[k] & SGL_FILE_WROTE);
         sgl_files_free(f);
     }
 }
@@ -580,6 +624,14 @@ void sgl_merge_results(sgl_node *n, const sgl_site *s, sgl_child_result *res, in
             if (r->failed_op == j || m.err) {
                 char *msg = r->failed_op == j ? r->msg : NULL;
                 if (r->failed_op == j) r->msg = NULL;
+                if (msg && follows_a_write(res, i)) {
+                    /* the first pair among the children run so far */
+                    char *c = files_conflict(n, s, res, i + 1);
+                    if (c) {
+                        free(msg);
+                        msg = c;
+                    }
+                }
                 results_release(res, nkids);
                 free(m.chunk);
                 /* the output printed before the failure comes first: if
@@ -596,6 +648,10 @@ void sgl_merge_results(sgl_node *n, const sgl_site *s, sgl_child_result *res, in
     }
     free(m.chunk);
     if (n->is_root) sgl_flush_root(n);
-    files_check(n, s, res, nkids);
+    char *c = files_conflict(n, s, res, nkids);
+    if (c) {
+        results_release(res, nkids);
+        sgl_raise(n, c);
+    }
     files_merge(n, res, nkids);
 }

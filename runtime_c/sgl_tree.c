@@ -397,6 +397,7 @@ static void child_ops_run(sgl_node *c, const sgl_site *s, sgl_key mk, void **in,
     } else {
         r->failed_op = j;
         r->msg = c->errmsg; /* NULL: cancelled */
+        sgl_files_failed(c); /* io */
         c->errmsg = NULL;
         for (int k = j; k < j1; k++) r->seg_end[k] = sgl_out_pos(c);
         if (r->msg && c->parent) sgl_cancel_after(c->parent, j, c->child_index);
