@@ -350,7 +350,20 @@ class _Builder(Transformer):
 
     def int_lit(self, c: list[Any]) -> ast.IntLit:
         tok = c[0]
-        return ast.IntLit(_tspan(tok), value=int(tok.value.replace("_", "")))
+        digits = tok.value.replace("_", "")
+        if len(digits) > 1 and digits[0] == "0" and digits.strip("0"):
+            # C reads 010 as octal 8: neither reading is silently taken
+            raise CompileError(
+                [
+                    Diagnostic(
+                        _tspan(tok),
+                        f"an integer literal cannot begin with 0: '{tok.value}'",
+                        [f"write {int(digits)} for the decimal number (SGL has no octal literals; "
+                         f"in C, {digits} would be octal)"],
+                    )
+                ]
+            )
+        return ast.IntLit(_tspan(tok), value=int(digits))
 
     def float_lit(self, c: list[Any]) -> ast.FloatLit:
         tok = c[0]

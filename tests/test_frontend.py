@@ -536,10 +536,28 @@ def test_builtin_result_types() -> None:
         ("func main() { { var x = 1; } print(x); }", "'x' is not defined"),
         ("func main() { for i in 0 .. 3 { } print(i); }", "'i' is not defined"),
         ("func main() { var x = 1; }\nfunc f() { print(x); }", "'x' is not defined"),
+        # a node variable in a top-level initializer: no "did you mean" itself
+        ("var a = 1; const B = a + 1; func main() {}", "'a' is a node variable: the initializer"),
+        ("var a = b; var b = 1; func main() {}", "'b' is a node variable: the initializer"),
+        ("struct P { x: int; } func main() { var q = P; }", "'P' is a struct type, not a value"),
+        # a struct that took main's name: the duplicate, not "no main function"
+        ("struct main { x: int; } func main() {}", "'main' is already defined"),
+        ("func main() { print(010); }", "an integer literal cannot begin with 0: '010'"),
+        ("func main() { print(0_7); }", "an integer literal cannot begin with 0: '0_7'"),
     ],
 )
 def test_name_errors(src: str, piece: str) -> None:
     assert piece in first_error(src)
+
+
+def test_undefined_never_suggests_itself() -> None:
+    assert "did you mean" not in first_error("var a = 1; const B = a + 1; func main() {}")
+
+
+def test_zero_literals_are_zero() -> None:
+    stmt = main_body(ok("func main() { print(0, 00, 0_0, 10, 1_0); }"))[0]
+    lits = [n.value for n in vars(stmt)["expr"].args if isinstance(n, A.IntLit)]
+    assert lits == [0, 0, 0, 10, 10]
 
 
 def test_duplicate_notes_the_earlier_line() -> None:

@@ -101,7 +101,9 @@ class Names(CheckerBase):
 
         self.new_stmt()
         main = self.funcs.get("main")
-        if main is None:
+        if main is None and any(f.name == "main" for f in prog.funcs):
+            pass  # a func main whose name another definition took first: "already defined"
+        elif main is None:
             self.error(
                 A.Span(1, 1, 1, 2),
                 "the program has no 'main' function",
@@ -489,6 +491,21 @@ class Names(CheckerBase):
         if name in self.consts and self.const_state.get(name) == "busy":
             self.error(e.span, f"the constant '{name}' is defined in terms of itself")
             return
-        close = difflib.get_close_matches(name, self._visible_names(), n=1)
+        if name in self.nodevars:
+            # only an initializer at the top level gets here: node variables
+            # are declared before the functions' bodies are checked
+            self.error(
+                e.span,
+                f"'{name}' is a node variable: the initializer of a constant or of a node "
+                "variable may use only literals, constants, operators, indexing, field access, "
+                "vector literals and struct constructors",
+            )
+            return
+        if name in self.structs:
+            self.error(e.span, f"'{name}' is a struct type, not a value",
+                       [f"to build one, call its constructor: {name}(...)"])
+            return
+        visible = [n for n in self._visible_names() if n != name]
+        close = difflib.get_close_matches(name, visible, n=1)
         hint = f" (did you mean '{close[0]}'?)" if close else ""
         self.error(e.span, f"'{name}' is not defined{hint}")
