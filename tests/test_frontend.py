@@ -453,6 +453,11 @@ def test_empty_vector_without_context(src: str) -> None:
         ("var x: int; scatter 1 -> x;", "scatter sends the elements of a vector"),
         ("var x: [int]; pardo { var y = true; } gather 1.5 -> x;", "gather collects values of type float"),
         ("var x: int; gather 1 -> x;", "into a vector"),
+        # the vector type the gather needs, not two equal-looking types
+        ("var v: [int]; scatter [[1]] -> v; gather v -> v;",
+         "into a vector of type [[int]], but 'v' has type [int]"),
+        # a note that is valid code: no 'var t[0]: ...'
+        ("var t: [int]; gather 1 -> t; gather 2 -> t[0];", "'t[0]' has type int"),
     ],
 )
 def test_type_errors(src: str, piece: str) -> None:
@@ -548,6 +553,13 @@ def test_builtin_result_types() -> None:
 )
 def test_name_errors(src: str, piece: str) -> None:
     assert piece in first_error(src)
+
+
+def test_gather_note_on_an_element_is_no_declaration() -> None:
+    d = errors("func main() { var t: [int]; gather 1 -> t; gather 2 -> t[0]; }")[0]
+    assert d.notes == ["gather into a variable of type [int]"]
+    d = errors("func main() { var t: int; gather 1 -> t; }")[0]
+    assert d.notes == ["declare it as a vector: var t: [int];"]
 
 
 def test_undefined_never_suggests_itself() -> None:

@@ -197,10 +197,13 @@ class Stmts(CheckerBase):
         st = self.expr(s.src, level + 1, elem)
         if tt is not None and st is not None:
             if not isinstance(tt, Vec):
+                note = (f"declare it as a vector: var {s.target.id}: [{st}];"
+                        if isinstance(s.target, A.Name)
+                        else f"gather into a variable of type [{st}]")
                 self.error(s.target.span, f"gather collects one value per child into a vector, "
-                           f"but '{_show(s.target)}' has type {tt}",
-                           [f"declare it as a vector: var {_show(s.target)}: [{st}];"])
+                           f"but '{_show(s.target)}' has type {tt}", [note])
             elif tt.elem != st:
                 self.error(s.span, f"gather collects values of type {st} from the children "
-                           f"but '{_show(s.target)}' has type {tt}", self._conv_note(tt.elem, st))
+                           f"into a vector of type [{st}], but '{_show(s.target)}' has type {tt}",
+                           self._conv_note(tt.elem, st))
         self._target_done(s.target, level)
