@@ -88,6 +88,9 @@ void sgl_mpi_drop_reports(struct sgl_mpi_state *st, int i0, int upto);
 void sgl_mpi_served_start(sgl_node *c);
 void sgl_mpi_served_step(bool running);
 void sgl_mpi_served_end(void);
+/* Stop and join the thread that pokes the watched nodes (before
+ * MPI_Finalize: nothing of ours runs while MPI tears down). */
+void sgl_mpi_ticker_stop(void);
 
 /* n as an MPI count (an internal error past INT_MAX); realloc or an internal error. */
 int sgl_mpi_count(size_t n);

@@ -41,8 +41,10 @@
 
 #ifdef SGL_USE_MPI
 
+#include <errno.h>
 #include <limits.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdatomic.h>
 #include <string.h>
 #include <time.h>
@@ -69,7 +71,17 @@ static struct {
 } served;
 
 static _Atomic(sgl_node *) poll_target; /* the outermost watched master's child 0 */
-static bool ticker_started;
+
+/* The ticker thread: started by the first superstep that runs a child 0
+ * or by a served node, stopped and joined before MPI_Finalize (so that no
+ * thread of ours runs while MPI tears down).  It sleeps on a condition
+ * variable so that the stop wakes it at once. */
+static struct {
+    bool started, stopping;
+    pthread_t th;
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+} tick = {.mu = PTHREAD_MUTEX_INITIALIZER};
 
 static void poke(sgl_node *c)
 {
@@ -82,29 +94,59 @@ static void poke(sgl_node *c)
 static void *ticker(void *arg)
 {
     (void)arg;
-    for (;;) {
-        struct timespec ts = {0, POLL_NS};
-        nanosleep(&ts, NULL);
+    pthread_mutex_lock(&tick.mu);
+    while (!tick.stopping) {
+        struct timespec ts;
+        clock_gettime(CLOCK_MONOTONIC, &ts);
+        ts.tv_nsec += POLL_NS;
+        if (ts.tv_nsec >= 1000000000L) {
+            ts.tv_sec++;
+            ts.tv_nsec -= 1000000000L;
+        }
+        int rc = 0;
+        while (!tick.stopping && rc != ETIMEDOUT)
+            rc = pthread_cond_timedwait(&tick.cv, &tick.mu, &ts);
+        if (tick.stopping) break;
         sgl_node *t = atomic_load_explicit(&poll_target, memory_order_acquire);
         if (t) poke(t);
     }
+    pthread_mutex_unlock(&tick.mu);
     return NULL;
 }
 
 static void ticker_arm(sgl_node *target)
 {
-    if (!ticker_started) {
-        ticker_started = true;
-        pthread_t th;
-        pthread_attr_t a;
-        if (pthread_attr_init(&a) != 0 ||
-            pthread_attr_setdetachstate(&a, PTHREAD_CREATE_DETACHED) != 0 ||
-            pthread_attr_setstacksize(&a, (size_t)64 << 10) != 0 ||
-            pthread_create(&th, &a, ticker, NULL) != 0)
+    if (!tick.started) {
+        tick.started = true;
+        /* no asynchronous signal is delivered to the ticker: a handler
+         * (MPI's, the program's host's) runs on a thread of theirs */
+        sigset_t all, old;
+        pthread_condattr_t ca;
+        sigfillset(&all);
+        if (pthread_condattr_init(&ca) != 0 ||
+            pthread_condattr_setclock(&ca, CLOCK_MONOTONIC) != 0 ||
+            pthread_cond_init(&tick.cv, &ca) != 0 ||
+            pthread_sigmask(SIG_SETMASK, &all, &old) != 0)
             sgl_internal_error("cannot start the cancellation ticker thread");
-        pthread_attr_destroy(&a);
+        pthread_condattr_destroy(&ca);
+        int rc = pthread_create(&tick.th, NULL, ticker, NULL);
+        pthread_sigmask(SIG_SETMASK, &old, NULL);
+        if (rc != 0) sgl_internal_error("cannot start the cancellation ticker thread");
     }
     atomic_store_explicit(&poll_target, target, memory_order_release);
+}
+
+void sgl_mpi_ticker_stop(void)
+{
+    if (!tick.started) return;
+    atomic_store_explicit(&poll_target, NULL, memory_order_release);
+    pthread_mutex_lock(&tick.mu);
+    tick.stopping = true;
+    pthread_cond_signal(&tick.cv);
+    pthread_mutex_unlock(&tick.mu);
+    if (pthread_join(tick.th, NULL) != 0) sgl_internal_error("cannot join the cancellation ticker thread");
+    pthread_cond_destroy(&tick.cv);
+    tick.started = tick.stopping = false;
 }
 
 /* The failure in a report's head (mpi_pack_result's layout: length,
@@ -244,6 +286,7 @@ void sgl_mpi_served_step(bool running)
 
 void sgl_mpi_served_end(void)
 {
+    atomic_store_explicit(&poll_target, NULL, memory_order_release); /* no command runs now */
     MPI_CHECK(MPI_Cancel(&served.req));
     MPI_CHECK(MPI_Wait(&served.req, MPI_STATUS_IGNORE));
 }

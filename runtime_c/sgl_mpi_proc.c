@@ -7,6 +7,7 @@
  */
 #define _POSIX_C_SOURCE 200809L
 #include "sgl_internal.h"
+#include "sgl_mpi_msg.h"
 
 #ifdef SGL_USE_MPI
 
@@ -60,6 +61,7 @@ void sgl_mpi_init(int *argc, char ***argv, int *nprocs, int *rank)
 
 void sgl_mpi_finalize(void)
 {
+    sgl_mpi_ticker_stop(); /* no thread of ours while MPI tears down */
     if (sgl_mpi_up) MPI_CHECK(MPI_Finalize());
 }
 
