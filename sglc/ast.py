@@ -179,7 +179,6 @@ class Binary(Expr):
     op: str = ""  # a key of BINARY_PREC
     left: Expr = None  # type: ignore[assignment]
     right: Expr = None  # type: ignore[assignment]
-    op_span: Optional[Span] = None  # the operator's token (where a shift count error points)
 
 
 # ---------------------------------------------------------------- statements

@@ -186,9 +186,6 @@ class _FuncLowering:
         if isinstance(e, ast.Unary):
             return ir.Unary(ty, lvl, line, col, op=e.op, operand=self.expr(e.operand))
         if isinstance(e, ast.Binary):
-            if e.op in ("<<", ">>") and e.op_span is not None:
-                # a shift count error points at the operator (docs/language.md)
-                line, col = e.op_span.line, e.op_span.col
             return ir.Binary(ty, lvl, line, col, op=e.op, left=self.expr(e.left),
                              right=self.expr(e.right))
         raise AssertionError(f"lower: unexpected expression {type(e).__name__}")

@@ -428,7 +428,7 @@ class _Builder(Transformer):
         return ast.Unary(_sp(c[0], c[1]), op=str(c[0]), operand=c[1])
 
     def binop(self, c: list[Any]) -> ast.Binary:
-        return ast.Binary(_sp(c[0], c[2]), op=str(c[1]), left=c[0], right=c[2], op_span=_tspan(c[1]))
+        return ast.Binary(_sp(c[0], c[2]), op=str(c[1]), left=c[0], right=c[2])
 
 
 # ====================================================================== errors

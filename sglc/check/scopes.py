@@ -417,7 +417,7 @@ class Names(CheckerBase):
         if op == "^":
             return a ^ b
         if not 0 <= b <= 63:
-            self.error(e.op_span or e.span, f"shift count {b} out of range 0 .. 63 in {self._in_what()}")
+            self.error(e.span, f"shift count {b} out of range 0 .. 63 in {self._in_what()}")
             return None
         return _wrap(a << b) if op == "<<" else a >> b
 

@@ -317,7 +317,7 @@ class Interp:
         if s.op == "=":
             c[k] = copy_value(v)
         else:
-            c[k] = self.binop(s.op[:-1], c[k], v, s, getattr(s, "op_span", None))
+            c[k] = self.binop(s.op[:-1], c[k], v, s)
 
     def expr_stmt(self, e: A.Expr) -> None:
         if isinstance(e, A.Call) and e.builtin == "print":
@@ -493,7 +493,7 @@ class Interp:
                 return bool(self.inline(e.left, memo)) or bool(self.inline(e.right, memo))  # type: ignore[attr-defined]
             a = self.inline(e.left, memo)  # type: ignore[attr-defined]
             b = self.inline(e.right, memo)  # type: ignore[attr-defined]
-            return self.binop(op, a, b, e, getattr(e, "op_span", None))
+            return self.binop(op, a, b, e)
         if t is A.Index:
             vec = self.inline(e.base, memo)  # type: ignore[attr-defined]
             i = self.inline(e.index, memo)  # type: ignore[attr-defined]
@@ -533,7 +533,7 @@ class Interp:
             return Struct(e.func, names, [copy_value(v) for v in vals])
         raise AssertionError(f"call of {e.func}: no target")
 
-    def binop(self, op: str, a: Any, b: Any, at: Any, op_span: Optional[A.Span] = None) -> Any:  # noqa: C901
+    def binop(self, op: str, a: Any, b: Any, at: Any) -> Any:  # noqa: C901
         ta = type(a)
         if ta is int:
             if op == "+":
@@ -558,7 +558,7 @@ class Interp:
                 return a ^ b
             if op in ("<<", ">>"):
                 if not 0 <= b <= 63:
-                    self.fail(at, f"shift count {b} out of range 0 .. 63", op_span)
+                    self.fail(at, f"shift count {b} out of range 0 .. 63")
                 return wrap(a << b) if op == "<<" else a >> b
         elif ta is float:
             if op == "+":
