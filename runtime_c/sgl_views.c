@@ -310,6 +310,25 @@ static int64_t mul_div_u128(int64_t n, u128 c, u128 w)
     return (int64_t)q;
 }
 
+/* floor(n * c / s) exactly, for doubles 0 <= c <= s with s > 0 finite:
+ * c = mc * 2^(ec - 53) and s = ms * 2^(es - 53) with integer mantissas
+ * in [2^52, 2^53) (frexp; subnormals too), ec <= es since c <= s, so the
+ * quotient is n * mc / (ms * 2^(es - ec)).  Computing it in doubles
+ * rounds: split_by_bounds(466, [1/3.0, 1/3.0]) gave 232, not 233. */
+static int64_t mul_div_f64(int64_t n, double c, double s)
+{
+    if (c <= 0.0)
+        return 0;
+    if (c >= s)
+        return n;
+    int ec, es;
+    uint64_t mc = (uint64_t)ldexp(frexp(c, &ec), 53), ms = (uint64_t)ldexp(frexp(s, &es), 53);
+    int d = es - ec;
+    if (d > 74) /* ms * 2^d >= 2^127 > n * mc */
+        return 0;
+    return mul_div_u128(n, mc, (u128)ms << d);
+}
+
 /* split_by's arithmetic (brief §8), the one home of it for split_by and
  * split_by_bounds: the weights checked and summed once (split_by_start),
  * then each block's end in order (split_by_end). */
@@ -373,9 +392,7 @@ static int64_t split_by_end(split_by_state *st, int64_t i, int64_t pos)
             end = mul_div_u128(n, st->ic, st->isum);
         } else {
             st->fc += st->wf[i] * st->scale;
-            double x = (double)n * st->fc;
-            double e = isinf(x) ? (double)n * (st->fc / st->fsum) : x / st->fsum;
-            end = e >= (double)n ? n : (int64_t)floor(e);
+            end = mul_div_f64(n, st->fc, st->fsum);
         }
         if (end < pos)
             end = pos;
