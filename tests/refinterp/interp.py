@@ -97,8 +97,8 @@ class Interp:
 
     # ------------------------------------------------------------ services for builtins
 
-    def fail(self, at: Any, msg: str, span: Optional[A.Span] = None) -> None:
-        sp = span or at.span
+    def fail(self, at: Any, msg: str) -> None:
+        sp = at.span
         raise Fail(sp.line, sp.col, msg, self.node.path)
 
     def write_out(self, text: str) -> None:
