@@ -10,6 +10,7 @@
  * serve their masters' commands.  docs/execution.md describes the rules.
  */
 #define _POSIX_C_SOURCE 200809L
+#include "sgl_crash.h"
 #include "sgl_internal.h"
 #include "sgl_speed.h"
 #include "sgl_vbuf.h"
@@ -663,6 +664,7 @@ int sgl_run(int argc, char **argv, const sgl_program *prog)
 {
     sgl_prog = prog;
     sgl_ignore_sigpipe(); /* from the start: a broken pipe is EPIPE (sgl_output.c) */
+    sgl_crash_install(prog->file); /* before MPI_Init: Open MPI keeps it (sgl_crash.c) */
     if (started_by_mpi_launcher()) return 1;
     machine_plan m;
     sgl_mpi_init(&argc, &argv, &m.nprocs, &m.rank);

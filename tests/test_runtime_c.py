@@ -1,5 +1,6 @@
 """Tests of the C runtime: its value half (runtime_c/sgl_value.c, sgl_sort.c, sgl_introsort.c,
-sgl_ser.c, sgl_print.c, sgl_misc.c, and the buffers' registry sgl_registry.c), its warning-free build, and how sglc
+sgl_ser.c, sgl_print.c, sgl_misc.c, the buffers' registry sgl_registry.c, and the crash report's
+addresses in sgl_crash.c), its warning-free build, and how sglc
 builds it.
 
 Builds the C unit tests (runtime_c/tests/test_values.c, test_sort.c and
@@ -31,7 +32,7 @@ RUNTIME = Path(__file__).resolve().parent.parent / "runtime_c"
 SOURCES = [RUNTIME / name
            for name in ("sgl_value.c", "sgl_blocks.c", "sgl_views.c", "sgl_sort.c", "sgl_introsort.c",
                         "sgl_ser.c", "sgl_print.c", "sgl_misc.c", "sgl_files.c", "sgl_npy.c",
-                        "sgl_registry.c", "sgl_string.c")]
+                        "sgl_registry.c", "sgl_string.c", "sgl_crash.c")]
 STUB = RUNTIME / "tests" / "stub_tree.c"
 BASE_FLAGS = ["-std=c11", "-Wall", "-Wextra", "-Werror", "-O1"]
 SANITIZE = ["-fsanitize=address,undefined", "-fno-sanitize-recover=undefined"]
@@ -75,47 +76,40 @@ def build(tmp_path_factory):
     return compile_one
 
 
-def test_c_ser_tests(build):
-    """The out-of-band serialization of the MPI transport (runtime_c/tests/test_ser.c)."""
-    exe = build("test_ser")
-    res = subprocess.run(
-        [str(exe)], capture_output=True, text=True, env={**os.environ, **SAN_ENV}, timeout=300
-    )
-    assert res.returncode == 0, res.stdout + res.stderr
-    assert res.stdout.strip().splitlines()[-1].endswith(" passed, 0 failed"), res.stdout
-
-
-def test_c_unit_tests(build):
-    exe = build("test_values")
+def _run_unit(exe: Path) -> int:
+    """Runs a C unit test; asserts that it passed at least one check and
+    failed none; the number passed."""
     res = subprocess.run(
         [str(exe)], capture_output=True, text=True, env={**os.environ, **SAN_ENV}, timeout=300
     )
     assert res.returncode == 0, res.stdout + res.stderr
     last = res.stdout.strip().splitlines()[-1]
-    assert last.endswith(" passed, 0 failed"), res.stdout
+    assert last.endswith(" passed, 0 failed") and not last.startswith("0 "), res.stdout
+    return int(last.split()[0])
+
+
+def test_c_ser_tests(build):
+    """The out-of-band serialization of the MPI transport (runtime_c/tests/test_ser.c)."""
+    _run_unit(build("test_ser"))
+
+
+def test_c_unit_tests(build):
+    _run_unit(build("test_values"))
+
+
+def test_c_crash_place(build):
+    """Where the crash report places an address (runtime_c/tests/test_crash.c)."""
+    _run_unit(build("test_crash"))
 
 
 def test_c_string_tests(build):
     """The string type (runtime_c/tests/test_strings.c)."""
-    exe = build("test_strings")
-    res = subprocess.run(
-        [str(exe)], capture_output=True, text=True, env={**os.environ, **SAN_ENV}, timeout=300
-    )
-    assert res.returncode == 0, res.stdout + res.stderr
-    last = res.stdout.strip().splitlines()[-1]
-    assert last.endswith(" passed, 0 failed") and not last.startswith("0 "), res.stdout
+    _run_unit(build("test_strings"))
 
 
 def test_c_sort_tests(build):
     """The typed sorts against a reference merge sort (runtime_c/tests/test_sort.c)."""
-    exe = build("test_sort")
-    res = subprocess.run(
-        [str(exe)], capture_output=True, text=True, env={**os.environ, **SAN_ENV}, timeout=300
-    )
-    assert res.returncode == 0, res.stdout + res.stderr
-    last = res.stdout.strip().splitlines()[-1]
-    assert last.endswith(" passed, 0 failed") and not last.startswith("0 "), res.stdout
-    assert int(last.split()[0]) > 200
+    assert _run_unit(build("test_sort")) > 200
 
 
 def _bits(x: float) -> int:
