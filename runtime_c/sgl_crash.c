@@ -4,7 +4,9 @@
  * SIGFPE, and SIGABRT of an abort), before MPI starts, so that Open MPI
  * keeps it (it installs its own only where none is).  The handler writes
  * to stderr, with async-signal-safe calls only (write, open, read and the
- * string functions):
+ * string functions) but for glibc's backtrace (its libgcc is loaded at
+ * install time; should it wait for a lock that the crashed thread holds,
+ * an alarm ends the process 5 s into the report):
  *
  *   prog.sgl: crash: SIGSEGV (address not mapped) at 0x7f...66f0 (no
  *     mapping; 0x1a6f0 past the end of /usr/lib/.../libfoo.so.40)
@@ -28,6 +30,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdatomic.h>
 #include <stdbool.h>
@@ -277,6 +280,22 @@ static uintptr_t crash_pc(void *uc_)
 #endif
 }
 
+static volatile sig_atomic_t crash_sig;
+
+/* SIGALRM, 5 s into a report that has not ended (the backtrace waits for
+ * a lock that a crashed thread holds): the crash's signal ends the
+ * process now, with its default action (on whichever thread this runs) */
+static void crash_timeout(int sig)
+{
+    (void)sig;
+    sigset_t set;
+    sigemptyset(&set);
+    sigaddset(&set, crash_sig);
+    signal(crash_sig, SIG_DFL);
+    pthread_sigmask(SIG_UNBLOCK, &set, NULL);
+    raise(crash_sig);
+}
+
 static void crash_handler(int sig, siginfo_t *si, void *uc)
 {
     int saved = errno;
@@ -290,6 +309,12 @@ static void crash_handler(int sig, siginfo_t *si, void *uc)
         errno = saved;
         return;
     }
+    crash_sig = sig;
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = crash_timeout;
+    sigemptyset(&sa.sa_mask);
+    if (sigaction(SIGALRM, &sa, NULL) == 0) alarm(5);
     maps_len = read_file("/proc/self/maps", maps_buf, sizeof maps_buf);
     text t = {line_buf, 0, sizeof line_buf};
 
