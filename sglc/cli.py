@@ -58,13 +58,19 @@ class _Failure(Exception):
 
 
 def _read_source(path: str) -> str:
-    from .pipeline import SourceError, read_source
+    """The text of path; a file that cannot be read is a usage error (exit
+    2), one that is not UTF-8 an error in the program, at its first byte
+    that is not (exit 1)."""
+    from .pipeline import SourceEncodingError, SourceError, read_source
 
     try:
         return read_source(path)
     except SourceError as e:
         click.echo(f"sglc: error: {e}", err=True)
         raise _Failure(EXIT_USAGE) from None
+    except SourceEncodingError as e:
+        _reporter.report(e.diagnostics, e.text, path)
+        raise _Failure(EXIT_PROGRAM) from None
 
 
 DIAGNOSTICS_FORMATS = ("text", "json", "sarif")

@@ -133,12 +133,21 @@ def _cached_meta(folder: Path) -> dict | None:
     return meta
 
 
+def _rendered(e: CompileError, source: str, path: str) -> CompileError:
+    """e as the CompileError that load raises: its str, the diagnostics
+    rendered as the command line writes them."""
+    from .diagnostics import render_all
+
+    err = CompileError(e.diagnostics)
+    err.args = (render_all(e.diagnostics, source, path).rstrip("\n"),)
+    return err
+
+
 def _build(source: str, path: str, target: str, opt: int, unchecked: bool) -> tuple[Path, dict]:
     """The cache folder holding lib.so and meta.json for the program, and
     the meta; a damaged cached build is built again."""
     from . import pipeline
     from .build import cache_dir
-    from .diagnostics import render_all
     from .emit_library import (
         c_prefix,
         cdef_text,
@@ -157,9 +166,7 @@ def _build(source: str, path: str, target: str, opt: int, unchecked: bool) -> tu
     try:
         c, prog = pipeline.library_c(source, path, prefix, opts)
     except CompileError as e:
-        err = CompileError(e.diagnostics)
-        err.args = (render_all(e.diagnostics, source, path).rstrip("\n"),)
-        raise err from None
+        raise _rendered(e, source, path) from None
     folder.parent.mkdir(parents=True, exist_ok=True)
     tmp = Path(tempfile.mkdtemp(dir=folder.parent, prefix=".lib-"))
     try:
@@ -270,9 +277,12 @@ def load(path_or_source: str | os.PathLike[str], target: str = "omp", shape: str
     if isinstance(path_or_source, os.PathLike) or (
             "\n" not in path_or_source and path_or_source.endswith(".sgl")):
         path = os.fspath(path_or_source)
-        from .pipeline import read_source
+        from .pipeline import SourceEncodingError, read_source
 
-        source = read_source(path)
+        try:
+            source = read_source(path)
+        except SourceEncodingError as e:
+            raise _rendered(e, e.text, path) from None
     else:
         source, path = str(path_or_source), "<sgl>.sgl"
     use_np = (_np is not None) if numpy is None else numpy

@@ -10,12 +10,13 @@ from __future__ import annotations
 import gc
 from pathlib import Path
 
-from .ast import Program
+from .ast import Program, Span
 from .check import check_program
-from .diagnostics import CompileError, render_all
+from .diagnostics import CompileError, Diagnostic, render_all
 from .parse import parse_program
 
-__all__ = ["parse", "check", "load", "load_source", "read_source", "SourceError", "format_errors"]
+__all__ = ["parse", "check", "load", "load_source", "read_source", "SourceError",
+           "SourceEncodingError", "format_errors"]
 
 
 def parse(source: str, path: str) -> Program:
@@ -46,18 +47,46 @@ class SourceError(OSError):
     """The source file cannot be read (the CLI's usage error, exit 2)."""
 
 
+class SourceEncodingError(CompileError):
+    """The source file is not UTF-8: an error in the program (exit 1) at
+    the first byte that is not; `text` is the file decoded with U+FFFD for
+    the bytes that are not UTF-8 (to show the line)."""
+
+    def __init__(self, diagnostics: list[Diagnostic], text: str):
+        super().__init__(diagnostics)
+        self.text = text
+
+
+def _newlines(text: str) -> str:
+    """Universal newlines, as text files are read: \r\n and \r are \n."""
+    return text.replace("\r\n", "\n").replace("\r", "\n")
+
+
+def _encoding_error(data: bytes, e: UnicodeDecodeError) -> SourceEncodingError:
+    before = _newlines(data[:e.start].decode("utf-8"))  # UTF-8 up to the first bad byte
+    line = before.count("\n") + 1
+    col = len(before) - (before.rfind("\n") + 1) + 1
+    msg = f"the file is not UTF-8 text: byte 0x{data[e.start]:02x} ({e.reason})"
+    diag = Diagnostic(Span.point(line, col), msg,
+                      ["sglc reads source files as UTF-8: save the file in that encoding"])
+    return SourceEncodingError([diag], _newlines(data.decode("utf-8", errors="replace")))
+
+
 def read_source(path: str) -> str:
-    """The text of path (UTF-8); SourceError with a message if unreadable."""
+    """The text of path (UTF-8); SourceError with a message if unreadable,
+    SourceEncodingError (a CompileError) if it is not UTF-8."""
     try:
-        return Path(path).read_text(encoding="utf-8")
+        data = Path(path).read_bytes()
     except FileNotFoundError:
         raise SourceError(f"no such file: {path}") from None
     except IsADirectoryError:
         raise SourceError(f"{path} is a directory") from None
-    except UnicodeDecodeError as e:
-        raise SourceError(f"{path} is not UTF-8 text ({e.reason} at byte {e.start})") from None
     except OSError as e:
         raise SourceError(f"cannot read {path}: {e.strerror}") from None
+    try:
+        return _newlines(data.decode("utf-8"))
+    except UnicodeDecodeError as e:
+        raise _encoding_error(data, e) from None
 
 
 def load(path: str) -> tuple[str, Program]:

@@ -2,7 +2,7 @@
 
     parse -> check (+ lint) -> lower -> PIPELINE passes (fuse) -> emit -> build
 
-    text = read_source("prog.sgl")                     # SourceError
+    text = read_source("prog.sgl")                     # SourceError, SourceEncodingError
     prog = check(parse(text, "prog.sgl"), "prog.sgl")  # CompileError
     warnings = lint(prog, opts)                        # CompileError under -Werror
     ir_prog = run_passes(lower(prog, "prog.sgl"))
@@ -29,11 +29,12 @@ from typing import Optional
 from . import ast, ir
 from .check import warnings as W
 from .diagnostics import CompileError, Diagnostic
-from .frontend import SourceError, check, parse, read_source
+from .frontend import SourceEncodingError, SourceError, check, parse, read_source
 from .lower import lower_program
 from .passes import IR_STAGES, PIPELINE, Pass, verify
 
-__all__ = ["STAGES", "IR_STAGES", "Options", "Result", "SourceError", "read_source", "parse",
+__all__ = ["STAGES", "IR_STAGES", "Options", "Result", "SourceError", "SourceEncodingError",
+           "read_source", "parse",
            "check", "lint", "lower", "run_passes", "emit", "build", "run", "to_ir", "c_text",
            "compile_file", "library_c", "build_library", "compile_library", "header"]
 

@@ -7,6 +7,7 @@ Expected program outputs here follow from the language brief (print format,
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import shutil
@@ -430,6 +431,27 @@ def test_syntax_error_exit_1(tmp_path: Path) -> None:
     assert rc == 1, err
     assert "error:" in err
     assert_no_traceback(err)
+
+
+def test_a_source_not_utf8_is_a_program_error(tiny: Path, tmp_path: Path) -> None:
+    """Exit 1 at the first byte that is not UTF-8 (line, column in
+    characters), in every command that reads the file, in each diagnostics
+    format; the other files of a `check` are still checked."""
+    p = tmp_path / "latin1.sgl"
+    p.write_bytes(b'func main() {\n    print("caf\xe9");\n}\n')
+    want = "latin1.sgl:2:15: error: the file is not UTF-8 text: byte 0xe9 (invalid continuation byte)"
+    for args in (["check", str(tiny), str(p)], [str(p), "-o", str(tmp_path / "x"), "--target", "seq"],
+                 ["fmt", "--check", str(p)], ["run", str(p), "--target", "seq"]):
+        rc, out, err = sglc_run(*args)
+        assert rc == 1, (args, err)
+        assert err.startswith(str(tmp_path / want)) or err.startswith(want), (args, err)
+        assert "note: sglc reads source files as UTF-8" in err, err
+        assert "tiny.sgl" not in err
+        assert_no_traceback(err)
+    assert not (tmp_path / "x").exists()
+    rc, out, err = sglc_run("check", "--diagnostics-format", "json", str(p))
+    d = json.loads(err)
+    assert (rc, d["line"], d["col"], d["severity"]) == (1, 2, 15, "error"), err
 
 
 # --------------------------------------------------------------- sglc run

@@ -317,6 +317,15 @@ def test_compile_error():
     assert ei.value.diagnostics
 
 
+def test_a_file_not_utf8_is_a_compile_error(tmp_path):
+    p = tmp_path / "latin1.sgl"
+    p.write_bytes(b"func main() {\n    // \xe9\n}\n")
+    with pytest.raises(sglc.CompileError) as ei:
+        sglc.load(p)
+    assert str(ei.value).startswith(f"{p}:2:8: error: the file is not UTF-8 text: byte 0xe9")
+    assert ei.value.diagnostics
+
+
 def test_mpi_target_is_refused():
     with pytest.raises(ValueError, match="mpi target is for executables"):
         sglc.load(PROG, target="mpi")

@@ -158,9 +158,23 @@ def test_errors_and_unreadable_files(tmp_path: Path) -> None:
         pipeline.run("func main() { print(y); }\n", "bad.sgl", "check")
     with pytest.raises(pipeline.SourceError, match="no such file"):
         pipeline.read_source(str(tmp_path / "none.sgl"))
-    (tmp_path / "latin1.sgl").write_bytes(b"// \xe9\n")
-    with pytest.raises(pipeline.SourceError, match="not UTF-8"):
+    # not UTF-8: an error of the program (a CompileError) at the first bad byte
+    (tmp_path / "latin1.sgl").write_bytes(b"func main() {\r\n  // caf\xe9\n}\n")
+    with pytest.raises(pipeline.SourceEncodingError, match="not UTF-8") as err:
         pipeline.read_source(str(tmp_path / "latin1.sgl"))
+    assert isinstance(err.value, CompileError)
+    [d] = err.value.diagnostics
+    assert (d.span.line, d.span.col) == (2, 9), d  # the \r\n ends line 1; `  // caf` is 8 characters
+    assert "byte 0xe9" in d.message
+    assert err.value.text == "func main() {\n  // caf\ufffd\n}\n"
+    # after a multi-byte character, columns count characters
+    (tmp_path / "late.sgl").write_bytes("// é\u20ac ".encode() + b"\x80")
+    with pytest.raises(pipeline.SourceEncodingError) as err:
+        pipeline.read_source(str(tmp_path / "late.sgl"))
+    assert (err.value.diagnostics[0].span.line, err.value.diagnostics[0].span.col) == (1, 7)
+    # a UTF-8 file with \r\n and \r line ends reads as \n
+    (tmp_path / "crlf.sgl").write_bytes("// é\r\n//\rx\n".encode())
+    assert pipeline.read_source(str(tmp_path / "crlf.sgl")) == "// é\n//\nx\n"
 
 
 def test_compile_file_builds_an_executable(tmp_path: Path) -> None:
