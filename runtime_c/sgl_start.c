@@ -26,7 +26,7 @@ const sgl_program *sgl_prog;
 /* Options                                                              */
 
 typedef struct run_options {
-    const char *shape_text; /* --sgl-shape or $SGL_SHAPE; NULL: the default */
+    const char *shape_text; /* --sgl-shape or a non-empty $SGL_SHAPE; NULL: the default */
     char **args;            /* the program's own arguments (NULL-terminated) */
     const char *bad;        /* an unknown or malformed --sgl- option, or NULL */
     bool help;              /* --sgl-help: print the runtime's options, run nothing */
@@ -37,7 +37,7 @@ typedef struct run_options {
  * program's (sgl_set_args). */
 static void read_options(int argc, char **argv, const char *shape_env, run_options *o)
 {
-    o->shape_text = shape_env;
+    o->shape_text = shape_env && *shape_env ? shape_env : NULL; /* SGL_SHAPE= is unset */
     o->bad = NULL;
     o->help = false;
     o->args = malloc(((size_t)argc + 1) * sizeof *o->args);
@@ -427,7 +427,7 @@ static void shape_error(const char *msg, const char *text)
 static bool choose_shape(const char *text, machine_plan *m)
 {
     char err[256];
-    if (text && *text) {
+    if (text) { /* "" from --sgl-shape: not a shape */
         if (!sgl_parse_shape(text, &m->shape, err, sizeof err)) {
             if (m->rank == 0) shape_error(err, text);
             return false;

@@ -44,7 +44,7 @@ def launch_command(exe: str, nprocs: int | None, threads: int | Sequence[int] | 
     each with its own `-x OMP_NUM_THREADS=N` (docs/execution.md, the default
     tree under MPI)."""
     env = os.environ if env is None else env
-    prog = [exe] + ([f"--sgl-shape={shape}"] if shape else []) + args
+    prog = [exe] + ([f"--sgl-shape={shape}"] if shape is not None else []) + args
     remote = hostfile is not None or hosts is not None
     per_process = None if threads is None or isinstance(threads, int) else list(threads)
     if per_process is not None:

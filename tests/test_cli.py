@@ -470,6 +470,9 @@ def test_run_seq_shape_and_args(shape_arg: Path) -> None:
     assert (rc, out) == (0, "2 5\n"), err
     rc, out, err = sglc_run("run", str(shape_arg), "--target", "seq", "--shape", "3")
     assert (rc, out) == (0, "3 7\n"), err
+    rc, out, err = sglc_run("run", str(shape_arg), "--target", "seq", "--shape", "")
+    assert (rc, out) == (1, ""), err  # an empty shape is not the default tree
+    assert "runtime error: bad machine shape '': level 1: expected a count" in err, err
 
 
 

@@ -265,6 +265,24 @@ def test_default_tree_from_per_rank_threads(threads: list[int], shape: str,
 
 
 @pytest.mark.mpi
+def test_empty_sgl_shape_is_the_default_tree(sglc_compile: CompileCache) -> None:
+    """SGL_SHAPE= (empty) is as if unset: the per-rank default tree."""
+    exe = _exe(sglc_compile, NODES, "mpi")
+    rc, out, err = _mpmd(exe, [1, 3], shape_env="")
+    assert rc == 0 and not err, err
+    assert out == nodes_output("2x[1,3]")
+
+
+def test_empty_sgl_shape_alone(sglc_compile: CompileCache) -> None:
+    """One process, OMP_NUM_THREADS=2 (run_env), SGL_SHAPE empty: the root
+    and its 2 thread children."""
+    exe = _exe(sglc_compile, NODES, "omp")
+    rc, out, err = run_checked([str(exe)], env=run_env({"SGL_SHAPE": ""}), timeout=60)
+    assert (rc, err) == (0, ""), err
+    assert out == nodes_output("2")
+
+
+@pytest.mark.mpi
 def test_explicit_shape_wins_over_per_rank_threads(sglc_compile: CompileCache) -> None:
     exe = _exe(sglc_compile, NODES, "mpi")
     rc, out, err = _mpmd(exe, [1, 3], shape_env="2x2")
@@ -344,6 +362,7 @@ BAD_SHAPES = [
     ("2xx", "level 2: expected a count, found 'x'"),
     ("2x0", "level 2: a count of 0"),
     ("99999999999", "level 1: a count larger than 1048576"),
+    ("", "level 1: expected a count, found the end"),  # --sgl-shape "": not the default tree
 ]
 
 
