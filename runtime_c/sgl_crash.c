@@ -2,11 +2,13 @@
  * sgl_crash.c: the report of a crash.  An executable (sgl_run) installs a
  * handler for the signals a fault raises (SIGSEGV, SIGBUS, SIGILL,
  * SIGFPE, and SIGABRT of an abort), before MPI starts, so that Open MPI
- * keeps it (it installs its own only where none is).  The handler writes
- * to stderr, with async-signal-safe calls only (write, open, read and the
- * string functions) but for glibc's backtrace (its libgcc is loaded at
- * install time; should it wait for a lock that the crashed thread holds,
- * an alarm ends the process 5 s into the report):
+ * keeps it (it installs its own only where none is); the main thread gets
+ * an alternate stack (unless it has one), so that a stack overflow there
+ * is reported too.  The handler writes to stderr, with async-signal-safe
+ * calls only (write, open, read, the string functions) but for glibc's
+ * backtrace (its libgcc is loaded at install time; should it wait for a
+ * lock that the crashed thread holds, an alarm ends the process 5 s into
+ * the report, by the crash's signal):
  *
  *   prog.sgl: crash: SIGSEGV (address not mapped) at 0x7f...66f0 (no
  *     mapping; 0x1a6f0 past the end of /usr/lib/.../libfoo.so.40)
@@ -17,13 +19,14 @@
  *     with these lines
  *   then the backtrace (glibc's backtrace_symbols_fd)
  *
- * and then the signal ends the process as it would have without the
- * handler (its default action: a core dump where they are enabled, the
- * exit status of a signal, mpirun's note that a rank was killed).
- * Addresses are placed in the process's mappings (/proc/self/maps, Linux)
- * as file+offset, the offset being the file's (what `addr2line -e file`
- * and gdb take).  The main thread runs the handler on an alternate stack
- * (a stack overflow is a crash of its own); other threads on theirs.
+ * (a signal that another process sent says so instead of the third
+ * line), and then the signal ends the process as it would have without
+ * the handler (its default action: a core dump where they are enabled,
+ * the exit status of a signal, mpirun's note that a rank was killed).
+ * One thread reports: another that faults meanwhile waits for the end; a
+ * fault inside the report ends the process at once.  Addresses are
+ * placed in the process's mappings (/proc/self/maps, Linux, read in
+ * chunks) as file+offset, the offset being the file's.
  */
 #define _GNU_SOURCE
 #include "sgl_crash.h"
@@ -142,7 +145,51 @@ static bool parse_line(const char *s, const char *end, mapping *m)
     return m->end > m->start;
 }
 
-static void put_place(text *t, const mapping *m, uintptr_t addr)
+/* The search for an address's mapping, one line of the maps at a time
+ * (the paths copied: the lines may come in chunks that are overwritten). */
+typedef struct {
+    uintptr_t addr;
+    bool found, have_below;
+    mapping hit, below;
+    char hit_path[512], below_path[512];
+} place_search;
+
+static void keep_mapping(mapping *to, char *path, size_t cap, const mapping *m)
+{
+    *to = *m;
+    to->path_len = m->path_len < cap ? m->path_len : cap;
+    memcpy(path, m->path, to->path_len);
+    to->path = path;
+}
+
+static void search_line(place_search *ps, const char *s, const char *end)
+{
+    mapping m;
+    if (ps->found || !parse_line(s, end, &m)) return;
+    if (ps->addr >= m.start && ps->addr < m.end) {
+        keep_mapping(&ps->hit, ps->hit_path, sizeof ps->hit_path, &m);
+        ps->found = true;
+    } else if (m.end <= ps->addr && (!ps->have_below || m.end > ps->below.end)) {
+        keep_mapping(&ps->below, ps->below_path, sizeof ps->below_path, &m);
+        ps->have_below = true;
+    }
+}
+
+/* The lines of buf[0 .. len) (the last one ended by the end of the text
+ * when `last`); the length of an unfinished last line otherwise. */
+static size_t search_lines(place_search *ps, const char *buf, size_t len, bool last)
+{
+    const char *s = buf, *end = buf + len;
+    while (s < end) {
+        const char *nl = memchr(s, '\n', (size_t)(end - s));
+        if (!nl && !last) return (size_t)(end - s);
+        search_line(ps, s, nl ? nl : end);
+        s = nl ? nl + 1 : end;
+    }
+    return 0;
+}
+
+static void put_mapping(text *t, const mapping *m)
 {
     if (m->path_len > 0) {
         t_putn(t, m->path, m->path_len);
@@ -150,45 +197,56 @@ static void put_place(text *t, const mapping *m, uintptr_t addr)
         t_put(t, "anonymous memory at ");
         t_hex(t, m->start);
     }
-    t_put(t, "+");
-    t_hex(t, addr - m->start + (m->path_len > 0 && m->path[0] == '/' ? m->offset : 0));
 }
 
-void sgl_crash_place(const char *maps, size_t len, uintptr_t addr, char *out, size_t outsz)
+static void put_result(const place_search *ps, char *out, size_t outsz)
 {
     text t = {out, 0, outsz};
     if (outsz == 0) return;
     out[0] = '\0';
-    const char *s = maps, *end = maps + len;
-    mapping below = {0}, m;
-    bool have_below = false;
-    while (s < end) {
-        const char *nl = memchr(s, '\n', (size_t)(end - s));
-        const char *le = nl ? nl : end;
-        if (parse_line(s, le, &m)) {
-            if (addr >= m.start && addr < m.end) {
-                put_place(&t, &m, addr);
-                return;
-            }
-            if (m.end <= addr && (!have_below || m.end > below.end)) {
-                below = m;
-                have_below = true;
-            }
-        }
-        s = nl ? nl + 1 : end;
+    if (ps->found) {
+        const mapping *m = &ps->hit;
+        put_mapping(&t, m);
+        t_put(&t, "+");
+        t_hex(&t, ps->addr - m->start + (m->path_len > 0 && m->path[0] == '/' ? m->offset : 0));
+        return;
     }
     t_put(&t, "no mapping");
-    if (have_below) {
+    if (ps->have_below) {
         t_put(&t, "; ");
-        t_hex(&t, addr - below.end);
+        t_hex(&t, ps->addr - ps->below.end);
         t_put(&t, " past the end of ");
-        if (below.path_len > 0) {
-            t_putn(&t, below.path, below.path_len);
-        } else {
-            t_put(&t, "anonymous memory at ");
-            t_hex(&t, below.start);
-        }
+        put_mapping(&t, &ps->below);
     }
+}
+
+void sgl_crash_place(const char *maps, size_t len, uintptr_t addr, char *out, size_t outsz)
+{
+    place_search ps = {.addr = addr};
+    search_lines(&ps, maps, len, true);
+    put_result(&ps, out, outsz);
+}
+
+bool sgl_crash_place_fd(int fd, uintptr_t addr, char *out, size_t outsz)
+{
+    static char buf[1 << 16]; /* one report at a time (crash_once) */
+    place_search ps = {.addr = addr};
+    size_t have = 0; /* an unfinished line at buf's start */
+    bool any = false;
+    for (;;) {
+        if (have == sizeof buf) /* a line longer than buf: cut */
+            have = search_lines(&ps, buf, have, true);
+        ssize_t r = read(fd, buf + have, sizeof buf - have);
+        if (r < 0 && errno == EINTR) continue;
+        if (r <= 0) break;
+        any = true;
+        size_t len = have + (size_t)r;
+        have = search_lines(&ps, buf, len, false);
+        memmove(buf, buf + len - have, have);
+    }
+    search_lines(&ps, buf, have, true);
+    put_result(&ps, out, outsz);
+    return any;
 }
 
 /* ------------------------------------------------------------------ */
@@ -197,8 +255,7 @@ void sgl_crash_place(const char *maps, size_t len, uintptr_t addr, char *out, si
 static const char *crash_file = "sgl";
 static long long crash_rank = -1;
 static atomic_flag crash_once = ATOMIC_FLAG_INIT;
-static char maps_buf[1 << 18]; /* untouched (no pages) until a crash */
-static size_t maps_len;
+static _Atomic long crash_tid; /* the reporting thread (Linux), else 0 */
 static char line_buf[4096];
 
 static size_t read_file(const char *path, char *buf, size_t cap)
@@ -225,13 +282,16 @@ static void say(const char *s, size_t n)
     }
 }
 
-/* addr, and where it is in the mappings read (maps_buf) */
+/* addr, and where it is in the process's mappings */
 static void t_address(text *t, uintptr_t addr)
 {
     t_hex(t, addr);
-    if (maps_len == 0) return;
-    char place[1024];
-    sgl_crash_place(maps_buf, maps_len, addr, place, sizeof place);
+    int fd = open("/proc/self/maps", O_RDONLY | O_CLOEXEC);
+    if (fd < 0) return;
+    char place[1200];
+    bool any = sgl_crash_place_fd(fd, addr, place, sizeof place);
+    close(fd);
+    if (!any) return;
     t_put(t, " (");
     t_put(t, place);
     t_put(t, ")");
@@ -251,10 +311,12 @@ static const char *sig_name(int sig)
 
 static const char *code_name(int sig, int code)
 {
-    if (code <= 0) return code == SI_USER || code == SI_TKILL ? "sent by a process" : "";
+    if (code <= 0) return "";
 #ifdef SI_KERNEL
     if (code == SI_KERNEL) /* x86: a general protection fault, no address */
-        return sig == SIGSEGV ? "general protection fault: an address outside the address space" : "";
+        return sig == SIGSEGV ? "general protection fault: a non-canonical address, a misaligned "
+                                "aligned access or a privileged instruction"
+                              : "";
 #endif
     switch (sig) {
     case SIGSEGV:
@@ -296,27 +358,42 @@ static void crash_timeout(int sig)
     raise(crash_sig);
 }
 
+static long my_tid(void)
+{
+#if defined(__linux__)
+    return syscall(SYS_gettid);
+#else
+    return 0;
+#endif
+}
+
 static void crash_handler(int sig, siginfo_t *si, void *uc)
 {
     int saved = errno;
+    long tid = my_tid();
     if (atomic_flag_test_and_set(&crash_once)) {
+        if (tid != 0 && tid == atomic_load(&crash_tid)) /* a fault in the report itself */
+            crash_timeout(0);
         /* another thread reports, and its signal ends the process; in
-         * case it does not within 5 s, this one does */
+         * case it does not (its alarm, 5 s, comes first), this one does */
         struct timespec ts = {0, 50000000};
-        for (int i = 0; i < 100; i++) nanosleep(&ts, NULL);
+        for (int i = 0; i < 200; i++) nanosleep(&ts, NULL);
         signal(sig, SIG_DFL);
         raise(sig);
         errno = saved;
         return;
     }
+    atomic_store(&crash_tid, tid);
     crash_sig = sig;
     struct sigaction sa;
     memset(&sa, 0, sizeof sa);
     sa.sa_handler = crash_timeout;
     sigemptyset(&sa.sa_mask);
     if (sigaction(SIGALRM, &sa, NULL) == 0) alarm(5);
-    maps_len = read_file("/proc/self/maps", maps_buf, sizeof maps_buf);
     text t = {line_buf, 0, sizeof line_buf};
+    /* sent by kill (SI_USER, SI_TKILL): by this process (abort) or another */
+    bool sent = si->si_code == SI_USER || si->si_code == SI_TKILL;
+    bool from_outside = sent && si->si_pid != getpid();
 
     t_put(&t, crash_file);
     t_put(&t, ": crash: ");
@@ -326,6 +403,12 @@ static void crash_handler(int sig, siginfo_t *si, void *uc)
         t_put(&t, " (");
         t_put(&t, what);
         t_put(&t, ")");
+    } else if (from_outside) {
+        t_put(&t, " (sent by process ");
+        t_dec(&t, (long long)si->si_pid);
+        t_put(&t, ")");
+    } else if (sent) {
+        t_put(&t, sig == SIGABRT ? " (abort)" : " (raised by the process)");
     }
     bool addressed = si->si_code > 0;
 #ifdef SI_KERNEL
@@ -339,7 +422,6 @@ static void crash_handler(int sig, siginfo_t *si, void *uc)
     t_put(&t, crash_file);
     t_put(&t, ": in thread ");
 #if defined(__linux__)
-    long tid = syscall(SYS_gettid);
     t_dec(&t, tid);
     char comm[64], path[64];
     text pt = {path, 0, sizeof path};
@@ -369,8 +451,12 @@ static void crash_handler(int sig, siginfo_t *si, void *uc)
     }
     t_put(&t, "\n");
     t_put(&t, crash_file);
-    t_put(&t, ": this is a bug of sglc or of a library it runs on (or, in a program built "
-              "with --unchecked, a failed check): please report it with these lines\n");
+    if (from_outside)
+        t_put(&t, ": the signal came from outside the program (kill): it ends the process "
+                  "as it would without this report\n");
+    else
+        t_put(&t, ": this is a bug of sglc or of a library it runs on (or, in a program built "
+                  "with --unchecked, a failed check): please report it with these lines\n");
     say(t.p, t.len);
 #if defined(__GLIBC__)
     void *frames[64];
@@ -397,17 +483,15 @@ void sgl_crash_install(const char *file)
     if (file) crash_file = file;
     const char *env = getenv("SGL_NO_CRASH_REPORT"); /* a debugger's or a tool's own handler */
     if (env && *env && strcmp(env, "0") != 0) return;
-    const char *rank = getenv("OMPI_COMM_WORLD_RANK");
-    if (!rank) rank = getenv("PMIX_RANK");
-    if (!rank) rank = getenv("PMI_RANK");
-    if (rank && *rank) crash_rank = strtoll(rank, NULL, 10);
 #if defined(__GLIBC__)
     void *f[1];
     (void)backtrace(f, 1); /* loads libgcc_s now, not in the handler */
 #endif
     static char alt[1 << 16];
-    stack_t ss = {.ss_sp = alt, .ss_size = sizeof alt, .ss_flags = 0};
-    bool on_alt = sigaltstack(&ss, NULL) == 0;
+    stack_t ss = {.ss_sp = alt, .ss_size = sizeof alt, .ss_flags = 0}, old_ss;
+    bool on_alt = sigaltstack(NULL, &old_ss) == 0 &&
+                  (!(old_ss.ss_flags & SS_DISABLE) /* one already: keep it */ ||
+                   sigaltstack(&ss, NULL) == 0);
     static const int sigs[] = {SIGSEGV, SIGBUS, SIGILL, SIGFPE, SIGABRT};
     for (size_t i = 0; i < sizeof sigs / sizeof sigs[0]; i++) {
         struct sigaction sa, old;
@@ -420,4 +504,9 @@ void sgl_crash_install(const char *file)
         sa.sa_flags = SA_SIGINFO | (on_alt ? SA_ONSTACK : 0);
         (void)sigaction(sigs[i], &sa, NULL);
     }
+}
+
+void sgl_crash_set_rank(int rank)
+{
+    crash_rank = rank;
 }

@@ -668,6 +668,9 @@ int sgl_run(int argc, char **argv, const sgl_program *prog)
     if (started_by_mpi_launcher()) return 1;
     machine_plan m;
     sgl_mpi_init(&argc, &argv, &m.nprocs, &m.rank);
+#ifdef SGL_USE_MPI
+    if (sgl_mpi_up) sgl_crash_set_rank(m.rank);
+#endif
     /* other ranks may run on the other cores: the unmapper stays on its
      * waker's (sgl_blocks.c) */
     sgl_unmap_spread(m.nprocs == 1);

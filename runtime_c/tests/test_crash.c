@@ -3,11 +3,15 @@
  * (sgl_crash_place): in a file's mapping as the file's own offset, in
  * anonymous memory, or in no mapping (and how far past the nearest one
  * below); lines with odd spacing, a last line without its newline, a
- * truncated output buffer.  Prints the counts, exits 1 on any failure.
+ * truncated output buffer; the same read from a file in chunks (over a
+ * megabyte of maps: the mapping listed last is found, and a path longer
+ * than the output is cut).  Prints the counts, exits 1 on any failure.
  */
+#define _GNU_SOURCE
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "../sgl_crash.h"
 #include "check.h"
@@ -53,6 +57,40 @@ int main(void)
     CHECK(strcmp(out, "no mapping") == 0);
     sgl_crash_place("garbage\n-\n12-\n", 15, 0x1234, out, sizeof out);
     CHECK(strcmp(out, "no mapping") == 0);
+    /* from a file: 30000 mappings (about 1.9 MB), the one asked for last */
+    FILE *f = tmpfile();
+    CHECK(f != NULL);
+    if (f) {
+        for (int i = 0; i < 30000; i++)
+            fprintf(f, "%012llx-%012llx rw-p 00000000 00:00 0                          \n",
+                    0x100000000000ull + 0x2000ull * (unsigned)i, 0x100000001000ull + 0x2000ull * (unsigned)i);
+        fprintf(f, "7f0000200000-7f0000210000 r-xp 0002a000 fd:00 99   /usr/lib/");
+        for (int i = 0; i < 3000; i++) fputc('d', f); /* a path longer than any buffer */
+        fprintf(f, "/libz.so\n7f0000300000-7f0000310000 r-xp 00001000 fd:00 98   /usr/lib/liby.so");
+        fflush(f);
+        char big[4096];
+        rewind(f);
+        CHECK(sgl_crash_place_fd(fileno(f), 0x7f0000300010, big, sizeof big));
+        CHECK(strcmp(big, "/usr/lib/liby.so+0x1010") == 0);
+        rewind(f);
+        CHECK(sgl_crash_place_fd(fileno(f), 0x100000000010 + 0x2000ull * 29999, big, sizeof big));
+        char want[64];
+        snprintf(want, sizeof want, "anonymous memory at 0x%llx+0x10", 0x100000000000ull + 0x2000ull * 29999);
+        CHECK(strcmp(big, want) == 0);
+        rewind(f);
+        CHECK(sgl_crash_place_fd(fileno(f), 0x100000001800, big, sizeof big)); /* in a gap */
+        CHECK(strcmp(big, "no mapping; 0x800 past the end of anonymous memory at 0x100000000000") == 0);
+        rewind(f);
+        CHECK(sgl_crash_place_fd(fileno(f), 0x7f0000200004, big, sizeof big)); /* the long path: cut */
+        CHECK(strncmp(big, "/usr/lib/ddd", 12) == 0 && strlen(big) < 600);
+        fclose(f);
+    }
+    int none[2];
+    CHECK(pipe(none) == 0);
+    close(none[1]);
+    CHECK(!sgl_crash_place_fd(none[0], 0x10, out, sizeof out)); /* nothing to read */
+    CHECK(strcmp(out, "no mapping") == 0);
+    close(none[0]);
     printf("%d passed, %d failed\n", n_passed, n_failed);
     return n_failed ? 1 : 0;
 }
