@@ -59,21 +59,18 @@ typedef struct {
     size_t len, cap;
 } text;
 
-static void t_put(text *t, const char *s)
-{
-    size_t n = strlen(s);
-    if (n > t->cap - 1 - t->len) n = t->cap - 1 - t->len;
-    memcpy(t->p + t->len, s, n);
-    t->len += n;
-    t->p[t->len] = '\0';
-}
-
+/* n bytes of s, cut to what fits (t stays terminated) */
 static void t_putn(text *t, const char *s, size_t n)
 {
     if (n > t->cap - 1 - t->len) n = t->cap - 1 - t->len;
     memcpy(t->p + t->len, s, n);
     t->len += n;
     t->p[t->len] = '\0';
+}
+
+static void t_put(text *t, const char *s)
+{
+    t_putn(t, s, strlen(s));
 }
 
 static void t_hex(text *t, uintptr_t x)
@@ -495,9 +492,10 @@ void sgl_crash_install(const char *file)
     static const int sigs[] = {SIGSEGV, SIGBUS, SIGILL, SIGFPE, SIGABRT};
     for (size_t i = 0; i < sizeof sigs / sizeof sigs[0]; i++) {
         struct sigaction sa, old;
-        if (sigaction(sigs[i], NULL, &old) != 0) continue;
-        if (!(old.sa_flags & SA_SIGINFO) && old.sa_handler == SIG_IGN) continue;
-        if ((old.sa_flags & SA_SIGINFO) || old.sa_handler != SIG_DFL) continue; /* someone's own */
+        /* a handler already there (or SIG_IGN) is someone's own: kept */
+        if (sigaction(sigs[i], NULL, &old) != 0 || (old.sa_flags & SA_SIGINFO) ||
+            old.sa_handler != SIG_DFL)
+            continue;
         memset(&sa, 0, sizeof sa);
         sa.sa_sigaction = crash_handler;
         sigemptyset(&sa.sa_mask);
