@@ -264,15 +264,6 @@ def test_default_tree_from_per_rank_threads(threads: list[int], shape: str,
     assert out == nodes_output(shape)
 
 
-@pytest.mark.mpi
-def test_empty_sgl_shape_is_the_default_tree(sglc_compile: CompileCache) -> None:
-    """SGL_SHAPE= (empty) is as if unset: the per-rank default tree."""
-    exe = _exe(sglc_compile, NODES, "mpi")
-    rc, out, err = _mpmd(exe, [1, 3], shape_env="")
-    assert rc == 0 and not err, err
-    assert out == nodes_output("2x[1,3]")
-
-
 def test_empty_sgl_shape_alone(sglc_compile: CompileCache) -> None:
     """One process, OMP_NUM_THREADS=2 (run_env), SGL_SHAPE empty: the root
     and its 2 thread children."""
@@ -283,11 +274,16 @@ def test_empty_sgl_shape_alone(sglc_compile: CompileCache) -> None:
 
 
 @pytest.mark.mpi
-def test_explicit_shape_wins_over_per_rank_threads(sglc_compile: CompileCache) -> None:
+@pytest.mark.parametrize(("shape_env", "shape"), [
+    ("2x2", "2x2"),     # an explicit shape wins over the per-rank threads
+    ("", "2x[1,3]"),    # SGL_SHAPE= (empty) is as if unset: the per-rank default tree
+])
+def test_sgl_shape_with_per_rank_threads(shape_env: str, shape: str,
+                                         sglc_compile: CompileCache) -> None:
     exe = _exe(sglc_compile, NODES, "mpi")
-    rc, out, err = _mpmd(exe, [1, 3], shape_env="2x2")
+    rc, out, err = _mpmd(exe, [1, 3], shape_env=shape_env)
     assert rc == 0 and not err, err
-    assert out == nodes_output("2x2")
+    assert out == nodes_output(shape)
 
 
 def _mpmd_options(exe: Path, per_rank: list[list[str]]) -> tuple[int, str, str]:
