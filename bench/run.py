@@ -52,6 +52,8 @@ SIZES = {
     "matmul": (400, 40),
     "kmeans": (2_000_000, 10_000),
 }
+# NumPy as it is, and with its AVX-512 dispatch off (numpy_avx512_targets)
+NUMPY_VARIANTS = ("numpy", "numpy-noavx512")
 KMEANS_ITERATIONS = 10  # bench/sgl/kmeans.sgl, bench/hand/kmeans.c
 # bench/loops.md's measuring switch: the bounds pass's loop proofs off (the
 # kmeans row "without the loop work" of issue 24)
@@ -236,9 +238,12 @@ def run_measured(cmd: list[str], env: dict[str, str],
                 err.read().decode(errors="replace"), wall, rss)
 
 
-def run_once(cmd: list[str], threads: int, timeout: float) -> tuple[str, float, float, float]:
-    """Runs cmd; returns (result text, kernel time, whole-process time, peak RSS in KiB)."""
-    rc, stdout, stderr, wall, rss = run_measured(cmd, run_env(threads), timeout)
+def run_once(cmd: list[str], threads: int, timeout: float,
+             extra_env: dict[str, str] | None = None) -> tuple[str, float, float, float]:
+    """Runs cmd (with extra_env added to its environment); returns (result
+    text, kernel time, whole-process time, peak RSS in KiB)."""
+    rc, stdout, stderr, wall, rss = run_measured(cmd, {**run_env(threads), **(extra_env or {})},
+                                                 timeout)
     result, ktime = None, None
     for line in stdout.splitlines():
         parts = line.split(maxsplit=1)
@@ -257,6 +262,27 @@ def numpy_python() -> str | None:
         if exe and subprocess.run([exe, "-c", "import numpy"], capture_output=True).returncode == 0:
             return exe
     return None
+
+
+# What NumPy dispatches to on this CPU: its AVX-512 targets, if any.
+_NUMPY_AVX512 = """
+try:
+    from numpy._core._multiarray_umath import __cpu_dispatch__ as d, __cpu_features__ as f
+except ImportError:
+    from numpy.core._multiarray_umath import __cpu_dispatch__ as d, __cpu_features__ as f
+print(" ".join(t for t in d if f.get(t) and ("AVX512" in t or t == "X86_V4")))
+"""
+
+
+def numpy_avx512_targets(py: str) -> str:
+    """The AVX-512 dispatch targets NumPy uses on this CPU, space-separated
+    (NPY_DISABLE_CPU_FEATURES's value that turns them off), or "" when it
+    uses none (or cannot say).  NumPy runs a second time with them off:
+    on AMD Zen 4 its AVX-512 sort (x86-simd-sort) is several times slower
+    than its AVX2 one (the compress-store to memory is microcoded there),
+    so NumPy "as it is" would not be the best it can do."""
+    p = subprocess.run([py, "-c", _NUMPY_AVX512], capture_output=True, text=True)
+    return p.stdout.strip() if p.returncode == 0 else ""
 
 
 def run_triad(n: int, reps: int, timeout: float) -> float:
@@ -348,9 +374,9 @@ def main() -> int:
     errors: list[str] = []
     run_cmds: list[str] = []
 
-    def record(key, cmd, threads):
+    def record(key, cmd, threads, extra_env=None):
         try:
-            res, kt, wall, rss = run_once(cmd, threads, timeout)
+            res, kt, wall, rss = run_once(cmd, threads, timeout, extra_env)
         except Failure as e:
             errors.append(str(e))
             print(f"FAILED: {e}", file=sys.stderr)
@@ -359,12 +385,16 @@ def main() -> int:
         shape = key[2] if key[1] is None else f"{key[1][0]}x{key[1][1]}"
         results.setdefault(key[0], {})[f"{key[2]} {shape}"] = res
         if len(samples[key]) == 1:
-            env = f"OMP_NUM_THREADS={threads} " if key[2] not in ("seq", "numpy") else ""
+            env = f"OMP_NUM_THREADS={threads} " if key[2] not in NUMPY_VARIANTS + ("seq",) else ""
+            env += "".join(f"{name}={shlex.quote(val)} " for name, val in (extra_env or {}).items())
             run_cmds.append(env + shlex.join(cmd).replace(str(ROOT) + "/", ""))
 
     py = numpy_python()
+    avx512_off: dict[str, str] | None = None
     if py is None:
         print("no NumPy: the NumPy column stays empty", file=sys.stderr)
+    elif targets := numpy_avx512_targets(py):
+        avx512_off = {"NPY_DISABLE_CPU_FEATURES": targets}
     bandwidths: list[float] = []
     for k in kernels:
         n = SIZES[k][q]
@@ -383,7 +413,10 @@ def main() -> int:
                         record((k, (np_, th), v), command(v, k, np_, th, n), th)
             record((k, None, "seq"), [str(BUILD / "seq" / k), str(n)], 1)
             if py is not None:
-                record((k, None, "numpy"), [py, str(BENCH / "numpy_kernels.py"), k, str(n)], 1)
+                np_cmd = [py, str(BENCH / "numpy_kernels.py"), k, str(n)]
+                record((k, None, "numpy"), np_cmd, 1)
+                if avx512_off:
+                    record((k, None, "numpy-noavx512"), np_cmd, 1, avx512_off)
     bw = median(bandwidths)
 
     # the superstep benchmark: process level (2 processes) and thread level (1 x 2 threads)
@@ -414,24 +447,35 @@ def main() -> int:
     def med(key, which=0):
         return median([s[which] for s in samples.get(key, [])])
 
+    def best_numpy(k):
+        """NumPy's median, the faster of as it is and with AVX-512 off
+        (marked *), so that sglc/NumPy compares with NumPy's best here."""
+        as_is, off = med((k, None, "numpy")), med((k, None, "numpy-noavx512"))
+        return (off, "*") if off < as_is else (as_is, "")
+
     head = ("| kernel | n | shape (np x thr) | sglc [s] | sglc --unchecked [s] | hand C [s] "
             "| sglc/hand | unchecked/hand | sglc/NumPy | sglc % of bw | speedup sglc vs seq "
             "| seq C [s] | NumPy [s] |")
     lines = [head, "|" + "---|" * 13]
     for k in kernels:
-        seq_t, np_t = med((k, None, "seq")), med((k, None, "numpy"))
+        seq_t, (np_t, np_mark) = med((k, None, "seq")), best_numpy(k)
         for shape in shapes:
             s, u, h = (med((k, shape, v)) for v in VARIANTS)
             pct = kernel_bytes(k, SIZES[k][q]) / s / bw * 100
             lines.append(f"| {k} | {SIZES[k][q]} | {shape[0]}x{shape[1]} | {fmt_s(s)} | {fmt_s(u)} "
                          f"| {fmt_s(h)} | {fmt_r(s / h)} | {fmt_r(u / h)} | {fmt_r(s / np_t)} "
-                         f"| {fmt_pct(pct)} | {fmt_r(seq_t / s)} | {fmt_s(seq_t)} | {fmt_s(np_t)} |")
+                         f"| {fmt_pct(pct)} | {fmt_r(seq_t / s)} | {fmt_s(seq_t)} | {fmt_s(np_t)}{np_mark} |")
     kernel_table = "\n".join(lines)
     bw_line = (f"Memory bandwidth of one thread (bench/triad.c, STREAM's triad, median of "
                f"{len(bandwidths)} in this run, between the kernels): {fmt_gbs(bw)} GB/s. "
                "`sglc % of bw`: the bytes the kernel must move at the least "
                "(bench/run.py kernel_bytes) per second of sglc's time, as a % of it "
                "(over 100% is possible with two threads or processes).")
+    if avx512_off:
+        bw_line += ("\n\nNumPy ran twice per round: as it is (its AVX-512 code on this CPU) and "
+                    f"with `NPY_DISABLE_CPU_FEATURES=\"{avx512_off['NPY_DISABLE_CPU_FEATURES']}\"` "
+                    "(its AVX2 code); `NumPy [s]` is the faster median of the two, "
+                    "marked * where AVX-512 off was faster, and `sglc/NumPy` divides by it.")
 
     lines = ["| kernel | shape (np x thr) | sglc [s] | sglc --unchecked [s] | hand C [s] "
              "| seq C [s] |", "|" + "---|" * 6]
