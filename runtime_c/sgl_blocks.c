@@ -477,6 +477,63 @@ static void *kept_take(size_t all, size_t *len)
     return NULL;
 }
 
+/* A block that grows by at least FILL_MIN bytes (sgl_block_grow) takes
+ * the pages of kept buffers for its new part (kept_fill) */
+#define FILL_MIN ((size_t)2 << 20)
+
+/* Moves the pages of kept buffers to dst .. dst + n (page-aligned: the new
+ * part of a block that mremap grew, whose pages were not yet touched),
+ * replacing the mapping there, as far as kept buffers go: memory already
+ * populated instead of new pages (the PSRS root's concatenation of its
+ * children's results grows the first one's block by the second's length,
+ * while the children's sorted blocks, freed, are kept).  Returns the
+ * bytes filled from dst on; their contents are the kept buffers' old
+ * bytes.  A kept buffer longer than the rest is split, its remainder kept
+ * when it is a big one, else unmapped; one mremap cannot move (made of
+ * several mappings on a kernel before 6.17) stays kept. */
+static size_t kept_fill(char *dst, size_t n)
+{
+    size_t done = 0;
+#if defined(MREMAP_FIXED) && defined(MREMAP_MAYMOVE)
+    char *drop = NULL;
+    size_t dropped = 0;
+    pthread_mutex_lock(&unmap_mu);
+    for (int tries = 0; done < n && nkept > 0 && tries < KEEP_MAX; tries++) {
+        size_t rest = n - done;
+        int best = 0; /* the shortest that covers the rest, else the longest */
+        for (int i = 1; i < nkept; i++) {
+            size_t l = page_up(kept[i].len), b = page_up(kept[best].len);
+            if (l >= rest ? b < rest || l < b : b < rest && l > b)
+                best = i;
+        }
+        char *p = kept[best].p;
+        size_t had = page_up(kept[best].len), m = had < rest ? had : rest;
+        int64_t at = kept[best].at;
+        if (mremap(p, m, m, MREMAP_MAYMOVE | MREMAP_FIXED, dst + done) == MAP_FAILED)
+            break;
+        kept_remove(best);
+        done += m;
+        if (had - m >= MAP_MIN) { /* (only the last one can be longer than needed) */
+            kept_add(p + m, had - m, at);
+        } else if (had > m) {
+            drop = p + m;
+            dropped = had - m;
+        }
+    }
+    pthread_mutex_unlock(&unmap_mu);
+    if (drop)
+        munmap(drop, dropped);
+#ifdef MADV_DOFORK
+    if (done) /* kept buffers are not inherited by a fork; this block is */
+        (void)madvise(dst, done, MADV_DOFORK);
+#endif
+#else
+    (void)dst;
+    (void)n;
+#endif
+    return done;
+}
+
 __attribute__((noinline)) static void unmap_block(char *p, size_t len)
 {
 #ifdef MADV_DONTFORK
@@ -659,9 +716,12 @@ void *sgl_block_grow(void *blk, int64_t kind, size_t all, int64_t *newkind)
     char *q = mremap(blk, had, want, MREMAP_MAYMOVE);
     if (q == MAP_FAILED)
         return NULL;
+    /* the new part: kept buffers' pages first, then new pages */
+    size_t filled = want - had >= FILL_MIN ? kept_fill(q + had, want - had) : 0;
 #ifdef MADV_POPULATE_WRITE
     /* best effort: else the new pages fault in */
-    (void)madvise(q + had, want - had, MADV_POPULATE_WRITE);
+    if (filled < want - had)
+        (void)madvise(q + had + filled, want - had - filled, MADV_POPULATE_WRITE);
 #endif
     *newkind = (int64_t)want;
     return q;

@@ -6,7 +6,8 @@
  * during a superstep on threads (sgl_unmap_hold), only after it; a vector
  * that grows a lot unmaps the other kept blocks before its new pages are
  * populated; a forked child neither inherits the kept blocks nor breaks
- * them; sgl_block_grow keeps a block's bytes; two threads allocating and freeing blocks of random lengths while
+ * them; sgl_block_grow keeps a block's bytes and takes kept blocks' pages
+ * for its new part; two threads allocating and freeing blocks of random lengths while
  * a third runs supersteps never get overlapping or non-zeroed blocks.
  * Under AddressSanitizer nothing is kept (freed blocks are queued
  * and unmapped) and the same resident-memory checks hold.
@@ -240,6 +241,60 @@ int main(void)
         dropped = before - rss();
     }
     CHECK(before > 0 && dropped >= (long long)(48 * MB));
+
+    /* nothing kept now.  A block grown by 2 MiB or more takes the pages of
+     * kept blocks for its new part (populated already: the resident memory
+     * does not grow), keeps its own bytes, and a forked child inherits the
+     * moved pages; a kept block longer than needed is split, its rest kept
+     * when it is a big one, else unmapped */
+    unsigned char *x = sgl_block_alloc(20 * MB, false, &k1);
+    unsigned char *y = sgl_block_alloc(24 * MB, false, &k2);
+    CHECK(x != NULL && y != NULL);
+    memset(x, 0x11, 20 * MB);
+    memset(y, 0x22, 24 * MB);
+    sgl_block_free(y, k2);
+    long long r0 = rss();
+    int64_t kx;
+    unsigned char *x2 = sgl_block_grow(x, k1, 40 * MB, &kx);
+    CHECK(x2 != NULL && kx >= (int64_t)(40 * MB) && x2[0] == 0x11 && x2[20 * MB - 1] == 0x11);
+    long long r1 = rss();
+    if (keeps) /* y's first 20 MiB moved in, its last 4 unmapped */
+        CHECK(x2[20 * MB] == 0x22 && x2[40 * MB - 1] == 0x22 && r1 <= r0);
+    memset(x2 + 20 * MB, 3, 20 * MB);
+    fflush(stdout);
+    pid_t pid2 = fork();
+    if (pid2 == 0)
+        _exit(x2[20 * MB] == 3 && x2[40 * MB - 1] == 3 && x2[0] == 0x11 ? 0 : 1);
+    CHECK(pid2 > 0 && waitpid(pid2, &status, 0) == pid2 && WIFEXITED(status) &&
+          WEXITSTATUS(status) == 0);
+    /* the grown block is two mappings now: growing it again may fail
+     * (mremap cannot resize across them), which leaves it as it was */
+    unsigned char *x3 = sgl_block_grow(x2, kx, 44 * MB, &k3);
+    if (x3) {
+        x2 = x3;
+        kx = k3;
+        memset(x2 + 40 * MB, 3, 4 * MB);
+    }
+    CHECK(x2[0] == 0x11 && x2[20 * MB - 1] == 0x11 && x2[20 * MB] == 3 && x2[40 * MB - 1] == 3);
+    sgl_block_free(x2, kx);
+    /* kept: x2.  Its first 20 MiB for w, the rest kept (a big one); w
+     * grown by 10 MiB takes half of that rest, the other half unmapped */
+    unsigned char *w = sgl_block_alloc(20 * MB, false, &k1);
+    CHECK(w != NULL);
+    if (keeps) CHECK(w == x2);
+    memset(w, 0x44, 20 * MB);
+    long long r2 = rss();
+    unsigned char *w2 = sgl_block_grow(w, k1, 30 * MB, &k2);
+    CHECK(w2 != NULL && w2[0] == 0x44 && w2[20 * MB - 1] == 0x44);
+    if (keeps)
+        CHECK(w2[20 * MB] == 3 && w2[30 * MB - 1] == 3 && rss() <= r2);
+    memset(w2 + 20 * MB, 6, 10 * MB);
+    unsigned char *fresh = sgl_block_alloc(20 * MB, true, &k1);
+    CHECK(fresh != NULL && all_zero(fresh, 20 * MB)); /* nothing kept: new pages */
+    memset(fresh, 7, 20 * MB);
+    CHECK(w2[20 * MB] == 6 && w2[30 * MB - 1] == 6 && w2[0] == 0x44);
+    sgl_block_free(fresh, k1);
+    sgl_block_free(w2, k2);
 
     pthread_t th[3];
     bool started = true;
