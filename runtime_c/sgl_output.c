@@ -543,6 +543,20 @@ static bool follows_a_write(const sgl_child_result *res, int i)
     return false;
 }
 
+/* Child i failed (the master fails with its error): the files of the
+ * children run so far become the master's, child i's with their failure
+ * marks, so that a master further up can tell that the failure may be the
+ * race's (follows_a_write) when an earlier sibling of its own wrote the
+ * file, however deep below the failing grandchild is. */
+static void files_pass_up(sgl_node *n, const sgl_child_result *res, int i)
+{
+    for (int p = 0; p <= i; p++) {
+        const sgl_fileset *f = &res[p].files;
+        int keep = p == i ? SGL_FILE_WROTE | SGL_FILE_FAILED : SGL_FILE_WROTE;
+        for (int k = 0; k < f->n; k++) sgl_files_note(n, f->path[k], f->wrote[k] & keep);
+    }
+}
+
 /* After the check: the children's files become the master's (a master
  * below the root is itself a child of a superstep). */
 static void files_merge(sgl_node *n, sgl_child_result *res, int nkids)
@@ -632,6 +646,7 @@ void sgl_merge_results(sgl_node *n, const sgl_site *s, sgl_child_result *res, in
                         msg = c;
                     }
                 }
+                if (msg) files_pass_up(n, res, i);
                 results_release(res, nkids);
                 free(m.chunk);
                 /* the output printed before the failure comes first: if
