@@ -43,9 +43,9 @@ extern "C" {
  * runs of fused statements into several sites). */
 #define SGL_MAX_OPS 64
 
-/* The most bytes one value may take in memory (a struct's C size; sglc
- * rejects a larger struct): a superstep's inputs and outputs are held in
- * slots of this size (sgl_slot). */
+/* The bytes of a slot (sgl_slot), where a superstep holds its inputs and
+ * outputs: a larger value (a struct) gets a block of its own
+ * (sgl_slot_place). */
 #define SGL_VALUE_MAX 512
 
 /* Serialized sizes in bytes (sgl_ser, what a superstep sends): an int or
@@ -178,6 +178,14 @@ typedef union sgl_slot {
     long double align_;
     char bytes[SGL_VALUE_MAX];
 } sgl_slot;
+
+/* Where to keep a value of type t for a while (a superstep's input or
+ * output, an element being pushed): the slot when it fits, else a block
+ * of its own (a struct of more than SGL_VALUE_MAX bytes), which
+ * sgl_slot_release frees once the value has been taken (it leaves the
+ * value's own vectors alone). */
+void *sgl_slot_place(const sgl_type *t, sgl_slot *slot, int line, int col);
+void sgl_slot_release(sgl_slot *slot, void *place);
 
 /* Size in bytes of one value of type t. */
 static inline size_t sgl_sizeof(const sgl_type *t)

@@ -409,9 +409,12 @@ void sgl_merge_results(sgl_node *n, const sgl_site *s, sgl_child_result *res, in
 /* sgl_local.c                                                          */
 
 /* Child i's inputs from the master's arguments, in shared memory (tmp:
- * storage for copies, one per op). */
+ * storage for copies, one per op); sgl_local_inputs_done frees what they
+ * took beyond tmp once the child has run. */
 void sgl_local_inputs(const sgl_site *s, sgl_arg *args, int i, void **in, void **out,
                       sgl_slot *tmp);
+void sgl_local_inputs_done(const sgl_site *s, const sgl_arg *args, void **in, sgl_slot *tmp);
+
 /* Build the subtree below n (its children in n->shape) entirely in this
  * process. */
 void sgl_local_build(sgl_node *n);

@@ -31,12 +31,12 @@ static void local_input(const sgl_site *s, sgl_arg *args, int i, int j, void **i
         if (args[j].owned) {
             in[j] = elem;
         } else {
-            sgl_value_copy(op->type, &tmp[j], elem);
-            in[j] = &tmp[j];
+            in[j] = sgl_slot_place(op->type, &tmp[j], op->line, op->col);
+            sgl_value_copy(op->type, in[j], elem);
         }
     } else if (op->kind == SGL_OP_BCAST) {
-        sgl_value_copy(op->type, &tmp[j], args[j].src);
-        in[j] = &tmp[j];
+        in[j] = sgl_slot_place(op->type, &tmp[j], op->line, op->col);
+        sgl_value_copy(op->type, in[j], args[j].src);
     } else if (op->kind == SGL_OP_GATHER) {
         sgl_vec *d = args[j].dst;
         out[j] = (char *)d->data + (size_t)i * sgl_sizeof(op->type);
@@ -47,6 +47,19 @@ void sgl_local_inputs(const sgl_site *s, sgl_arg *args, int i, void **in, void *
                       sgl_slot *tmp)
 {
     for (int j = 0; j < s->nops; j++) local_input(s, args, i, j, in, out, tmp);
+}
+
+/* Op j's input was placed by sgl_slot_place (a copy), not the owned
+ * source's element itself. */
+static bool placed(const sgl_op *op, const sgl_arg *arg)
+{
+    return op->kind == SGL_OP_BCAST || (op->kind == SGL_OP_SCATTER && !arg->owned);
+}
+
+void sgl_local_inputs_done(const sgl_site *s, const sgl_arg *args, void **in, sgl_slot *tmp)
+{
+    for (int j = 0; j < s->nops; j++)
+        if (placed(&s->ops[j], &args[j])) sgl_slot_release(&tmp[j], in[j]);
 }
 
 #ifndef SGL_USE_OMP
@@ -63,8 +76,10 @@ static void seq_superstep(sgl_node *n, sgl_key k, const sgl_site *s, sgl_arg *ar
         for (int i = 0; i < nk; i++) {
             void *in[SGL_MAX_OPS], *out[SGL_MAX_OPS];
             sgl_slot tmp[SGL_MAX_OPS];
-            if (res[i].failed_op < 0) local_input(s, args, i, j, in, out, tmp);
+            bool runs = res[i].failed_op < 0;
+            if (runs) local_input(s, args, i, j, in, out, tmp);
             sgl_child_ops(&n->kids[i], s, k, in, out, &res[i], j, j + 1);
+            if (runs && placed(&s->ops[j], &args[j])) sgl_slot_release(&tmp[j], in[j]);
         }
     }
     for (int i = 0; i < nk; i++) sgl_child_end(&n->kids[i], s, &res[i]);
@@ -80,6 +95,7 @@ static void local_child(sgl_node *n, sgl_key k, const sgl_site *s, sgl_arg *args
     sgl_slot tmp[SGL_MAX_OPS];
     sgl_local_inputs(s, args, i, in, out, tmp);
     sgl_child_run(&n->kids[i], s, k, in, out, &res[i]);
+    sgl_local_inputs_done(s, args, in, tmp);
 }
 
 #ifdef SGL_USE_OMP

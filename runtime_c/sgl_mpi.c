@@ -185,7 +185,7 @@ static void mpi_decode_inputs(MPI_Comm comm, const sgl_site *s, mpi_peer *up, sg
         int j = sgl_mask_next(&im);
         const sgl_op *op = &s->ops[j];
         sgl_pieces_cut(&up->oob);
-        in[j] = &tmp[j];
+        in[j] = sgl_slot_place(op->type, &tmp[j], op->line, op->col);
         if (op->kind == SGL_OP_BCAST) {
             bsize[j] = get_i64(&p);
             if (bsize[j] >= 0) {
@@ -193,7 +193,7 @@ static void mpi_decode_inputs(MPI_Comm comm, const sgl_site *s, mpi_peer *up, sg
                 continue;
             }
         }
-        p = get_value(p, op->type, &tmp[j], &up->oob);
+        p = get_value(p, op->type, in[j], &up->oob);
     }
     if (up->oob.n) sgl_pieces_transfer(&up->oob, 0, comm, NULL);
     for (uint64_t sep = separate; sep;) {
@@ -201,7 +201,7 @@ static void mpi_decode_inputs(MPI_Comm comm, const sgl_site *s, mpi_peer *up, sg
         const sgl_op *op = &s->ops[j];
         char *buf = sgl_alloc(bsize[j] ? (size_t)bsize[j] : 1, op->line, op->col);
         MPI_CHECK(MPI_Bcast(buf, sgl_mpi_count((size_t)bsize[j]), MPI_BYTE, 0, comm));
-        sgl_deser(buf, op->type, &tmp[j]);
+        sgl_deser(buf, op->type, in[j]);
         free(buf);
     }
 }
@@ -503,6 +503,7 @@ static void mpi_superstep(sgl_node *n, sgl_key k, const sgl_site *s, sgl_arg *ar
     sgl_mpi_watch_begin(n, st, nk);
     sgl_child_run(n->kids, s, k, in, out, &res[0]);
     sgl_mpi_watch_end();
+    sgl_local_inputs_done(s, args, in, tmp);
     /* a failure of child 0 stops the remote children after it */
     if (res[0].msg && res[0].failed_op >= 0) sgl_mpi_send_stops(n, st, res[0].failed_op, 0, nk);
     sgl_release_sources(s, args); /* child 0 has taken its elements too */
@@ -612,8 +613,8 @@ void sgl_mpi_serve(sgl_node *c)
         const sgl_masks *m = sgl_site_masks(s);
         for (uint64_t g = m->gather; g;) {
             int j = sgl_mask_next(&g);
-            memset(&outval[j], 0, sizeof outval[j]);
-            out[j] = &outval[j];
+            out[j] = sgl_slot_place(s->ops[j].type, &outval[j], s->ops[j].line, s->ops[j].col);
+            memset(out[j], 0, sgl_sizeof(s->ops[j].type));
         }
         sgl_child_result r;
         sgl_mpi_served_step(true); /* polled for stop messages while it runs */
@@ -628,6 +629,11 @@ void sgl_mpi_serve(sgl_node *c)
             int j = sgl_mask_next(&g);
             if (r.failed_op >= 0 && r.failed_op <= j) break;
             sgl_value_free(s->ops[j].type, out[j]);
+        }
+        for (uint64_t io = m->scatter | m->bcast | m->gather; io;) {
+            int j = sgl_mask_next(&io);
+            sgl_slot_release(s->ops[j].kind == SGL_OP_GATHER ? &outval[j] : &tmp[j],
+                             s->ops[j].kind == SGL_OP_GATHER ? out[j] : in[j]);
         }
         if (r.msg) free(r.msg);
         if (r.files.cap) sgl_files_free(&r.files); /* io */

@@ -41,6 +41,17 @@ void *sgl_alloc(size_t size, int line, int col)
     return p;
 }
 
+void *sgl_slot_place(const sgl_type *t, sgl_slot *slot, int line, int col)
+{
+    size_t size = sgl_sizeof(t);
+    return size <= sizeof *slot ? slot : sgl_alloc(size, line, col);
+}
+
+void sgl_slot_release(sgl_slot *slot, void *place)
+{
+    if (place != (void *)slot) free(place);
+}
+
 void *sgl_realloc(void *p, size_t size, int line, int col)
 {
     void *q = realloc(p, size ? size : 1);
@@ -468,15 +479,17 @@ void sgl_vec_push_move(const sgl_type *vt, sgl_vec *v, const void *x, int line, 
 {
     size_t esz = sgl_sizeof(vt->elem);
     /* x may point into v's own storage, which growing would move. */
-    sgl_slot item; /* any value: at most SGL_VALUE_MAX bytes */
-    memcpy(&item, x, esz);
+    sgl_slot slot;
+    void *item = sgl_slot_place(vt->elem, &slot, line, col); /* a big struct: a block */
+    memcpy(item, x, esz);
     sgl_vbuf *b = v->buf;
     if (!(b && v->len < b->cap && sgl_vec_unique(v) && v->data == vbuf_data(b) &&
           v->len == b->used)) {
         int64_t cap = v->len < 2 ? 4 : (v->len > INT64_MAX / 2 ? INT64_MAX : v->len * 2);
         sgl_vec_reserve(vt, v, cap, line, col);
     }
-    memcpy(elem_ptr(v, esz, v->len), &item, esz);
+    memcpy(elem_ptr(v, esz, v->len), item, esz);
+    sgl_slot_release(&slot, item);
     v->len++;
     v->buf->used++;
 }

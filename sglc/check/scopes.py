@@ -12,8 +12,7 @@ from typing import Any, Optional
 from .. import ast as A
 from .. import builtins as B
 from .. import cnames
-from ..rtconst import VALUE_MAX
-from ..types import BOOL, FLOAT, INT, STR, Struct, Type, Vec, c_layout
+from ..types import BOOL, FLOAT, INT, STR, Struct, Type, Vec
 from .base import CheckerBase
 
 QUERIES: dict[str, Type] = {
@@ -172,13 +171,6 @@ class Names(CheckerBase):
                 for n in cyc:  # break the cycle so later stages terminate
                     self.structs[n].fields.clear()
                     state[n] = 2
-        for sd in prog.structs:
-            st = self.structs.get(sd.name)
-            if st is not None and sd.ty is st and c_layout(st)[0] > VALUE_MAX:
-                self.new_stmt()
-                self.error(sd.name_span, f"struct {sd.name} takes {c_layout(st)[0]} bytes; "
-                           f"a struct may take at most {VALUE_MAX}",
-                           ["group some of its fields into a vector or another struct's vector"])
         for nd in prog.nodevars:
             if nd.type is not None:
                 self.new_stmt()
