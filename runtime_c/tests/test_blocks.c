@@ -7,7 +7,7 @@
  * that grows a lot unmaps the other kept blocks before its new pages are
  * populated; a forked child neither inherits the kept blocks nor breaks
  * them; sgl_block_grow keeps a block's bytes and takes kept blocks' pages
- * for its new part; two threads allocating and freeing blocks of random lengths while
+ * for its new part; a block of 4-16 MiB takes a kept one; two threads allocating and freeing blocks of random lengths while
  * a third runs supersteps never get overlapping or non-zeroed blocks.
  * Under AddressSanitizer nothing is kept (freed blocks are queued
  * and unmapped) and the same resident-memory checks hold.
@@ -295,6 +295,25 @@ int main(void)
     CHECK(w2[20 * MB] == 6 && w2[30 * MB - 1] == 6 && w2[0] == 0x44);
     sgl_block_free(fresh, k1);
     sgl_block_free(w2, k2);
+
+    /* kept: fresh's and w2's blocks.  A block of 4 to 16 MiB takes a kept
+     * one that holds it (zeroed when asked for), and goes back to the kept
+     * ones when freed; one of less than 4 MiB is malloc'd */
+    int64_t km, km2;
+    unsigned char *mid = sgl_block_alloc(10 * MB, true, &km);
+    CHECK(mid != NULL && all_zero(mid, 10 * MB));
+    CHECK(keeps ? km >= (int64_t)(10 * MB) : km == 0);
+    memset(mid, 9, 10 * MB);
+    sgl_block_free(mid, km);
+    unsigned char *mid2 = sgl_block_alloc(9 * MB, false, &km2);
+    CHECK(mid2 != NULL);
+    if (keeps) CHECK(mid2 == mid && mid2[9 * MB - 1] == 9);
+    memset(mid2, 1, 9 * MB);
+    unsigned char *low = sgl_block_alloc(3 * MB, false, &k1);
+    CHECK(low != NULL && k1 == 0);
+    memset(low, 2, 3 * MB);
+    sgl_block_free(low, k1);
+    sgl_block_free(mid2, km2);
 
     pthread_t th[3];
     bool started = true;
