@@ -658,10 +658,12 @@ typedef struct sgl_site {
     void (*frame_free)(void *frame);
     int id; /* index in the program's site table */
     /* The ops by kind, as bit masks (op j: bit j; at most SGL_MAX_OPS),
-     * and those whose value is a vector: what the loops of a superstep
+     * those whose value is a vector, and those whose value does not fit
+     * in a slot (`big`: a struct of more than SGL_VALUE_MAX bytes, held in
+     * a block of its own, sgl_slot_place): what the loops of a superstep
      * visit instead of every op.  sglc computes them. */
     struct sgl_site_masks {
-        uint64_t scatter, bcast, gather, vec;
+        uint64_t scatter, bcast, gather, vec, big;
     } masks;
 } sgl_site;
 

@@ -413,7 +413,18 @@ void sgl_merge_results(sgl_node *n, const sgl_site *s, sgl_child_result *res, in
  * took beyond tmp once the child has run. */
 void sgl_local_inputs(const sgl_site *s, sgl_arg *args, int i, void **in, void **out,
                       sgl_slot *tmp);
-void sgl_local_inputs_done(const sgl_site *s, const sgl_arg *args, void **in, sgl_slot *tmp);
+void sgl_local_inputs_free(const sgl_site *s, const sgl_arg *args, void **in, sgl_slot *tmp);
+static inline void sgl_local_inputs_done(const sgl_site *s, const sgl_arg *args, void **in,
+                                         sgl_slot *tmp)
+{
+    if (s->masks.big) sgl_local_inputs_free(s, args, in, tmp); /* else nothing beyond tmp */
+}
+/* Op j's value's place: slot, or a block of its own for a big one. */
+static inline void *sgl_op_place(const sgl_site *s, int j, sgl_slot *slot)
+{
+    const sgl_op *op = &s->ops[j];
+    return s->masks.big >> j & 1 ? sgl_slot_place(op->type, slot, op->line, op->col) : slot;
+}
 
 /* Build the subtree below n (its children in n->shape) entirely in this
  * process. */

@@ -31,11 +31,11 @@ static void local_input(const sgl_site *s, sgl_arg *args, int i, int j, void **i
         if (args[j].owned) {
             in[j] = elem;
         } else {
-            in[j] = sgl_slot_place(op->type, &tmp[j], op->line, op->col);
+            in[j] = sgl_op_place(s, j, &tmp[j]);
             sgl_value_copy(op->type, in[j], elem);
         }
     } else if (op->kind == SGL_OP_BCAST) {
-        in[j] = sgl_slot_place(op->type, &tmp[j], op->line, op->col);
+        in[j] = sgl_op_place(s, j, &tmp[j]);
         sgl_value_copy(op->type, in[j], args[j].src);
     } else if (op->kind == SGL_OP_GATHER) {
         sgl_vec *d = args[j].dst;
@@ -56,7 +56,7 @@ static bool placed(const sgl_op *op, const sgl_arg *arg)
     return op->kind == SGL_OP_BCAST || (op->kind == SGL_OP_SCATTER && !arg->owned);
 }
 
-void sgl_local_inputs_done(const sgl_site *s, const sgl_arg *args, void **in, sgl_slot *tmp)
+void sgl_local_inputs_free(const sgl_site *s, const sgl_arg *args, void **in, sgl_slot *tmp)
 {
     for (int j = 0; j < s->nops; j++)
         if (placed(&s->ops[j], &args[j])) sgl_slot_release(&tmp[j], in[j]);
@@ -79,7 +79,8 @@ static void seq_superstep(sgl_node *n, sgl_key k, const sgl_site *s, sgl_arg *ar
             bool runs = res[i].failed_op < 0;
             if (runs) local_input(s, args, i, j, in, out, tmp);
             sgl_child_ops(&n->kids[i], s, k, in, out, &res[i], j, j + 1);
-            if (runs && placed(&s->ops[j], &args[j])) sgl_slot_release(&tmp[j], in[j]);
+            if (runs && placed(&s->ops[j], &args[j]) && (s->masks.big >> j & 1))
+                sgl_slot_release(&tmp[j], in[j]);
         }
     }
     for (int i = 0; i < nk; i++) sgl_child_end(&n->kids[i], s, &res[i]);

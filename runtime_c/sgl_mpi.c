@@ -185,7 +185,7 @@ static void mpi_decode_inputs(MPI_Comm comm, const sgl_site *s, mpi_peer *up, sg
         int j = sgl_mask_next(&im);
         const sgl_op *op = &s->ops[j];
         sgl_pieces_cut(&up->oob);
-        in[j] = sgl_slot_place(op->type, &tmp[j], op->line, op->col);
+        in[j] = sgl_op_place(s, j, &tmp[j]);
         if (op->kind == SGL_OP_BCAST) {
             bsize[j] = get_i64(&p);
             if (bsize[j] >= 0) {
@@ -613,7 +613,7 @@ void sgl_mpi_serve(sgl_node *c)
         const sgl_masks *m = sgl_site_masks(s);
         for (uint64_t g = m->gather; g;) {
             int j = sgl_mask_next(&g);
-            out[j] = sgl_slot_place(s->ops[j].type, &outval[j], s->ops[j].line, s->ops[j].col);
+            out[j] = sgl_op_place(s, j, &outval[j]);
             memset(out[j], 0, sgl_sizeof(s->ops[j].type));
         }
         sgl_child_result r;
@@ -630,7 +630,7 @@ void sgl_mpi_serve(sgl_node *c)
             if (r.failed_op >= 0 && r.failed_op <= j) break;
             sgl_value_free(s->ops[j].type, out[j]);
         }
-        for (uint64_t io = m->scatter | m->bcast | m->gather; io;) {
+        for (uint64_t io = m->big; io;) {
             int j = sgl_mask_next(&io);
             sgl_slot_release(s->ops[j].kind == SGL_OP_GATHER ? &outval[j] : &tmp[j],
                              s->ops[j].kind == SGL_OP_GATHER ? out[j] : in[j]);

@@ -480,7 +480,7 @@ void sgl_vec_push_move(const sgl_type *vt, sgl_vec *v, const void *x, int line, 
     size_t esz = sgl_sizeof(vt->elem);
     /* x may point into v's own storage, which growing would move. */
     sgl_slot slot;
-    void *item = sgl_slot_place(vt->elem, &slot, line, col); /* a big struct: a block */
+    void *item = esz <= sizeof slot ? (void *)&slot : sgl_alloc(esz, line, col); /* a big struct */
     memcpy(item, x, esz);
     sgl_vbuf *b = v->buf;
     if (!(b && v->len < b->cap && sgl_vec_unique(v) && v->data == vbuf_data(b) &&
@@ -489,7 +489,7 @@ void sgl_vec_push_move(const sgl_type *vt, sgl_vec *v, const void *x, int line, 
         sgl_vec_reserve(vt, v, cap, line, col);
     }
     memcpy(elem_ptr(v, esz, v->len), item, esz);
-    sgl_slot_release(&slot, item);
+    if (item != (void *)&slot) free(item);
     v->len++;
     v->buf->used++;
 }

@@ -32,6 +32,7 @@ from . import cnodes as c
 from .cnodes import Name, Scope, Temp, ctype
 from .emit_library import export_c_lines
 from .passes.bounds import ablated
+from .rtconst import VALUE_MAX
 from .templates import environment
 from .types import (
     BOOL,
@@ -43,6 +44,7 @@ from .types import (
     Type,
     Vec,
     c_desc,
+    c_layout,
     is_sortable_struct,
     owns_memory,
 )
@@ -1223,14 +1225,17 @@ def _straight_line(stmts: list[ir.Stmt]) -> bool:
 
 
 def site_masks(site: ir.Site) -> str:
-    """sgl_site.masks: the scatter, bcast, gather and vector-valued ops as
-    bit masks (op j: bit j), a C initializer."""
-    masks = {ir.SCATTER: 0, ir.BCAST: 0, ir.GATHER: 0, "vec": 0}  # the C field names
+    """sgl_site.masks: the scatter, bcast, gather and vector-valued ops, and
+    those whose value does not fit in a runtime slot (a struct of more than
+    VALUE_MAX bytes), as bit masks (op j: bit j), a C initializer."""
+    masks = {ir.SCATTER: 0, ir.BCAST: 0, ir.GATHER: 0, "vec": 0, "big": 0}  # the C field names
     for j, op in enumerate(site.ops):
         if op.kind in masks:
             masks[op.kind] |= 1 << j
         if owns_memory(op.ty):
             masks["vec"] |= 1 << j
+        if _has_value(op.ty) and c_layout(op.ty)[0] > VALUE_MAX:
+            masks["big"] |= 1 << j
     return "{" + ", ".join(f".{k} = UINT64_C({m:#x})" for k, m in masks.items()) + "}"
 
 

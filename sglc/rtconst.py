@@ -7,6 +7,7 @@ when this module is first imported.
 
     MAX_OPS        the most operations one superstep site may have
     LEN_SIZE       serialized bytes of a vector's length
+    VALUE_MAX      the bytes of a runtime slot: a larger value (a struct) gets a block of its own
     elem_size(ty)  serialized bytes of one int, float or bool (else None)
 """
 
@@ -27,6 +28,7 @@ NAMES = (
     "SGL_SER_FLOAT_SIZE",
     "SGL_SER_BOOL_SIZE",
     "SGL_SER_LEN_SIZE",
+    "SGL_VALUE_MAX",
 )
 
 _DEFINE = re.compile(r"^[ \t]*#[ \t]*define[ \t]+(SGL_[A-Z0-9_]+)[ \t]+([0-9]+)[ \t]*(?:/[*/].*)?$",
@@ -58,6 +60,7 @@ def constants() -> dict[str, int]:
 
 MAX_OPS: int = constants()["SGL_MAX_OPS"]
 LEN_SIZE: int = constants()["SGL_SER_LEN_SIZE"]
+VALUE_MAX: int = constants()["SGL_VALUE_MAX"]  # the bytes of a runtime slot (sgl_slot)
 
 _ELEM_NAMES = {"int": "SGL_SER_INT_SIZE", "float": "SGL_SER_FLOAT_SIZE",
                "bool": "SGL_SER_BOOL_SIZE"}

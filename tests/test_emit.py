@@ -212,7 +212,24 @@ def test_a_site_carries_its_ops_by_kind_as_bit_masks() -> None:
               "}\n"
               "func main() { print(f(range(0, 8))); }\n")
     assert (".scatter = UINT64_C(0x1), .bcast = UINT64_C(0x2), .gather = UINT64_C(0x18), "
-            ".vec = UINT64_C(0x11)}") in text
+            ".vec = UINT64_C(0x11), .big = UINT64_C(0x0)}") in text
+
+
+def test_a_site_marks_the_ops_whose_value_does_not_fit_a_slot() -> None:
+    # a struct of 65 ints (520 bytes) is over SGL_VALUE_MAX (512): its bcast
+    # (op 0) and gather (op 2) are `big`; the 64-int one (512 bytes) fits
+    def wide(name: str, n: int) -> str:
+        return f"struct {name} {{ " + " ".join(f"f{i}: int;" for i in range(n)) + " }\n"
+    args = lambda n: ", ".join("0" for _ in range(n))  # noqa: E731
+    text = _c(wide("W", 65) + wide("F", 64) +
+              "func main() {\n"
+              f"    var w = W({args(65)});\n    var f = F({args(64)});\n"
+              "    var cw: W;\n    var cf: F;\n    var ws: [W];\n    var fs: [F];\n"
+              "    bcast w -> cw;\n    bcast f -> cf;\n    pardo { cw.f0 = 1; cf.f0 = 1; }\n"
+              "    gather cw -> ws;\n    gather cf -> fs;\n"
+              "    print(len(ws) + len(fs));\n}\n")
+    assert (".scatter = UINT64_C(0x0), .bcast = UINT64_C(0x3), .gather = UINT64_C(0x18), "
+            ".vec = UINT64_C(0x0), .big = UINT64_C(0x9)}") in text
 
 
 def test_a_condition_prints_without_outer_parentheses() -> None:
