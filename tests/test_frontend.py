@@ -874,6 +874,17 @@ def test_not_sent_note_suggests_bcast_and_scatter_for_vectors() -> None:
     assert any("gather x -> xs;" in n for n in d.notes)
 
 
+def test_sent_on_one_path_only_note_says_it_is_on_the_children() -> None:
+    src = ("func main() { var y: int; if arg_int(0, 1) > 0 { bcast 5 -> y; } "
+           "pardo { print(y); } }")
+    d = errors(src)[0]
+    assert d.message == "'y' may be used before it has a value (not every path gives it one)"
+    assert d.notes == ["on the children, 'y' has a value only if every path to this pardo "
+                       "sends it to them (bcast y -> y;) or sets it in an earlier pardo"]
+    d = errors("func main() { var x: int; if master { x = 1; } print(x); }")[0]
+    assert d.notes == ["give 'x' a value on every path before this point"]
+
+
 def test_each_unset_variable_is_reported_once() -> None:
     diags = errors("func main() { var x: int;\n print(x);\n print(x);\n}")
     assert len(diags) == 1

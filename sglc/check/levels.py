@@ -90,10 +90,15 @@ class Levels(CheckerBase):
         above = [lv for lv in levels if lv < level]
         below = [lv for lv in levels if lv > level]
         if fn.may & here:
+            notes = [f"give '{name}' a value on every path before this point"]
+            if level > 0:  # read on the children (or below): a value they were sent
+                notes = [f"on {_levels_word(level, True)}, '{name}' has a value only if every path "
+                         f"to this pardo sends it to them (bcast {name} -> {name};) or sets it "
+                         "in an earlier pardo"]
             self.error(
                 e.span,
                 f"'{name}' may be used before it has a value (not every path gives it one)",
-                [f"give '{name}' a value on every path before this point"],
+                notes,
             )
         elif above:
             d = level - max(above)
