@@ -27,6 +27,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -109,6 +110,11 @@ __attribute__((weak)) void sgl_files_note_cur(const char *path, bool wrote);
 
 __attribute__((weak)) void sgl_files_done_cur(void);
 
+/* Whether the node this thread runs was stopped (a failure before it in
+ * the sequential order, brief §9), after polling for a remote one: the
+ * tree half of the runtime, weak as above (NULL: never). */
+__attribute__((weak)) bool sgl_files_stopped(void);
+
 static void note_file(const char *path, bool wrote)
 {
     if (sgl_files_note_cur)
@@ -126,15 +132,51 @@ static void note_done(void)
 /* ------------------------------------------------------------------ */
 /* Opening, reading, the debug counter                                  */
 
+/* A read that waits (a FIFO with no writer yet or nothing written, a
+ * terminal, a socket) polls every WAIT_MS for the node's being stopped,
+ * so that a child blocked in it ends as soon as an earlier one fails
+ * (brief §9: nothing hangs) instead of when the data come. */
+#define WAIT_MS 20
+
+/* Waits until the non-blocking fd has data or its end; false (errno
+ * ECANCELED) when the node was stopped meanwhile. */
+static bool wait_readable(int fd)
+{
+    for (;;) {
+        struct pollfd pf = {.fd = fd, .events = POLLIN};
+        int r = poll(&pf, 1, WAIT_MS);
+        if (r > 0 || (r < 0 && errno != EINTR))
+            return true; /* the read says what there is */
+        if (sgl_files_stopped && sgl_files_stopped()) {
+            errno = ECANCELED;
+            return false;
+        }
+    }
+}
+
 static int open_read(const char *path, int line, int col)
 {
     note_file(path, false);
     int fd;
+    /* non-blocking, so that opening a FIFO does not wait for its writer
+     * here (wait_readable does); blocking again for the files that never
+     * make a read wait */
     do
-        fd = open(path, O_RDONLY | O_CLOEXEC);
+        fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
     while (fd < 0 && errno == EINTR);
+    struct stat st;
+    int err = errno;
+    if (fd >= 0 && fstat(fd, &st) == 0) {
+        int fl = fcntl(fd, F_GETFL);
+        if (!S_ISFIFO(st.st_mode) && !S_ISCHR(st.st_mode) && !S_ISSOCK(st.st_mode) && fl >= 0)
+            (void)fcntl(fd, F_SETFL, fl & ~O_NONBLOCK);
+        else if (S_ISFIFO(st.st_mode) && !wait_readable(fd)) { /* a writer, data or the end */
+            err = errno;
+            close(fd);
+            fd = -1;
+        }
+    }
     if (fd < 0) {
-        int err = errno;
         QPATH(q, path);
         sgl_fail(line, col, "cannot open %s: %s", q, strerror(err));
     }
@@ -142,7 +184,8 @@ static int open_read(const char *path, int line, int col)
 }
 
 /* Reads up to n bytes at off (pread, or read at the current position when
- * off < 0) until n or the end of the file; the count read, -1 on an error. */
+ * off < 0) until n or the end of the file; the count read, -1 on an error
+ * (ECANCELED: the node was stopped while the read waited). */
 int64_t sgl_read_full(int fd, void *buf, size_t n, int64_t off)
 {
     size_t got = 0;
@@ -152,6 +195,8 @@ int64_t sgl_read_full(int fd, void *buf, size_t n, int64_t off)
                             : pread(fd, (char *)buf + got, want, (off_t)(off + (int64_t)got));
         if (r < 0) {
             if (errno == EINTR)
+                continue;
+            if ((errno == EAGAIN || errno == EWOULDBLOCK) && wait_readable(fd))
                 continue;
             return -1;
         }

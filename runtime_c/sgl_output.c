@@ -466,6 +466,15 @@ void sgl_files_done_cur(void)
     busy_node = NULL;
 }
 
+/* A file builtin waiting for data (sgl_files.c's wait_readable): whether
+ * this thread's node was stopped, a remote failure polled for first. */
+bool sgl_files_stopped(void);
+bool sgl_files_stopped(void)
+{
+    sgl_mpi_poll(); /* may stop this node (its own thread) */
+    return sgl_cur && sgl_cancelled(sgl_cur);
+}
+
 void sgl_files_failed(sgl_node *c)
 {
     if (busy_node == c && busy_idx >= 0 && busy_idx < c->files.n)

@@ -414,3 +414,87 @@ def test_slice_reads_only_its_bytes(sglc_compile: CompileCache, tmp_path_factory
 def test_models_agree_with_numpy() -> None:
     """The helpers' own check: the text model splits as the brief says."""
     assert _words(b" 1\x002\v3\xa0 ") == [b"1\x002", b"3\xa0"]
+
+
+# ------------------------------------------------------------------ reads that wait
+
+WAITS = """
+func main() {
+    var x: int;
+    pardo {
+        if child_index == 0 {
+            var v = range(0, arg_int(0, 0));
+            x = v[0];
+        } else {
+            x = file_len(arg_str(1, "fifo"));
+        }
+    }
+    var xs: [int];
+    gather x -> xs;
+    print("never", xs);
+}
+"""
+
+
+@pytest.mark.parametrize("target,nprocs,shape", [
+    ("omp", 1, "2"),
+    ("omp", 1, "3x2"),
+    pytest.param("mpi", 1, "2", marks=pytest.mark.skipif(not HAVE_MPI, reason=MPI_MISSING_REASON)),
+    pytest.param("mpi", 2, "2", marks=pytest.mark.skipif(not HAVE_MPI, reason=MPI_MISSING_REASON)),
+])
+def test_a_child_waiting_on_a_fifo_stops_when_an_earlier_one_fails(
+        sglc_compile: CompileCache, tmp_path_factory: pytest.TempPathFactory, tmp_path: Path,
+        target: str, nprocs: int, shape: str) -> None:
+    """Brief §9: the nodes after the failing one stop at once, whatever they
+    are doing: child 1 opens a FIFO nobody writes (it would wait for ever),
+    child 0 fails; the program ends with child 0's error, not when the
+    120 s timeout kills it."""
+    import os
+    import time
+    exe = _compile(sglc_compile, tmp_path_factory, "waits", WAITS, target)
+    os.mkfifo(tmp_path / "fifo")
+    t0 = time.monotonic()
+    rc, out, err = _run(exe, tmp_path, shape=shape, nprocs=nprocs)
+    assert (rc, out) == (1, ""), err
+    assert "runtime error: index 0 out of range for vector of length 0 (node 0.0)" in err, err
+    assert time.monotonic() - t0 < 60
+
+
+def test_a_fifo_and_a_pipe_are_read_whole_when_their_writer_is_slow(
+        sglc_compile: CompileCache, tmp_path_factory: pytest.TempPathFactory, tmp_path: Path) -> None:
+    """Reading a FIFO waits for its writer and its data, then its end (the
+    wait polls for a stop, it does not change what is read): a writer that
+    opens it after 0.3 s and writes in two pieces; stdin from a pipe whose
+    writer is late; a FIFO whose writer closes without writing is empty."""
+    import os
+    import subprocess
+    import threading
+    import time
+    exe = _compile(sglc_compile, tmp_path_factory, "fifo_read",
+                   'func main() { print(read_ints(arg_str(0, "fifo")), file_len(arg_str(0, "fifo"))); }',
+                   "omp")
+    fifo = tmp_path / "fifo"
+    os.mkfifo(fifo)
+
+    def writer(pieces: list[bytes]) -> None:
+        for _ in range(2):  # read_ints, then file_len: two opens
+            time.sleep(0.3)
+            with open(fifo, "wb", buffering=0) as f:
+                for p in pieces:
+                    f.write(p)
+                    time.sleep(0.1)
+
+    th = threading.Thread(target=writer, args=([b"1 2\n", b"3 -4"],))
+    th.start()
+    rc, out, err = _run(exe, tmp_path, args=["fifo"])
+    th.join()
+    assert (rc, out) == (0, "[1, 2, 3, -4] 4\n"), err
+    th = threading.Thread(target=writer, args=([],))
+    th.start()
+    rc, out, err = _run(exe, tmp_path, args=["fifo"])
+    th.join()
+    assert (rc, out) == (0, "[] 0\n"), err
+    p = subprocess.run(f"(sleep 0.3; printf '7 8 9') | {exe} --sgl-shape 0 /dev/stdin",
+                       shell=True, capture_output=True, text=True, timeout=60, cwd=tmp_path)
+    # file_len opens stdin again after read_ints took all: nothing is left
+    assert (p.returncode, p.stdout) == (0, "[7, 8, 9] 0\n"), p.stderr
