@@ -552,16 +552,19 @@ static bool follows_a_write(const sgl_child_result *res, int i)
     return false;
 }
 
-/* Child i failed (the master fails with its error): the files of the
+/* Child i failed (the master fails with its error, `own`, or with the
+ * sharing error of its children that replaced it): the files of the
  * children run so far become the master's, child i's with their failure
- * marks, so that a master further up can tell that the failure may be the
- * race's (follows_a_write) when an earlier sibling of its own wrote the
- * file, however deep below the failing grandchild is. */
-static void files_pass_up(sgl_node *n, const sgl_child_result *res, int i)
+ * marks while the error is still the file builtin's, so that a master
+ * further up can tell that the failure may be the race's
+ * (follows_a_write) when an earlier sibling of its own wrote the file,
+ * however deep below the failing grandchild is.  A sharing error found
+ * here is this pardo's, the first in the sequential order: it stays. */
+static void files_pass_up(sgl_node *n, const sgl_child_result *res, int i, bool own)
 {
     for (int p = 0; p <= i; p++) {
         const sgl_fileset *f = &res[p].files;
-        int keep = p == i ? SGL_FILE_WROTE | SGL_FILE_FAILED : SGL_FILE_WROTE;
+        int keep = p == i && own ? SGL_FILE_WROTE | SGL_FILE_FAILED : SGL_FILE_WROTE;
         for (int k = 0; k < f->n; k++) sgl_files_note(n, f->path[k], f->wrote[k] & keep);
     }
 }
@@ -647,15 +650,17 @@ void sgl_merge_results(sgl_node *n, const sgl_site *s, sgl_child_result *res, in
             if (r->failed_op == j || m.err) {
                 char *msg = r->failed_op == j ? r->msg : NULL;
                 if (r->failed_op == j) r->msg = NULL;
+                bool own = true; /* msg is child i's own error */
                 if (msg && follows_a_write(res, i)) {
                     /* the first pair among the children run so far */
                     char *c = files_conflict(n, s, res, i + 1);
                     if (c) {
                         free(msg);
                         msg = c;
+                        own = false;
                     }
                 }
-                if (msg) files_pass_up(n, res, i);
+                if (msg) files_pass_up(n, res, i, own);
                 results_release(res, nkids);
                 free(m.chunk);
                 /* the output printed before the failure comes first: if
