@@ -123,6 +123,9 @@ class _Types:
                     define(ft)
             members = [f"    {ctype(ft)} f_{f};" for f, ft in t.fields] or ["    char unused_;"]
             out.append(f"typedef struct {ctype(t)} {{\n" + "\n".join(members) + f"\n}} {ctype(t)};")
+            # the site masks (`big`) and the check's limit rely on c_layout
+            out.append(f"_Static_assert(sizeof({ctype(t)}) == {c_layout(t)[0]}, "
+                       f'"the layout of struct {t.name} (sglc.types.c_layout)");')
 
         for t in self.structs:
             define(t)

@@ -279,9 +279,7 @@ def export_c_lines(prog: ir.Program, prefix: str, type_ref) -> list[str]:  # typ
         f"const void *{prefix}_borrowed(int i) {{ return sgl_lib_borrowed(i); }}",
         "",
     ]
-    for s in structs_in_order(prog):  # the header's struct has this size (c_layout)
-        L.append(f'_Static_assert(sizeof({ctype(s)}) == {c_layout(s)[0]}, '
-                 f'"the layout of struct {s.name}");')
+    # (each struct's size is asserted after its definition: Emitter.struct_defs)
     for proto, st, _ in struct_api(prog, prefix, "sgl_lib_vec", _runtime_struct):
         d = type_ref(st)
         L.append(f"SGL_EXPORT {proto};")

@@ -167,6 +167,14 @@ def c_layout(t: Type) -> tuple[int, int]:
     return size, size
 
 
+# The most bytes a struct may take in memory (a choice, docs/language.md):
+# a struct value lives on the C stack, in its variables and temporaries, and
+# the stack check before each call keeps 256 KiB free below the limit, so a
+# frame holding a dozen such values stays within that margin; a bigger
+# record belongs in vectors.
+STRUCT_MAX = 16 * 1024
+
+
 def is_str(t: Type) -> bool:
     return isinstance(t, StrType)
 

@@ -12,7 +12,7 @@ from typing import Any, Optional
 from .. import ast as A
 from .. import builtins as B
 from .. import cnames
-from ..types import BOOL, FLOAT, INT, STR, Struct, Type, Vec
+from ..types import BOOL, FLOAT, INT, STR, STRUCT_MAX, Struct, Type, Vec, c_layout
 from .base import CheckerBase
 
 QUERIES: dict[str, Type] = {
@@ -171,6 +171,13 @@ class Names(CheckerBase):
                 for n in cyc:  # break the cycle so later stages terminate
                     self.structs[n].fields.clear()
                     state[n] = 2
+        for sd in prog.structs:
+            st = self.structs.get(sd.name)
+            if st is not None and sd.ty is st and c_layout(st)[0] > STRUCT_MAX:
+                self.new_stmt()
+                self.error(sd.name_span, f"struct {sd.name} takes {c_layout(st)[0]} bytes; "
+                           f"a struct may take at most {STRUCT_MAX} (its values live on the stack)",
+                           ["put large groups of fields in vectors: a vector field takes 24 bytes"])
         for nd in prog.nodevars:
             if nd.type is not None:
                 self.new_stmt()
