@@ -13,11 +13,13 @@
 #include <sched.h>
 #include <stdatomic.h>
 #include <stdbool.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/resource.h>
 #include <sys/syscall.h>
+#include <sys/utsname.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -479,32 +481,46 @@ static void *kept_take(size_t all, size_t *len, bool grow)
     return NULL;
 }
 
-/* A block of at least TAKE_MIN bytes (and less than MAP_MIN) takes a kept
- * buffer that holds it, if one does, instead of malloc's fresh pages: the
- * sort's scratch for merging two runs (a child of PSRS merges its two
- * buckets in place with the shorter set aside, 10 MB at 5·10^6 ints on two
- * threads) gets the pages of the block its child just freed, and gives
- * them back to the kept ones when it is freed. */
+/* A block of TAKE_MIN bytes or more (below MAP_MIN) takes a kept buffer
+ * that holds it, if any, instead of malloc's fresh pages (a PSRS child's
+ * merge scratch, 10 MB at 5·10^6 ints on 2 threads), kept in turn when
+ * freed; one that grows by FILL_MIN or more takes kept pages (kept_fill). */
 #define TAKE_MIN ((size_t)4 << 20)
-
-/* A block that grows by at least FILL_MIN bytes (sgl_block_grow) takes
- * the pages of kept buffers for its new part (kept_fill) */
 #define FILL_MIN ((size_t)2 << 20)
 
-/* Moves the pages of kept buffers to dst .. dst + n (page-aligned: the new
- * part of a block that mremap grew, whose pages were not yet touched),
- * replacing the mapping there, as far as kept buffers go: memory already
- * populated instead of new pages (the PSRS root's concatenation of its
- * children's results grows the first one's block by the second's length,
- * while the children's sorted blocks, freed, are kept).  Returns the
- * bytes filled from dst on; their contents are the kept buffers' old
- * bytes.  A kept buffer longer than the rest is split, its remainder kept
- * when it is a big one, else unmapped; one mremap cannot move (made of
- * several mappings on a kernel before 6.17) stays kept. */
+/* Whether mremap's MREMAP_FIXED moves a range of several mappings (Linux
+ * 6.17 on; before, it unmaps the destination, then fails), which a block
+ * filled once is (two mappings the kernel does not merge): kept_fill runs
+ * on those kernels only. */
+static bool moves_mappings(void)
+{
+    static _Atomic int known; /* 0: not yet; 1: yes; -1: no */
+    int k = atomic_load_explicit(&known, memory_order_relaxed);
+    if (k == 0) {
+        struct utsname u;
+        int major = 0, minor = 0;
+        k = uname(&u) == 0 && sscanf(u.release, "%d.%d", &major, &minor) == 2 &&
+                    (major > 6 || (major == 6 && minor >= 17))
+                ? 1
+                : -1;
+        atomic_store_explicit(&known, k, memory_order_relaxed);
+    }
+    return k > 0;
+}
+
+/* Moves kept buffers' pages to dst .. dst + n (page-aligned: the untouched
+ * new part of a block mremap grew), as far as they go: populated memory
+ * instead of new pages (PSRS's root grows its first child's result by the
+ * second's length while the children's sorted blocks, freed, are kept).
+ * Returns the bytes filled from dst on (holding old bytes).  A longer kept
+ * buffer is split, its rest kept if big, else unmapped; one that fails to
+ * move stays kept (dst's range, if the failure took it, mapped anew). */
 static size_t kept_fill(char *dst, size_t n)
 {
     size_t done = 0;
 #if defined(MREMAP_FIXED) && defined(MREMAP_MAYMOVE)
+    if (!moves_mappings())
+        return 0;
     char *drop = NULL;
     size_t dropped = 0;
     pthread_mutex_lock(&unmap_mu);
@@ -519,8 +535,27 @@ static size_t kept_fill(char *dst, size_t n)
         char *p = kept[best].p;
         size_t had = page_up(kept[best].len), m = had < rest ? had : rest;
         int64_t at = kept[best].at;
-        if (mremap(p, m, m, MREMAP_MAYMOVE | MREMAP_FIXED, dst + done) == MAP_FAILED)
+        if (mremap(p, m, m, MREMAP_MAYMOVE | MREMAP_FIXED, dst + done) == MAP_FAILED) {
+            /* dst's range must still be mapped: checked, else mapped again */
+            if (madvise(dst + done, rest, MADV_NORMAL) != 0) {
+#ifdef MAP_FIXED_NOREPLACE
+                void *q = mmap(dst + done, rest, PROT_READ | PROT_WRITE,
+                               MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE, -1, 0);
+                if (q != (void *)(dst + done))
+#endif
+                {
+                    fputs("sgl: internal error: a growing buffer lost part of its mapping\n",
+                          stderr);
+                    abort();
+                }
+            }
             break;
+        }
+#ifdef MADV_DOFORK
+        /* kept buffers are not inherited by a fork; this block is (before
+         * the unlock: a fork's handler takes the lock) */
+        (void)madvise(dst + done, m, MADV_DOFORK);
+#endif
         kept_remove(best);
         done += m;
         if (had - m >= MAP_MIN) { /* (only the last one can be longer than needed) */
@@ -533,10 +568,6 @@ static size_t kept_fill(char *dst, size_t n)
     pthread_mutex_unlock(&unmap_mu);
     if (drop)
         munmap(drop, dropped);
-#ifdef MADV_DOFORK
-    if (done) /* kept buffers are not inherited by a fork; this block is */
-        (void)madvise(dst, done, MADV_DOFORK);
-#endif
 #else
     (void)dst;
     (void)n;

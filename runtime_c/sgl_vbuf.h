@@ -91,8 +91,8 @@ void sgl_vbuf_discard(sgl_vbuf *b);
 
 /* A buffer's memory block of `all` bytes (zeroed if zero), or NULL; *kind
  * is what sgl_block_free needs to know (sgl_vbuf.mapped): buffers of 16 MiB
- * or more are mapped, small ones come from a per-thread cache
- * (sgl_blocks.c). */
+ * or more are mapped, those of 4 to 16 MiB too when a kept mapped block
+ * holds them, small ones come from a per-thread cache (sgl_blocks.c). */
 void *sgl_block_alloc(size_t all, bool zero, int64_t *kind);
 void sgl_block_free(void *blk, int64_t kind);
 /* A mapped block (kind > 0) grown to at least `all` bytes in place or
