@@ -20,6 +20,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/utsname.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -117,6 +118,11 @@ int main(void)
     bool keeps = true;
 #endif
     size_t page = (size_t)sysconf(_SC_PAGESIZE);
+    /* a growing block takes kept pages on Linux 6.17 and later only */
+    struct utsname u;
+    int major = 0, minor = 0;
+    bool fills = keeps && uname(&u) == 0 && sscanf(u.release, "%d.%d", &major, &minor) == 2 &&
+                 (major > 6 || (major == 6 && minor >= 17));
 
     /* freed, then the same length again: the same pages, zeroed on request */
     int64_t k1, k2;
@@ -258,7 +264,7 @@ int main(void)
     unsigned char *x2 = sgl_block_grow(x, k1, 40 * MB, &kx);
     CHECK(x2 != NULL && kx >= (int64_t)(40 * MB) && x2[0] == 0x11 && x2[20 * MB - 1] == 0x11);
     long long r1 = rss();
-    if (keeps) /* y's first 20 MiB moved in, its last 4 unmapped */
+    if (fills) /* y's first 20 MiB moved in, its last 4 unmapped */
         CHECK(x2[20 * MB] == 0x22 && x2[40 * MB - 1] == 0x22 && r1 <= r0);
     memset(x2 + 20 * MB, 3, 20 * MB);
     fflush(stdout);
@@ -281,12 +287,12 @@ int main(void)
      * grown by 10 MiB takes half of that rest, the other half unmapped */
     unsigned char *w = sgl_block_alloc(20 * MB, false, &k1);
     CHECK(w != NULL);
-    if (keeps) CHECK(w == x2);
+    if (fills) CHECK(w == x2);
     memset(w, 0x44, 20 * MB);
     long long r2 = rss();
     unsigned char *w2 = sgl_block_grow(w, k1, 30 * MB, &k2);
     CHECK(w2 != NULL && w2[0] == 0x44 && w2[20 * MB - 1] == 0x44);
-    if (keeps)
+    if (fills)
         CHECK(w2[20 * MB] == 3 && w2[30 * MB - 1] == 3 && rss() <= r2);
     memset(w2 + 20 * MB, 6, 10 * MB);
     unsigned char *fresh = sgl_block_alloc(20 * MB, true, &k1);
