@@ -632,7 +632,7 @@ def test_consts_are_folded_and_visible_everywhere() -> None:
         ("const N = len([1]); func main() {}", "literals and other constants"),
         ("const N = [1][2]; func main() {}", "index 2 out of range for vector of length 1 in a constant"),
         ("const A = B; const B = A; func main() {}", "in terms of itself"),
-        ("const Z = 1 % 0; func main() {}", "division by zero"),
+        ("const Z = 1 % 0; func main() {}", "modulo by zero"),
         ("const T = 1 + true; func main() {}", "needs numbers"),
     ],
 )
@@ -1040,3 +1040,10 @@ def test_no_lark_object_escapes_the_parser() -> None:
 
     for text in _CORPUS:
         walk(load_source(text, "t.sgl"))
+
+
+def test_constant_modulo_by_zero_says_modulo_as_the_run_time_error_does() -> None:
+    assert first_error("const M = 7 % 0;\nfunc main() { print(M); }") == "1:11: modulo by zero in a constant"
+    assert first_error("const D = 7 / 0;\nfunc main() { print(D); }") == "1:11: division by zero in a constant"
+    assert (first_error("const Z = 0;\nvar r = [7 % Z];\nfunc main() { print(r); }")
+            == "2:10: modulo by zero in the initial value of node variable 'r'")

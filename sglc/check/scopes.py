@@ -377,7 +377,8 @@ class Names(CheckerBase):
                 return a + b
             if e.ty == INT:
                 if op in ("/", "%") and b == 0:
-                    self.error(e.span, f"division by zero in {self._in_what()}")
+                    what = "modulo" if op == "%" else "division"  # the run-time error's words
+                    self.error(e.span, f"{what} by zero in {self._in_what()}")
                     return None
                 if op == "+":
                     return _wrap(a + b)
