@@ -715,9 +715,11 @@ static void small_put(int cls, void *blk)
 
 void *sgl_block_alloc(size_t all, bool zero, int64_t *kind)
 {
-    if (all >= TAKE_MIN && all < MAP_MIN) { /* a kept one that holds it, else malloc */
+    if (all >= TAKE_MIN) {
+        /* a kept block: one that holds it, or (a big one) the longest grown;
+         * else a big one is mapped, a smaller one malloc'd below */
         size_t len;
-        void *p = kept_take(all, &len, false);
+        void *p = kept_take(all, &len, all >= MAP_MIN);
         if (p) {
             if (zero)
                 memset(p, 0, all);
@@ -726,15 +728,7 @@ void *sgl_block_alloc(size_t all, bool zero, int64_t *kind)
         }
     }
     if (all >= MAP_MIN) {
-        size_t len;
-        void *p = kept_take(all, &len, true);
-        if (p) {
-            if (zero)
-                memset(p, 0, all);
-            *kind = (int64_t)len;
-            return p;
-        }
-        p = map_block(all); /* mapped memory is zeroed */
+        void *p = map_block(all); /* mapped memory is zeroed */
         if (p) {
             *kind = (int64_t)all;
             return p;
