@@ -29,6 +29,7 @@
 #include <stddef.h>
 #include <stdatomic.h>
 #include <stdint.h>
+#include <stdlib.h>
 
 #ifdef __cplusplus
 extern "C" {
@@ -179,14 +180,6 @@ typedef union sgl_slot {
     char bytes[SGL_VALUE_MAX];
 } sgl_slot;
 
-/* Where to keep a value of type t for a while (a superstep's input or
- * output, an element being pushed): the slot when it fits, else a block
- * of its own (a struct of more than SGL_VALUE_MAX bytes), which
- * sgl_slot_release frees once the value has been taken (it leaves the
- * value's own vectors alone). */
-void *sgl_slot_place(const sgl_type *t, sgl_slot *slot, int line, int col);
-void sgl_slot_release(sgl_slot *slot, void *place);
-
 /* Size in bytes of one value of type t. */
 static inline size_t sgl_sizeof(const sgl_type *t)
 {
@@ -214,6 +207,20 @@ _Noreturn void sgl_fail(int line, int col, const char *fmt, ...)
  * reported at (line, col); line 0 means "no source position". */
 void *sgl_alloc(size_t size, int line, int col);
 void *sgl_realloc(void *p, size_t size, int line, int col);
+
+/* Where to keep `size` bytes of a value for a while (a superstep's input
+ * or output, an element being pushed): the slot when they fit, else a
+ * block of their own (a struct of more than SGL_VALUE_MAX bytes), which
+ * sgl_slot_release frees once the value has been taken (it leaves the
+ * value's own vectors alone). */
+static inline void *sgl_slot_place(size_t size, sgl_slot *slot, int line, int col)
+{
+    return size <= sizeof *slot ? (void *)slot : sgl_alloc(size, line, col);
+}
+static inline void sgl_slot_release(sgl_slot *slot, void *place)
+{
+    if (place != (void *)slot) free(place);
+}
 
 /* ------------------------------------------------------------------ */
 /* Generic values (deep operations; t is the value's type)              */

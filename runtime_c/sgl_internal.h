@@ -423,7 +423,8 @@ static inline void sgl_local_inputs_done(const sgl_site *s, const sgl_arg *args,
 static inline void *sgl_op_place(const sgl_site *s, int j, sgl_slot *slot)
 {
     const sgl_op *op = &s->ops[j];
-    return s->masks.big >> j & 1 ? sgl_slot_place(op->type, slot, op->line, op->col) : slot;
+    return s->masks.big >> j & 1 ? sgl_slot_place(sgl_sizeof(op->type), slot, op->line, op->col)
+                                  : slot;
 }
 
 /* Build the subtree below n (its children in n->shape) entirely in this

@@ -79,8 +79,7 @@ static void seq_superstep(sgl_node *n, sgl_key k, const sgl_site *s, sgl_arg *ar
             bool runs = res[i].failed_op < 0;
             if (runs) local_input(s, args, i, j, in, out, tmp);
             sgl_child_ops(&n->kids[i], s, k, in, out, &res[i], j, j + 1);
-            if (runs && placed(&s->ops[j], &args[j]) && (s->masks.big >> j & 1))
-                sgl_slot_release(&tmp[j], in[j]);
+            if (runs && placed(&s->ops[j], &args[j])) sgl_slot_release(&tmp[j], in[j]);
         }
     }
     for (int i = 0; i < nk; i++) sgl_child_end(&n->kids[i], s, &res[i]);

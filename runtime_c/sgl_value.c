@@ -41,17 +41,6 @@ void *sgl_alloc(size_t size, int line, int col)
     return p;
 }
 
-void *sgl_slot_place(const sgl_type *t, sgl_slot *slot, int line, int col)
-{
-    size_t size = sgl_sizeof(t);
-    return size <= sizeof *slot ? slot : sgl_alloc(size, line, col);
-}
-
-void sgl_slot_release(sgl_slot *slot, void *place)
-{
-    if (place != (void *)slot) free(place);
-}
-
 void *sgl_realloc(void *p, size_t size, int line, int col)
 {
     void *q = realloc(p, size ? size : 1);
@@ -480,7 +469,7 @@ void sgl_vec_push_move(const sgl_type *vt, sgl_vec *v, const void *x, int line, 
     size_t esz = sgl_sizeof(vt->elem);
     /* x may point into v's own storage, which growing would move. */
     sgl_slot slot;
-    void *item = esz <= sizeof slot ? (void *)&slot : sgl_alloc(esz, line, col); /* a big struct */
+    void *item = sgl_slot_place(esz, &slot, line, col);
     memcpy(item, x, esz);
     sgl_vbuf *b = v->buf;
     if (!(b && v->len < b->cap && sgl_vec_unique(v) && v->data == vbuf_data(b) &&
@@ -489,7 +478,7 @@ void sgl_vec_push_move(const sgl_type *vt, sgl_vec *v, const void *x, int line, 
         sgl_vec_reserve(vt, v, cap, line, col);
     }
     memcpy(elem_ptr(v, esz, v->len), item, esz);
-    if (item != (void *)&slot) free(item);
+    sgl_slot_release(&slot, item);
     v->len++;
     v->buf->used++;
 }
