@@ -5,13 +5,24 @@
  * and its children.  The transport itself is in sgl_mpi.c.  Compiled to
  * nothing without SGL_USE_MPI.
  */
-#define _POSIX_C_SOURCE 200809L
+#define _GNU_SOURCE /* dl_iterate_phdr, RTLD_NODELETE */
 #include "sgl_internal.h"
 #include "sgl_mpi_msg.h"
 
 #ifdef SGL_USE_MPI
 
 #include <stdlib.h>
+#include <string.h>
+
+/* dlopen is in the C library itself from glibc 2.34 on (before, in libdl,
+ * which an executable does not always link) */
+#if defined(__GLIBC__) && defined(__GLIBC_PREREQ)
+#if __GLIBC_PREREQ(2, 34)
+#define SGL_PIN_OBJECTS 1
+#include <dlfcn.h>
+#include <link.h>
+#endif
+#endif
 
 _Thread_local bool sgl_mpi_main_thread;
 
@@ -59,10 +70,61 @@ void sgl_mpi_init(int *argc, char ***argv, int *nprocs, int *rank)
     MPI_CHECK(MPI_Comm_rank(MPI_COMM_WORLD, rank));
 }
 
+/* Every shared object the process has loaded is made one that is never
+ * unloaded (dlopen RTLD_NOLOAD | RTLD_NODELETE), before MPI_Finalize.
+ * Open MPI's MPI_Finalize unloads (dlclose) its components and hwloc's
+ * plugins, with the libraries they alone use, while a thread of its own
+ * may still run there or call there (Open MPI 4.1: now and then a SIGSEGV
+ * at an address no longer mapped, after a run's whole output, exit 139).
+ * The process ends right after MPI_Finalize, so nothing is kept longer than
+ * it would be; objects loaded and released before (MPI_Init's unselected
+ * components) are gone already.  The names are copied first: dlopen is not
+ * called under dl_iterate_phdr's lock.  Best effort: where a name cannot be
+ * kept (no memory) or dlopen fails, that object is left as it is. */
+#ifdef SGL_PIN_OBJECTS
+typedef struct {
+    char **names;
+    size_t n, cap;
+} object_names;
+
+static int add_object_name(struct dl_phdr_info *info, size_t size, void *data)
+{
+    (void)size;
+    object_names *o = data;
+    if (!info->dlpi_name || !info->dlpi_name[0]) return 0; /* the executable */
+    if (o->n == o->cap) {
+        size_t cap = o->cap ? 2 * o->cap : 64;
+        char **names = realloc(o->names, cap * sizeof *names);
+        if (!names) return 1; /* stop: pin those named so far */
+        o->names = names;
+        o->cap = cap;
+    }
+    char *name = strdup(info->dlpi_name);
+    if (name) o->names[o->n++] = name;
+    return 0;
+}
+
+static void pin_loaded_objects(void)
+{
+    object_names o = {0};
+    dl_iterate_phdr(add_object_name, &o);
+    for (size_t i = 0; i < o.n; i++) {
+        /* the handle is never closed: its reference is the point */
+        (void)dlopen(o.names[i], RTLD_LAZY | RTLD_NOLOAD | RTLD_NODELETE);
+        free(o.names[i]);
+    }
+    free(o.names);
+}
+#else
+static void pin_loaded_objects(void) {}
+#endif
+
 void sgl_mpi_finalize(void)
 {
     sgl_mpi_ticker_stop(); /* no thread of ours while MPI tears down */
-    if (sgl_mpi_up) MPI_CHECK(MPI_Finalize());
+    if (!sgl_mpi_up) return;
+    pin_loaded_objects();
+    MPI_CHECK(MPI_Finalize());
 }
 
 void sgl_mpi_abort(void)

@@ -8,13 +8,16 @@ MPI's own banner.  On the main thread (seq), on worker threads (omp 2x2,
 shape 3: two leaves fault, one reports), in one rank's worker thread
 (mpirun -np 2, 2x2: only rank 1's leaf faults, and the report names rank
 1); a SIGABRT sent with kill says so; SGL_NO_CRASH_REPORT=1 leaves the
-signal alone (Open MPI's banner again).  Which leaves fault follows from
+signal alone (Open MPI's banner again).  And MPI_Finalize unloads no
+library that the run loaded (the cause of a rare crash after a run's
+output).  Which leaves fault follows from
 the program and the brief's tree, not from sglc's output.  Core dumps are
 turned off for these runs."""
 
 from __future__ import annotations
 
 import os
+import platform
 import re
 import signal
 import subprocess
@@ -22,11 +25,27 @@ import time
 from pathlib import Path
 
 import pytest
-from conftest import CompileCache, mpirun_prefix, run_checked, run_env, target_params
+from conftest import (
+    HAVE_MPI,
+    MPI_MISSING_REASON,
+    CompileCache,
+    mpirun_prefix,
+    run_checked,
+    run_env,
+    target_params,
+)
 
 HERE = Path(__file__).resolve().parent / "crash"
 FAR = str(1 << 40)  # v[FAR] (8 TiB past the data): no mapping, or no address at all
 NEAR = str(1 << 33)  # v[NEAR] (64 GiB past): between the heap and the libraries
+
+
+def _glibc() -> tuple[int, ...]:
+    """glibc's version, (0,) on another C library."""
+    lib, version = platform.libc_ver()
+    if lib != "glibc" or not version:
+        return (0,)
+    return tuple(int(x) for x in version.split(".") if x.isdigit())
 
 
 def _run(exe: Path, nprocs: int, shape: str, args: list[str], cwd: Path,
@@ -135,3 +154,33 @@ def test_a_signal_sent_from_outside(sglc_compile: CompileCache, tmp_path: Path) 
     assert err.startswith(f"{file}: crash: SIGABRT (sent by process {os.getpid()})\n"), err
     assert f"{file}: the signal came from outside the program (kill)" in err, err
     assert "please report" not in err, err
+
+
+@pytest.mark.skipif(not HAVE_MPI, reason=MPI_MISSING_REASON)
+@pytest.mark.skipif(_glibc() < (2, 34), reason="needs glibc 2.34 or later (dlopen in the C library)")
+def test_mpi_finalize_unloads_nothing(sglc_compile: CompileCache, tmp_path: Path) -> None:
+    """Open MPI's MPI_Finalize unloads its components and hwloc's plugins
+    (dlclose) while a thread of its own may still run there: now and then a
+    SIGSEGV after the whole output.  The runtime makes every loaded object
+    one that stays (RTLD_NODELETE) before MPI_Finalize (sgl_mpi_proc.c).
+    glibc's LD_DEBUG=files log of each rank shows it: `opening file=...
+    libc.so.6` (the runtime's dlopen of every loaded object: nothing else
+    opens the C library) and, after it, no `destroying link map`."""
+    exe = sglc_compile(HERE / "unchecked_div.sgl", "mpi", ["--unchecked"]).require()
+    logs = tmp_path / "ld"
+    rc, out, err = _run(exe, 2, "2x2", ["4"], tmp_path,
+                        {"LD_DEBUG": "files", "LD_DEBUG_OUTPUT": str(logs)})
+    assert (rc, out) == (0, "25\n"), (rc, out, err)
+    files = sorted(tmp_path.glob("ld.*"))
+    assert len(files) >= 2, files  # a log per rank (and mpirun's own)
+    ranks = 0
+    for f in files:
+        lines = f.read_text(errors="replace").splitlines()
+        if not any("libmpi" in line for line in lines):
+            continue  # mpirun (or another helper) that never loaded MPI
+        ranks += 1
+        pin = [i for i, line in enumerate(lines) if re.search(r"opening file=\S*/libc\.so\.6 ", line)]
+        assert pin, f"{f.name}: the objects were not pinned"
+        gone = [line.strip() for line in lines[pin[0]:] if "destroying link map" in line]
+        assert not gone, f"{f.name}: unloaded after the pinning: {gone[:5]}"
+    assert ranks == 2, files
