@@ -770,7 +770,9 @@ class _Statements(_Builtins):
                     *self.call_done(e)]
         else:
             v = self.ex(e)
-            if isinstance(v, Borrowed) and not isinstance(e, ir.Call):
+            if isinstance(v, Borrowed):
+                # the value is dropped (a call's: its temp, which gcc's
+                # -Wunused-variable would name otherwise)
                 main = [c.stmt(c.Cast("void", v.expr))]
         self.write_stmt(self.close_scope(), main, block=block)
 

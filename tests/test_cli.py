@@ -746,6 +746,22 @@ def test_generated_c_warning_free_omp(sgl: Path, tmp_path: Path) -> None:
     _strict_compile(cc.split(), sgl, tmp_path, ["-DSGL_USE_OMP"])
 
 
+def test_generated_c_warning_free_with_dropped_call_values(tmp_path: Path) -> None:
+    """A call as a statement drops its value, of every kind: the scalar
+    ones' temps are used ((void)), not left to -Wunused-variable."""
+    sgl = tmp_path / "dropped.sgl"
+    sgl.write_text("struct P { x: int; y: float; }\n"
+                   "func f(x: int) -> int { return x + 1; }\n"
+                   "func g(x: int) -> [int] { return [x]; }\n"
+                   "func h(x: int) -> P { return P(x, 1.5); }\n"
+                   "func k() -> string { return \"a\"; }\n"
+                   "func b() -> bool { return true; }\n"
+                   "func r() -> float { return 0.5; }\n"
+                   "func main() { f(1); g(2); h(3); k(); b(); r(); print(2); }\n")
+    cc = os.environ.get("CC") or "cc"
+    _strict_compile(cc.split(), sgl, tmp_path, ["-DSGL_USE_OMP"])
+
+
 @mpi
 @pytest.mark.parametrize("sgl", EXAMPLES[:3], ids=[p.stem for p in EXAMPLES[:3]])
 def test_generated_c_warning_free_mpi(sgl: Path, tmp_path: Path) -> None:
