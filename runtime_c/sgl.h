@@ -668,9 +668,12 @@ typedef struct sgl_site {
      * those whose value is a vector, and those whose value does not fit
      * in a slot (`big`: a struct of more than SGL_VALUE_MAX bytes, held in
      * a block of its own, sgl_slot_place): what the loops of a superstep
-     * visit instead of every op.  sglc computes them. */
+     * visit instead of every op; and the scatters and bcasts whose store
+     * on a child may fail (`fails`: a target with an index, `-> a[c]`),
+     * which a pardo or a gather after them cannot overtake in the
+     * sequential order (sgl_mpi.c, surely_first).  sglc computes them. */
     struct sgl_site_masks {
-        uint64_t scatter, bcast, gather, vec, big;
+        uint64_t scatter, bcast, gather, vec, big, fails;
     } masks;
 } sgl_site;
 

@@ -413,9 +413,10 @@ static void join_gather(struct sgl_mpi_state *st, const sgl_op *op, sgl_arg *a, 
 /* ---- cancellation (docs/execution.md): a master does not wait for the
  * reports of the children after a failure that is surely the first of
  * its superstep in the sequential order (op by op, child by child): one
- * in an op at or before the site's first op that runs code (a pardo or a
- * gather; scatters and bcasts only store values and cannot fail), once
- * the children before it have reported.  Those children are abandoned:
+ * in an op at or before the site's first op that may fail on a child (a
+ * pardo, a gather, or a scatter or bcast into an indexed target, `->
+ * a[c]`: the others only store values), once the children before it have
+ * reported.  Those children are abandoned:
  * they may still be running, so this process ends the job with MPI_Abort
  * when it is told to stop (mpi_shutdown), after the root has printed the
  * error; nothing is waited for in between. */
@@ -425,7 +426,9 @@ static bool surely_first(const sgl_site *s, const sgl_child_result *r)
 {
     if (r->failed_op < 0 || !r->msg) return false;
     for (int j = 0; j < r->failed_op; j++)
-        if (s->ops[j].kind == SGL_OP_PARDO || s->ops[j].kind == SGL_OP_GATHER) return false;
+        if (s->ops[j].kind == SGL_OP_PARDO || s->ops[j].kind == SGL_OP_GATHER ||
+            (sgl_site_masks(s)->fails >> j & 1))
+            return false;
     return true;
 }
 

@@ -1295,18 +1295,30 @@ def _straight_line(stmts: list[ir.Stmt]) -> bool:
 
 
 def site_masks(site: ir.Site) -> str:
-    """sgl_site.masks: the scatter, bcast, gather and vector-valued ops, and
+    """sgl_site.masks: the scatter, bcast, gather and vector-valued ops,
     those whose value does not fit in a runtime slot (a struct of more than
-    VALUE_MAX bytes), as bit masks (op j: bit j), a C initializer."""
-    masks = {ir.SCATTER: 0, ir.BCAST: 0, ir.GATHER: 0, "vec": 0, "big": 0}  # the C field names
+    VALUE_MAX bytes), and the scatters and bcasts whose store on a child may
+    fail (an indexed target), as bit masks (op j: bit j), a C initializer."""
+    masks = {ir.SCATTER: 0, ir.BCAST: 0, ir.GATHER: 0, "vec": 0, "big": 0,
+             "fails": 0}  # the C field names
     for j, op in enumerate(site.ops):
         if op.kind in masks:
             masks[op.kind] |= 1 << j
+        if op.action.kind == "recv" and _indexed(op.action.target):
+            masks["fails"] |= 1 << j
         if owns_memory(op.ty):
             masks["vec"] |= 1 << j
         if _has_value(op.ty) and c_layout(op.ty)[0] > VALUE_MAX:
             masks["big"] |= 1 << j
     return "{" + ", ".join(f".{k} = UINT64_C({m:#x})" for k, m in masks.items()) + "}"
+
+
+def _indexed(t: ir.Expr | None) -> bool:
+    """Does storing into the target t check an index (`a[c]`, `p.v[k]`),
+    which may fail?"""
+    while isinstance(t, ir.Field):
+        t = t.base
+    return isinstance(t, ir.Index)
 
 
 def _has_value(t: Type | None) -> bool:

@@ -212,7 +212,7 @@ def test_a_site_carries_its_ops_by_kind_as_bit_masks() -> None:
               "}\n"
               "func main() { print(f(range(0, 8))); }\n")
     assert (".scatter = UINT64_C(0x1), .bcast = UINT64_C(0x2), .gather = UINT64_C(0x18), "
-            ".vec = UINT64_C(0x11), .big = UINT64_C(0x0)}") in text
+            ".vec = UINT64_C(0x11), .big = UINT64_C(0x0), .fails = UINT64_C(0x0)}") in text
 
 
 def test_a_site_marks_the_ops_whose_value_does_not_fit_a_slot() -> None:
@@ -229,7 +229,27 @@ def test_a_site_marks_the_ops_whose_value_does_not_fit_a_slot() -> None:
               "    gather cw -> ws;\n    gather cf -> fs;\n"
               "    print(len(ws) + len(fs));\n}\n")
     assert (".scatter = UINT64_C(0x0), .bcast = UINT64_C(0x3), .gather = UINT64_C(0x18), "
-            ".vec = UINT64_C(0x0), .big = UINT64_C(0x9)}") in text
+            ".vec = UINT64_C(0x0), .big = UINT64_C(0x9), .fails = UINT64_C(0x0)}") in text
+
+
+def test_a_site_marks_the_stores_into_indexed_targets_as_failing() -> None:
+    """`bcast 7 -> a[c]` and `scatter ... -> p.v[c]` check an index on each
+    child, so they may fail there (`fails`, sgl_mpi.c's surely_first); a
+    store into a variable or a field of one cannot."""
+    text = _c("struct P { v: [int]; x: int; }\n"
+              "func main() {\n"
+              "    var c: int; var a: [int]; var p: P; var k: int;\n"
+              "    scatter range(0, nchildren) -> c;\n"
+              "    pardo { a = [0, 0, 0, 0]; p = P([0, 0, 0, 0], 0); }\n"
+              "    print(1);\n"
+              "    bcast 7 -> a[c];\n"
+              "    bcast 8 -> k;\n"
+              "    scatter range(0, nchildren) -> p.v[c];\n"
+              "    bcast 9 -> p.x;\n"
+              "    pardo { print(a[c], k, p.v[c], p.x); }\n"
+              "}\n")
+    assert ".bcast = UINT64_C(0xb), .gather = UINT64_C(0x0), .vec = UINT64_C(0x0), " \
+           ".big = UINT64_C(0x0), .fails = UINT64_C(0x5)}" in text, text
 
 
 def test_a_condition_prints_without_outer_parentheses() -> None:

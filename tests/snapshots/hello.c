@@ -52,7 +52,7 @@ static const sgl_op site_0_ops[] = {
 static const sgl_site site_0 = {
     "greet", 7, 5, 1, site_0_ops,
     sizeof(fr_greet), frfree_greet, 0,
-    {.scatter = UINT64_C(0x0), .bcast = UINT64_C(0x0), .gather = UINT64_C(0x0), .vec = UINT64_C(0x0), .big = UINT64_C(0x0)}};
+    {.scatter = UINT64_C(0x0), .bcast = UINT64_C(0x0), .gather = UINT64_C(0x0), .vec = UINT64_C(0x0), .big = UINT64_C(0x0), .fails = UINT64_C(0x0)}};
 
 static const sgl_site *const sgl_sites[] = {
     &site_0,

@@ -93,7 +93,7 @@ static const sgl_op site_0_ops[] = {
 static const sgl_site site_0 = {
     "main", 14, 9, 1, site_0_ops,
     sizeof(fr_main), frfree_main, 0,
-    {.scatter = UINT64_C(0x0), .bcast = UINT64_C(0x0), .gather = UINT64_C(0x0), .vec = UINT64_C(0x0), .big = UINT64_C(0x0)}};
+    {.scatter = UINT64_C(0x0), .bcast = UINT64_C(0x0), .gather = UINT64_C(0x0), .vec = UINT64_C(0x0), .big = UINT64_C(0x0), .fails = UINT64_C(0x0)}};
 
 static const sgl_site *const sgl_sites[] = {
     &site_0,

@@ -68,7 +68,7 @@ static const sgl_op site_0_ops[] = {
 static const sgl_site site_0 = {
     "total", 11, 5, 4, site_0_ops,
     sizeof(fr_total), frfree_total, 0,
-    {.scatter = UINT64_C(0x1), .bcast = UINT64_C(0x2), .gather = UINT64_C(0x8), .vec = UINT64_C(0x1), .big = UINT64_C(0x0)}};
+    {.scatter = UINT64_C(0x1), .bcast = UINT64_C(0x2), .gather = UINT64_C(0x8), .vec = UINT64_C(0x1), .big = UINT64_C(0x0), .fails = UINT64_C(0x0)}};
 
 static const sgl_site *const sgl_sites[] = {
     &site_0,
