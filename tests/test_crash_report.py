@@ -158,7 +158,9 @@ def test_a_signal_sent_from_outside(sglc_compile: CompileCache, tmp_path: Path) 
 
 @pytest.mark.skipif(not HAVE_MPI, reason=MPI_MISSING_REASON)
 @pytest.mark.skipif(_glibc() < (2, 34), reason="needs glibc 2.34 or later (dlopen in the C library)")
-def test_mpi_finalize_unloads_nothing(sglc_compile: CompileCache, tmp_path: Path) -> None:
+@pytest.mark.parametrize("nprocs,shape", [(2, "2x2"), (3, "3")])
+def test_mpi_finalize_unloads_nothing(sglc_compile: CompileCache, tmp_path: Path, nprocs: int,
+                                      shape: str) -> None:
     """Open MPI's MPI_Finalize unloads its components and hwloc's plugins
     (dlclose) while a thread of its own may still run there: now and then a
     SIGSEGV after the whole output.  The runtime makes every loaded object
@@ -169,7 +171,7 @@ def test_mpi_finalize_unloads_nothing(sglc_compile: CompileCache, tmp_path: Path
     map`."""
     exe = sglc_compile(HERE / "unchecked_div.sgl", "mpi", ["--unchecked"]).require()
     logs = tmp_path / "ld"
-    rc, out, err = _run(exe, 2, "2x2", ["4"], tmp_path,
+    rc, out, err = _run(exe, nprocs, shape, ["4"], tmp_path,
                         {"LD_DEBUG": "files", "LD_DEBUG_OUTPUT": str(logs)})
     assert (rc, out) == (0, "25\n"), (rc, out, err)
     files = sorted(tmp_path.glob("ld.*"))
@@ -188,4 +190,4 @@ def test_mpi_finalize_unloads_nothing(sglc_compile: CompileCache, tmp_path: Path
         start = vdso[0] if vdso else libc[-1]
         gone = [line.strip() for line in lines[start:] if "destroying link map" in line]
         assert not gone, f"{f.name}: unloaded after the pinning: {gone[:5]}"
-    assert ranks == 2, files
+    assert ranks == nprocs, files
