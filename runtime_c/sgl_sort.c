@@ -38,8 +38,9 @@
  * can tell: equal ints are the same bits); floats by a stable insertion
  * sort on their keys.
  *
- * The builtin: an input already in order is not sorted at all (the result
- * shares it); the owned form (sgl_sort_take) sorts a vector that it may
+ * The builtin reads its input once to count its runs (count_runs) and
+ * passes what it found on: an input already in order is not sorted at all
+ * (the result shares it); the owned form (sgl_sort_take) sorts a vector that it may
  * write in place, and copies only one that is shared.  The scratch buffer
  * comes from the runtime's block allocator (big ones mapped populated).
  */
@@ -537,10 +538,23 @@ HYBRID_SORT(hybrid_float, key_float, lsd_float, insertion_sort_float, SGL_SORT_F
 /* ------------------------------------------------------------------ */
 /* Sorting between buffers                                             */
 
+/* The ascending runs of an int input of n >= SGL_SORT_RADIX_MIN elements,
+ * as sgl_sort_runs_i64 gives them (0: more than SGL_SORT_MAX_RUNS); a
+ * float input: 1 when it is in order, else 0. */
+static int count_runs(bool is_float, const uint64_t *a, int64_t n, int64_t *bounds)
+{
+    if (is_float)
+        return sgl_sorted_f64((const double *)(const void *)a, n) ? 1 : 0;
+    return sgl_sort_runs_i64((const int64_t *)a, n, bounds, SGL_SORT_MAX_RUNS);
+}
+
 /* Sorts src[0..n) into dst (which may be src): short inputs in place
  * (after a copy), int inputs of a few runs by merging, the others by the
- * radix sorts.  False when memory for scratch could not be had. */
-static bool sort_into(bool is_float, const uint64_t *src, uint64_t *dst, int64_t n)
+ * radix sorts.  runs and bounds: what count_runs said of src, or runs < 0
+ * when it was not asked (one read pass fewer for a caller that asked).
+ * False when memory for scratch could not be had. */
+static bool sort_into(bool is_float, const uint64_t *src, uint64_t *dst, int64_t n, int runs,
+                      int64_t *bounds)
 {
     if (n < (is_float ? SGL_SORT_FLOAT_SMALL : SGL_SORT_RADIX_MIN)) {
         if (dst != src)
@@ -551,8 +565,18 @@ static bool sort_into(bool is_float, const uint64_t *src, uint64_t *dst, int64_t
             sgl_introsort_i64((int64_t *)dst, n);
         return true;
     }
-    int64_t bounds[SGL_SORT_MAX_RUNS + 1];
-    int runs = is_float ? 0 : sgl_sort_runs_i64((const int64_t *)src, n, bounds, SGL_SORT_MAX_RUNS);
+    int64_t own[SGL_SORT_MAX_RUNS + 1];
+    if (runs < 0) {
+        bounds = own;
+        runs = is_float ? 0 : count_runs(false, src, n, bounds);
+    }
+    if (is_float)
+        runs = 0; /* 1 (in order) is the caller's to act on */
+    if (runs == 1) {
+        if (dst != src)
+            memcpy(dst, src, (size_t)n * sizeof *dst);
+        return true;
+    }
     if (n >= SGL_SORT_HYBRID_MIN && runs == 0 && src != dst)
         return is_float ? hybrid_float(src, dst, n) : hybrid_int(src, dst, n);
     if (runs == 2 && src != dst) { /* one merge, straight into dst */
@@ -586,14 +610,14 @@ static bool sort_into(bool is_float, const uint64_t *src, uint64_t *dst, int64_t
 
 void sgl_sort_i64(int64_t *a, int64_t n)
 {
-    if (!sort_into(false, (uint64_t *)a, (uint64_t *)a, n))
+    if (!sort_into(false, (uint64_t *)a, (uint64_t *)a, n, -1, NULL))
         sgl_introsort_i64(a, n); /* no memory: unstable, as no one can tell */
 }
 
 bool sgl_sort_f64(double *a, int64_t n)
 {
     /* on failure a is unchanged: the scratch is taken before the first write */
-    return sort_into(true, (uint64_t *)(void *)a, (uint64_t *)(void *)a, n);
+    return sort_into(true, (uint64_t *)(void *)a, (uint64_t *)(void *)a, n, -1, NULL);
 }
 
 bool sgl_sorted_i64(const int64_t *a, int64_t n)
@@ -619,16 +643,18 @@ bool sgl_sorted_f64(const double *a, int64_t n)
 /* Only [int], [float] and [S] for a struct S of int, float and bool
  * fields reach here (the type checker sees to it). */
 
-static bool in_order(const sgl_type *vt, const sgl_vec *v)
+/* What count_runs says of v; 0 for structs (never asked: the generated
+ * merge sort is linear on sorted input). */
+static int runs_of(const sgl_type *vt, const sgl_vec *v, int64_t *bounds)
 {
     if (vt->elem->kind == SGL_T_STRUCT)
-        return false; /* the generated merge sort is linear on sorted input */
-    return vt->elem->kind == SGL_T_FLOAT ? sgl_sorted_f64(v->data, v->len)
-                                         : sgl_sorted_i64(v->data, v->len);
+        return 0;
+    return count_runs(vt->elem->kind == SGL_T_FLOAT, v->data, v->len, bounds);
 }
 
-/* Sorts src[0..n) into dst (dst may be src). */
-static void sort_data(const sgl_type *vt, const void *src, void *dst, int64_t n, int line, int col)
+/* Sorts src[0..n) into dst (dst may be src); runs and bounds: runs_of's. */
+static void sort_data(const sgl_type *vt, const void *src, void *dst, int64_t n, int runs,
+                      int64_t *bounds, int line, int col)
 {
     if (vt->elem->kind == SGL_T_STRUCT) {
         /* sorted in place by the sort generated per struct (sglc) */
@@ -636,16 +662,17 @@ static void sort_data(const sgl_type *vt, const void *src, void *dst, int64_t n,
         vt->elem->sort(dst, n);
         return;
     }
-    if (!sort_into(vt->elem->kind == SGL_T_FLOAT, src, dst, n))
+    if (!sort_into(vt->elem->kind == SGL_T_FLOAT, src, dst, n, runs, bounds))
         sgl_fail(line, col, "out of memory: no scratch buffer to sort %lld elements",
                  (long long)n);
 }
 
 /* A fresh vector holding v's elements in order. */
-static sgl_vec sorted_copy(const sgl_type *vt, const sgl_vec *v, int line, int col)
+static sgl_vec sorted_copy(const sgl_type *vt, const sgl_vec *v, int runs, int64_t *bounds,
+                           int line, int col)
 {
     sgl_vec r = sgl_vec_new_uninit(vt, v->len, line, col);
-    sort_data(vt, v->data, r.data, v->len, line, col);
+    sort_data(vt, v->data, r.data, v->len, runs, bounds, line, col);
     return r;
 }
 
@@ -653,9 +680,11 @@ sgl_vec sgl_sort(const sgl_type *vt, const sgl_vec *v, int line, int col)
 {
     if (vt->elem->kind == SGL_T_STR)
         return sgl_sort_str(vt, v, line, col);
-    if (v->len == 0 || in_order(vt, v))
-        return sgl_vec_copy(vt, v); /* shares v (copy-on-write) */
-    return sorted_copy(vt, v, line, col);
+    int64_t bounds[SGL_SORT_MAX_RUNS + 1];
+    int runs = v->len == 0 ? 1 : runs_of(vt, v, bounds);
+    if (runs == 1)
+        return sgl_vec_copy(vt, v); /* in order: shares v (copy-on-write) */
+    return sorted_copy(vt, v, runs, bounds, line, col);
 }
 
 sgl_vec sgl_sort_take(const sgl_type *vt, sgl_vec *v, int line, int col)
@@ -664,19 +693,19 @@ sgl_vec sgl_sort_take(const sgl_type *vt, sgl_vec *v, int line, int col)
         return sgl_sort_str_take(vt, v, line, col);
     sgl_vec r = *v;
     *v = (sgl_vec){NULL, 0, NULL};
-    if (r.len == 0 || in_order(vt, &r))
+    int64_t bounds[SGL_SORT_MAX_RUNS + 1];
+    int runs = r.len == 0 ? 1 : runs_of(vt, &r, bounds); /* one read pass for all below */
+    if (runs == 1)
         return r;
-    int64_t bounds[3];
     if (!sgl_vec_unique(&r) ||
-        (r.len >= SGL_SORT_HYBRID_MIN &&
-         (vt->elem->kind == SGL_T_FLOAT || sgl_sort_runs_i64(r.data, r.len, bounds, 2) != 2))) {
+        (r.len >= SGL_SORT_HYBRID_MIN && (vt->elem->kind == SGL_T_FLOAT || runs != 2))) {
         /* someone else still sees these elements, or the sort needs a
          * buffer as long as them anyway: sort into a new vector (its first
          * pass reads these elements, so nothing is copied twice) */
-        sgl_vec s = sorted_copy(vt, &r, line, col);
+        sgl_vec s = sorted_copy(vt, &r, runs, bounds, line, col);
         sgl_vec_free(vt, &r);
         return s;
     }
-    sort_data(vt, r.data, r.data, r.len, line, col);
+    sort_data(vt, r.data, r.data, r.len, runs, bounds, line, col);
     return r;
 }
