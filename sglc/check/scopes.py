@@ -38,6 +38,18 @@ def _example(t: Type) -> str:
     return {INT: "0", FLOAT: "0.0", BOOL: "false"}.get(t, "0")
 
 
+def _equal(a: Any, b: Any) -> bool:
+    """`a == b` of two folded values of one type, as at run time: vectors
+    element by element, structs field by field, so that a NaN is equal to
+    nothing (Python's == of lists and tuples takes an element for equal
+    to itself, the same NaN object included)."""
+    if isinstance(a, list):
+        return len(a) == len(b) and all(_equal(x, y) for x, y in zip(a, b))
+    if isinstance(a, A.StructValue):
+        return all(_equal(x, y) for x, y in zip(a.values, b.values))
+    return bool(a == b)
+
+
 def _wrap(v: int) -> int:
     v &= (1 << 64) - 1
     return v - (1 << 64) if v >= (1 << 63) else v
@@ -360,9 +372,9 @@ class Names(CheckerBase):
             if op == "||":
                 return a or b
             if op == "==":
-                return a == b
+                return _equal(a, b)
             if op == "!=":
-                return a != b
+                return not _equal(a, b)
             if op == "<":
                 return a < b
             if op == "<=":
