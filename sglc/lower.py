@@ -184,6 +184,9 @@ class _FuncLowering:
             assert e.target is not None
             return ir.Call(ty, lvl, line, col, func=cnames.function(e.target.name), args=args)
         if isinstance(e, ast.Unary):
+            if e.op == "-" and isinstance(e.operand, ast.IntLit) and e.operand.value == 1 << 63:
+                # -9223372036854775808 (the checker allows 2^63 only here): one literal
+                return ir.Lit(ty, lvl, line, col, value=-float(1 << 63) if ty == FLOAT else -(1 << 63))
             return ir.Unary(ty, lvl, line, col, op=e.op, operand=self.expr(e.operand))
         if isinstance(e, ast.Binary):
             return ir.Binary(ty, lvl, line, col, op=e.op, left=self.expr(e.left),

@@ -86,8 +86,11 @@ class Exprs(CheckerBase):
     # ------------------------------------------------------------ literals and names
 
     def e_IntLit(self, e: A.IntLit, level: int) -> Optional[Type]:
-        if e.value > _INT_MAX:
-            self.error(e.span, f"the integer {e.value} is too large for int (the largest is {_INT_MAX})")
+        if e.value > _INT_MAX and not (e.value == _INT_MAX + 1 and e is getattr(self, "_min_lit", None)):
+            note = (["the most negative int is written -9223372036854775808 (a minus sign right "
+                     "before the literal)"] if e.value == _INT_MAX + 1 else None)
+            self.error(e.span, f"the integer {e.value} is too large for int (the largest is {_INT_MAX})",
+                       note)
             return None
         return INT
 
@@ -188,6 +191,8 @@ class Exprs(CheckerBase):
     # ------------------------------------------------------------ operators
 
     def e_Unary(self, e: A.Unary, level: int) -> Optional[Type]:
+        if e.op == "-" and isinstance(e.operand, A.IntLit) and e.operand.value == _INT_MAX + 1:
+            self._min_lit = e.operand  # -9223372036854775808, the most negative int, as written
         t = self.expr(e.operand, level)
         if t is None:
             return None
