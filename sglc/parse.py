@@ -585,6 +585,19 @@ def _lexical_diagnostic(source: str, pos: int) -> Diagnostic:
     return _diag(line, col, f"invalid character '{shown}'")
 
 
+def _in_struct(toks: list[Token]) -> bool:
+    """Do the tokens end inside the braces of a struct declaration?"""
+    depth = 0
+    for i in range(len(toks) - 1, -1, -1):
+        if toks[i].type == "RBRACE":
+            depth += 1
+        elif toks[i].type == "LBRACE":
+            if depth == 0:
+                return i >= 2 and toks[i - 2].type == "STRUCT"
+            depth -= 1
+    return False
+
+
 def _token_diagnostic(parser: Lark, source: str, tok: Token, expected: set[str]) -> Diagnostic:
     pos = tok.start_pos if tok.type != "$END" else len(source)
     toks = _tokens_before(parser, source, pos if pos is not None else len(source))
@@ -639,8 +652,12 @@ def _token_diagnostic(parser: Lark, source: str, tok: Token, expected: set[str])
     if names_only:
         return _diag(at_line, at_col, f"expected a name, found {found}", width=width)
 
-    # --- '=' in an expression, '==' as a statement
-    if tok.type == "EQUAL" and "EQ" in expected:
+    # --- '=' in an expression, '==' as a statement (not `gather x => y`:
+    # the '->' check below)
+    send_kw = _statement_start(toks)
+    if tok.type == "EQUAL" and "EQ" in expected and not (
+            send_kw is not None and send_kw.type in ("SCATTER", "GATHER", "BCAST")
+            and _expects(parser, expected, "->")):
         return _diag(at_line, at_col, "'=' is assignment; use '==' to compare")
     if tok.type == "EQ" and "EQUAL" in expected:
         return _diag(at_line, at_col, "'==' compares; use '=' to assign", width=2)
@@ -714,7 +731,7 @@ def _token_diagnostic(parser: Lark, source: str, tok: Token, expected: set[str])
                 "SCATTER": "'scatter'",
                 "GATHER": "'gather'",
                 "BCAST": "'bcast'",
-            }.get(kw or "", "the statement")
+            }.get(kw or "", "the field" if _in_struct(toks) else "the statement")
             line, col = _after(prev)
             return _diag(line, col, f"expected ';' after {what}")
 

@@ -80,8 +80,9 @@ def _can_coerce(e: A.Expr, t: Type) -> bool:
     if isinstance(e, A.VecLit):
         return isinstance(t, Vec) and all(_can_coerce(x, t.elem) for x in e.elems)
     i = _coerced_arg(e)
-    if i is not None and e.ty is not None:
-        # fill(n, 0) where a [float] is expected
+    if i is not None and (e.ty is not None or e.args[i].ty is None):
+        # fill(n, 0) where a [float] is expected; fill(n, []) (pending)
+        # where a [[int]] is
         return isinstance(t, Vec) and _can_coerce(e.args[i], t.elem)
     return t == FLOAT and _is_int_lit(e)
 
@@ -170,6 +171,7 @@ class CheckerBase:
         self.in_const: Optional[A.ConstDecl] = None
         self.nodevars: dict[str, A.NodeVarDecl] = {}
         self.in_init: Optional[A.NodeVarDecl] = None  # checking a node variable's initializer
+        self._min_lit: Optional[A.IntLit] = None  # the literal of -9223372036854775808 being checked
         self._stmt_err = False
 
     # The parts of the checker call one another through these methods (for

@@ -11,7 +11,7 @@ from typing import Optional
 from .. import ast as A
 from .. import builtins as B
 from ..types import VOID, Struct, Type, Vec
-from .base import CheckerBase, _plural, _root_name, _show, _tstr
+from .base import PENDING, CheckerBase, _plural, _root_name, _show, _tstr
 from .scopes import BUILTINS
 
 
@@ -139,7 +139,9 @@ class Calls(CheckerBase):
                 expected = base.elem
                 t = self.expr(a, level, expected)
             else:
-                t = self.expr(a, level, expected, allow_str=arg.allow_str)
+                # fill(n, []): its type comes from where the call is used
+                t = self.expr(a, level, expected, allow_str=arg.allow_str,
+                              allow_pending=i == form.coerce_arg)
             types.append(t)
             if form.each and not self._accepted(e, i, arg, t, expected, types):
                 ok = False
@@ -148,6 +150,11 @@ class Calls(CheckerBase):
             return None
         if form.each:
             return form.result(types) if ok else None  # type: ignore[arg-type]
+        if form.coerce_arg is not None and types[form.coerce_arg] is PENDING:
+            if all(self._accepted(e, i, form.args[i], t, form.args[i].expect, types)
+                   for i, t in enumerate(types) if i != form.coerce_arg):
+                return PENDING  # the caller gives the type (see base._can_coerce)
+            return None
         if form.same_type and None not in types:
             types[0], types[1] = self._unify(e.args[0], types[0], e.args[1], types[1])  # type: ignore[arg-type]
         for i, t in enumerate(types):

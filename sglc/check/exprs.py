@@ -40,6 +40,11 @@ class Exprs(CheckerBase):
                 return expected
             if allow_pending:
                 return PENDING
+            if expected is not None:  # var x: int = [];  var z: [int] = fill(2, []);
+                what = ("an empty vector" if isinstance(e, A.VecLit) and not e.elems
+                        else "a vector of empty vectors")
+                self.error(e.span, f"{what} cannot have type {expected}")
+                return None
             self.error(
                 e.span,
                 "cannot tell the type of an empty vector; declare it: var v: [int] = [];",
@@ -86,7 +91,7 @@ class Exprs(CheckerBase):
     # ------------------------------------------------------------ literals and names
 
     def e_IntLit(self, e: A.IntLit, level: int) -> Optional[Type]:
-        if e.value > _INT_MAX and not (e.value == _INT_MAX + 1 and e is getattr(self, "_min_lit", None)):
+        if e.value > _INT_MAX and not (e.value == _INT_MAX + 1 and e is self._min_lit):
             note = (["the most negative int is written -9223372036854775808 (a minus sign right "
                      "before the literal)"] if e.value == _INT_MAX + 1 else None)
             self.error(e.span, f"the integer {e.value} is too large for int (the largest is {_INT_MAX})",
@@ -177,14 +182,15 @@ class Exprs(CheckerBase):
                 vt = Vec(cand)
                 _apply_coerce(e, vt)
                 return vt
-        first = types[0]
+        # the type most elements can take (the earliest of equals: [1, 2.5,
+        # "x"] is a vector of floats with one wrong element, "x")
+        best = max(types, key=lambda c: sum(_can_coerce(x, c) for x in e.elems))
+        where = "the first has" if _can_coerce(e.elems[0], best) else "the others have"
         for x in e.elems:
-            if not _can_coerce(x, first):
-                self.error(
-                    x.span,
-                    f"the elements of a vector must have one type, but this one has type "
-                    f"{_tstr(x.ty) if x.ty is not None else 'an empty vector'} and the first has type {first}",
-                )
+            if not _can_coerce(x, best):
+                this = f"has type {_tstr(x.ty)}" if x.ty is not None else "is an empty vector"
+                self.error(x.span, f"the elements of a vector must have one type, but this one {this} "
+                                   f"and {where} type {best}")
                 break
         return None
 
@@ -230,6 +236,7 @@ class Exprs(CheckerBase):
         rt = self.expr(e.right, level, allow_pending=pend)
         if lt is None or rt is None:
             return None
+        written = (lt, rt)  # for messages: the types before a literal took the other's
         lt, rt = self._unify(e.left, lt, e.right, rt)
         if lt is PENDING or rt is PENDING:
             if lt is PENDING and rt is PENDING:
@@ -263,7 +270,7 @@ class Exprs(CheckerBase):
             return BOOL
         if op == "%":
             if lt != INT or rt != INT:
-                self.error(e.span, f"'%' needs int operands, not {lt} and {rt}",
+                self.error(e.span, f"'%' needs int operands, not {written[0]} and {written[1]}",
                            ["for floats there is no '%'; compute x - floor(x / y) * y"] if FLOAT in (lt, rt) else [])
                 return None
             return INT
@@ -271,8 +278,7 @@ class Exprs(CheckerBase):
         if op == "+" and lt == STR and rt == STR:
             return STR
         if op == "+" and STR in (lt, rt):
-            other = rt if lt == STR else lt
-            self.error(e.span, f"'+' joins two strings, not string and {other}",
+            self.error(e.span, f"'+' joins two strings, not {lt} and {rt}",
                        ["convert the other operand first: str(x)"])
             return None
         if not is_numeric(lt) or not is_numeric(rt):

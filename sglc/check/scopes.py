@@ -100,6 +100,15 @@ class Names(CheckerBase):
                 self.funcs[d.name] = d
 
         self._struct_types(prog)
+        if self.diags:
+            # an error in the declarations (a name defined twice or
+            # redefining a builtin, a field twice, an unknown type name,
+            # for which int stood in): the code would be checked against
+            # what was left of them, and report errors that follow from
+            # those ("P has 1 field but 2 arguments were given", a function
+            # declared `-> Vec2` "returning int"), before the real ones
+            # when the declarations come last
+            return
 
         for cd in prog.consts:
             self.const_decl(cd)
