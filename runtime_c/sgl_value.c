@@ -398,6 +398,38 @@ void sgl_vec_make_unique(const sgl_type *vt, sgl_vec *v, int line, int col)
     *v = r;
 }
 
+/* Frees the n elements of type et at e (nothing to do for flat ones). */
+static void drop_elems(const sgl_type *et, char *e, int64_t n)
+{
+    if (et->kind == SGL_T_STRUCT && et->managed) {
+        for (int64_t i = 0; i < n; i++)
+            sgl_value_free(et, e + (size_t)i * et->size);
+    } else if (!is_flat(et)) {
+        sgl_vec *x = (sgl_vec *)(void *)e;
+        for (int64_t i = 0; i < n; i++)
+            sgl_vec_free(et, &x[i]);
+    }
+}
+
+/* v, the only owner of its buffer b but a part of it (`st = slice(st, 0,
+ * len(st) - 1)`, a stack's pop; `q = slice(q, 1, len(q))`, a queue's):
+ * the elements outside v are freed and v's moved to the front, so that v
+ * is the whole buffer again and grows in place, instead of being copied
+ * into a new buffer at its next push (a copy of the whole stack at every
+ * push after a pop: the square of its length). */
+static void own_whole(const sgl_type *et, sgl_vec *v, size_t esz)
+{
+    sgl_vbuf *b = v->buf;
+    char *start = vbuf_data(b);
+    int64_t off = (int64_t)(((char *)v->data - start) / (ptrdiff_t)esz);
+    drop_elems(et, start + (size_t)(off + v->len) * esz, b->used - off - v->len);
+    drop_elems(et, start, off);
+    if (off > 0 && v->len > 0)
+        memmove(start, v->data, (size_t)v->len * esz); /* the elements move, no copies */
+    v->data = start;
+    b->used = v->len;
+}
+
 /* Makes v the sole owner of a buffer that ends where v ends, with room
  * for at least cap elements, so that it can grow in place. */
 void sgl_vec_reserve(const sgl_type *vt, sgl_vec *v, int64_t cap, int line, int col)
@@ -405,6 +437,8 @@ void sgl_vec_reserve(const sgl_type *vt, sgl_vec *v, int64_t cap, int line, int 
     const sgl_type *et = vt->elem;
     size_t esz = sgl_sizeof(et);
     sgl_vbuf *b = v->buf;
+    if (b && !b->parent && sgl_vec_unique(v) && (v->data != vbuf_data(b) || v->len != b->used))
+        own_whole(et, v, esz);
     bool in_place = b && sgl_vec_unique(v) && v->data == vbuf_data(b) && v->len == b->used;
     if (in_place && cap <= b->cap)
         return;
@@ -472,8 +506,14 @@ void sgl_vec_push_move(const sgl_type *vt, sgl_vec *v, const void *x, int line, 
     void *item = sgl_slot_place(esz, &slot, line, col);
     memcpy(item, x, esz);
     sgl_vbuf *b = v->buf;
-    if (!(b && v->len < b->cap && sgl_vec_unique(v) && v->data == vbuf_data(b) &&
-          v->len == b->used)) {
+    if (b && !b->parent && v->data != vbuf_data(b) && sgl_vec_unique(v) &&
+        (char *)v->data + (size_t)v->len * esz == vbuf_data(b) + (size_t)b->used * esz &&
+        b->used < b->cap) {
+        /* the end of its buffer, which it owns alone (a queue after its
+         * pops, q = slice(q, 1, len(q))): appended in place; the elements
+         * before it are freed when the buffer must grow (sgl_vec_reserve) */
+    } else if (!(b && v->len < b->cap && sgl_vec_unique(v) && v->data == vbuf_data(b) &&
+                 v->len == b->used)) {
         int64_t cap = v->len < 2 ? 4 : (v->len > INT64_MAX / 2 ? INT64_MAX : v->len * 2);
         sgl_vec_reserve(vt, v, cap, line, col);
     }

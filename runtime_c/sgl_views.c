@@ -138,13 +138,14 @@ sgl_vec sgl_concat(const sgl_type *vvt, const sgl_vec *vv, int line, int col)
     return concat_copy(et, vv, total, line, col);
 }
 
-/* Whether part p is a whole buffer with no other owner, so that it can
+/* Whether part p is in a buffer with no other owner, so that it can
  * grow into the concatenation (sgl_vec_reserve: a mapped block keeps its
- * pages, mremap moves them if it must). */
+ * pages, mremap moves them if it must; a part of the buffer, after a
+ * slice, is made the whole buffer first). */
 static bool grows_in_place(const sgl_vec *p)
 {
     sgl_vbuf *b = p->buf;
-    return b && !b->parent && sgl_vec_unique(p) && p->data == vbuf_data(b) && p->len == b->used;
+    return b && !b->parent && sgl_vec_unique(p);
 }
 
 /* The concatenation of the parts of vv (which has no other owner) made by

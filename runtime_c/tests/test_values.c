@@ -159,6 +159,52 @@ static void test_vectors(void)
     sgl_vec_free(&T_BV, &bv);
 }
 
+/* A vector that is the only owner of its buffer but a part of it (after
+ * st = slice(st, 0, len(st) - 1) or q = slice(q, 1, len(q))) grows in
+ * its own buffer: no copy of its elements at the next push, the elements
+ * outside it freed (LeakSanitizer sees it in the sanitizer build). */
+static void test_push_after_slice(void)
+{
+    sgl_vec st = {NULL, 0, 0};
+    for (sgl_int i = 0; i < 6; i++)
+        sgl_vec_push_move(&T_IV, &st, &i, 1, 1);
+    sgl_vbuf *b = st.buf;
+    st = sgl_slice_take(&T_IV, &st, 0, 4, 1, 1); /* two pops */
+    CHECK(st.buf == b && st.len == 4 && b->used == 6);
+    sgl_int x = 40;
+    sgl_vec_push_move(&T_IV, &st, &x, 1, 1);
+    CHECK(st.buf == b && st.data == ((char *)(b + 1)) && b->used == 5);
+    CHECK_STR(show(&T_IV, &st), "[0, 1, 2, 3, 40]");
+
+    /* a queue: pops at the front, pushes at the back, in the same buffer
+     * while it has room; the popped elements go when it must grow */
+    st = sgl_slice_take(&T_IV, &st, 2, 5, 1, 1);
+    CHECK(st.buf == b && st.data == ((char *)(b + 1)) + 2 * sizeof(sgl_int));
+    x = 50;
+    sgl_vec_push_move(&T_IV, &st, &x, 1, 1);
+    CHECK(st.buf == b && st.data == ((char *)(b + 1)) + 2 * sizeof(sgl_int) && b->used == 6);
+    CHECK_STR(show(&T_IV, &st), "[2, 3, 40, 50]");
+    for (sgl_int i = 0; i < 100; i++) {
+        sgl_vec_push_move(&T_IV, &st, &i, 1, 1);
+        st = sgl_slice_take(&T_IV, &st, 1, st.len, 1, 1);
+        CHECK(st.len == 4 && !st.buf->parent && st.buf->cap <= 16);
+    }
+    CHECK_STR(show(&T_IV, &st), "[96, 97, 98, 99]");
+    sgl_vec_free(&T_IV, &st);
+
+    /* elements that are vectors: those outside are freed, once */
+    sgl_vec vv = {NULL, 0, 0};
+    for (int i = 0; i < 5; i++) {
+        sgl_vec a = IVEC(i, i);
+        sgl_vec_push_move(&T_IVV, &vv, &a, 1, 1);
+    }
+    vv = sgl_slice_take(&T_IVV, &vv, 1, 4, 1, 1);
+    sgl_vec a = IVEC(9);
+    sgl_vec_push_move(&T_IVV, &vv, &a, 1, 1);
+    CHECK_STR(show(&T_IVV, &vv), "[[1, 1], [2, 2], [3, 3], [9]]");
+    sgl_vec_free(&T_IVV, &vv);
+}
+
 static void test_copy_eq_assign(void)
 {
     sgl_vec vv = sample_ivv();
@@ -1098,6 +1144,7 @@ int main(void)
 {
     test_types();
     test_vectors();
+    test_push_after_slice();
     test_copy_eq_assign();
     test_fill_range_slice();
     test_concat_split();
