@@ -1050,3 +1050,56 @@ def test_constant_modulo_by_zero_says_modulo_as_the_run_time_error_does() -> Non
     assert first_error("const D = 7 / 0;\nfunc main() { print(D); }") == "1:11: division by zero in a constant"
     assert (first_error("const Z = 0;\nvar r = [7 % Z];\nfunc main() { print(r); }")
             == "2:10: modulo by zero in the initial value of node variable 'r'")
+
+
+@pytest.mark.parametrize("src,first", [
+    # int stood in for the unknown type: no "returns int" or "declared float" errors before it
+    ("func main() {\n  var x: float = f();\n  print(x);\n}\nfunc f() -> Vec2 {\n  return 1.0;\n}",
+     "5:13: there is no type 'Vec2'"),
+    ("func main() {\n  var p = P(1.5);\n  print(p);\n}\nstruct P { x: Real; }",
+     "5:15: there is no type 'Real'"),
+    # the duplicate field, not the constructor's count that follows from dropping it
+    ("func main() {\n  var p = P(1, 2);\n  print(p);\n}\nstruct P { x: int; x: int; }",
+     "5:20: struct P has two fields named 'x'"),
+    ("func main() {\n  print(len(1));\n}\nfunc len(x: int) -> int {\n  return x;\n}",
+     "4:6: 'len' is a builtin function and cannot be redefined as a function"),
+])
+def test_declaration_errors_alone(src: str, first: str) -> None:
+    """An error in the top-level declarations is reported without checking
+    the function bodies against what is left of the declarations."""
+    ds = errors(src)
+    assert f"{ds[0].span.line}:{ds[0].span.col}: {ds[0].message}" == first
+    assert len(ds) == 1, [d.message for d in ds]
+
+
+def test_local_unknown_type_hides_nothing() -> None:
+    """A local variable's unknown type is not a declaration error: the other
+    errors of the bodies are still reported, in order."""
+    ds = errors('func main() {\n  var x: int = "a";\n  var y: Foo;\n}')
+    assert [(d.span.line, d.message) for d in ds][:2] == [
+        (2, "'x' is declared int but its initial value has type string"),
+        (3, "there is no type 'Foo'")]
+
+
+@pytest.mark.parametrize("src,piece", [
+    ("var v = [1, 2.5, \"x\"];", "2:19: the elements of a vector must have one type, but this one "
+                                 "has type string and the first has type float"),
+    ("var v = [true, 1, 2];", "this one has type bool and the others have type int"),
+    ("var v = [fill(2, []), 1];", "this one is a vector of empty vectors and the others have type int"),
+    ("var v = [[], 1];", "this one is an empty vector and the others have type int"),
+    ("print(1 + \"a\");", "'+' joins two strings, not int and string"),
+    ("print(5 % 2.0);", "'%' needs int operands, not int and float"),
+    ("var x: int = [];", "an empty vector cannot have type int"),
+    ("var z: [int] = fill(2, []);", "a vector of empty vectors cannot have type [int]"),
+])
+def test_operand_and_element_messages(src: str, piece: str) -> None:
+    assert piece in first_error(f"func main() {{\n {src} }}")
+
+
+@pytest.mark.parametrize("src,msg", [
+    ("func main() { var xs: [int]; gather 1 => xs; }", "expected '->' in 'gather', found '='"),
+    ("struct S { x: int }\nfunc main() { }", "expected ';' after the field"),
+    ("struct S { x: int y: int; }\nfunc main() { }", "expected ';' after the field"),
+])
+def test_send_and_field_syntax_messages(src: str, msg: str) -> None:
+    assert msg in first_error(src)

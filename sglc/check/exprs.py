@@ -188,7 +188,9 @@ class Exprs(CheckerBase):
         where = "the first has" if _can_coerce(e.elems[0], best) else "the others have"
         for x in e.elems:
             if not _can_coerce(x, best):
-                this = f"has type {_tstr(x.ty)}" if x.ty is not None else "is an empty vector"
+                this = (f"has type {_tstr(x.ty)}" if x.ty is not None
+                        else "is an empty vector" if isinstance(x, A.VecLit) and not x.elems
+                        else "is a vector of empty vectors")
                 self.error(x.span, f"the elements of a vector must have one type, but this one {this} "
                                    f"and {where} type {best}")
                 break

@@ -100,7 +100,7 @@ class Names(CheckerBase):
                 self.funcs[d.name] = d
 
         self._struct_types(prog)
-        if self.diags:
+        if self.decl_errors:
             # an error in the declarations (a name defined twice or
             # redefining a builtin, a field twice, an unknown type name,
             # for which int stood in): the code would be checked against
@@ -209,6 +209,9 @@ class Names(CheckerBase):
                 self.resolve_type(p.type)
             if f.ret is not None:
                 self.resolve_type(f.ret)
+        self.decl_errors = len(self.diags)  # program(): the bodies are checked only without them
+        for f in prog.funcs:
+            self.new_stmt()
             self._resolve_body(f.body)
 
     def _resolve_body(self, x: object) -> None:
