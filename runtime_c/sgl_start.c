@@ -19,8 +19,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/auxv.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 const sgl_program *sgl_prog;
@@ -45,21 +43,13 @@ const sgl_program *sgl_prog;
  * environment, and libgomp's: so a program started with neither
  * GOMP_SPINCOUNT nor OMP_WAIT_POLICY set sets GOMP_SPINCOUNT=1000 and
  * executes itself again, before anything else (MPI_Init included).  Not
- * under valgrind, which would not follow the exec, nor when started
- * through the dynamic loader; libomp (clang) has a policy of its own.  docs/execution.md, "Idle threads". */
+ * under valgrind, which would not follow the exec; libomp (clang) has a
+ * policy of its own.  docs/execution.md, "Idle threads". */
 static void omp_spin_reexec(char **argv)
 {
     if (getenv("GOMP_SPINCOUNT") || getenv("OMP_WAIT_POLICY")) return;
     const char *pre = getenv("LD_PRELOAD");
     if (pre && strstr(pre, "vgpreload")) return;
-    /* /proc/self/exe must be this program: started through the dynamic
-     * loader (`/lib64/ld-linux-x86-64.so.2 ./prog`), it is the loader,
-     * while AT_EXECFN names the program */
-    const char *fn = (const char *)getauxval(AT_EXECFN);
-    struct stat me, exe;
-    if (!fn || stat(fn, &me) != 0 || stat("/proc/self/exe", &exe) != 0 || me.st_dev != exe.st_dev ||
-        me.st_ino != exe.st_ino)
-        return;
     if (setenv("GOMP_SPINCOUNT", "1000", 1) != 0) return;
     execv("/proc/self/exe", argv);
     unsetenv("GOMP_SPINCOUNT"); /* no exec: run with libgomp's default */

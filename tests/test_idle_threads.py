@@ -89,36 +89,3 @@ def test_same_process(sglc_compile: CompileCache, tmp_path: Path) -> None:
         w.write("4\n")
     out, err = proc.communicate(timeout=60)
     assert (proc.returncode, out) == (0, "4\n"), err
-
-
-def _interpreter(exe: Path) -> str | None:
-    """The dynamic loader named in exe's PT_INTERP (64-bit little-endian ELF)."""
-    data = exe.read_bytes()
-    if data[:4] != b"\x7fELF" or data[4] != 2 or data[5] != 1:
-        return None
-    phoff = int.from_bytes(data[32:40], "little")
-    phentsize = int.from_bytes(data[54:56], "little")
-    for i in range(int.from_bytes(data[56:58], "little")):
-        ph = data[phoff + i * phentsize:phoff + (i + 1) * phentsize]
-        if int.from_bytes(ph[0:4], "little") == 3:  # PT_INTERP
-            off, size = int.from_bytes(ph[8:16], "little"), int.from_bytes(ph[32:40], "little")
-            return data[off:off + size].rstrip(b"\0").decode()
-    return None
-
-
-def test_started_through_the_loader(sglc_compile: CompileCache, tmp_path: Path) -> None:
-    """`ld.so ./prog args`: /proc/self/exe is the loader, not the program,
-    so the program runs as it was started (a second start of the loader
-    would take the first argument for the program)."""
-    exe = sglc_compile(PROG, "omp").require()
-    ld = _interpreter(exe)
-    if ld is None or not Path(ld).exists():
-        pytest.skip("no ELF interpreter to start the program with")
-    data = tmp_path / "in.txt"
-    data.write_text("5 6\n")
-    env = run_env()
-    env.pop("GOMP_SPINCOUNT", None)
-    env.pop("OMP_WAIT_POLICY", None)
-    proc = subprocess.run([ld, str(exe), "--sgl-shape", "2", str(data)], env=env, text=True,
-                          capture_output=True, timeout=60)
-    assert (proc.returncode, proc.stdout) == (0, "11\n"), proc.stderr
