@@ -19,8 +19,6 @@ ops are lowered, a pardo's own action after those of its body.
 
 from __future__ import annotations
 
-import dataclasses
-
 from . import ast, cnames, ir
 from .types import FLOAT, STR, VOID, Struct, Type, Vec
 
@@ -114,12 +112,11 @@ class _FuncLowering:
             target = ir.VarRef(v.ty, lvl, line, col, var=v)
             return ir.Assign(line, col, lvl, target=target, op="=", value=self.expr(s.init))
         if isinstance(s, ast.Assign):
-            appended = _string_append(s)
+            target, value = self.lvalue(s.target), self.expr(s.value)
+            appended = _string_append(target, value) if s.op == "=" else None
             if appended is not None:  # s = s + a + b: s += a + b (in place)
-                return ir.Assign(line, col, lvl, target=self.lvalue(s.target), op="+=",
-                                 value=self.expr(appended))
-            return ir.Assign(line, col, lvl, target=self.lvalue(s.target), op=s.op,
-                             value=self.expr(s.value))
+                return ir.Assign(line, col, lvl, target=target, op="+=", value=appended)
+            return ir.Assign(line, col, lvl, target=target, op=s.op, value=value)
         if isinstance(s, ast.If):
             orelse: list[ir.Stmt] = []  # lowered (and numbered) before the then branch
             if isinstance(s.orelse, ast.Block):
@@ -200,45 +197,31 @@ class _FuncLowering:
         raise AssertionError(f"lower: unexpected expression {type(e).__name__}")
 
 
-def _string_append(s: ast.Assign) -> ast.Expr | None:
-    """For `x = x + a + ... + z` with x a local string variable not read in
-    a .. z: the string `a + ... + z` that the statement appends to x (it is
-    then `x += a + ... + z`, which appends in place, where the `+` chain
-    would copy x into a new string, at every iteration of a loop: the
-    square of the length).  The same value, since `+` of strings is
-    associative; a .. z are evaluated in the same order, and no function
-    they call can see a local variable.  None for any other statement."""
-    t = s.target
-    if not (s.op == "=" and isinstance(t, ast.Name) and t.sym is not None and t.sym.kind == "var"
-            and t.ty == STR):
+def _string_append(target: ir.Expr, value: ir.Expr) -> ir.Expr | None:
+    """For `x = x + a + ... + z` (target x, value the `+` chain) with x a
+    string variable of the frame that a .. z do not read: the string
+    `a + ... + z` that the statement appends to x (it is then
+    `x += a + ... + z`, which appends in place, where the `+` chain would
+    copy x into a new string, at every iteration of a loop: the square of
+    the length).  The same value, since `+` of strings is associative;
+    a .. z are evaluated in the same order, and no function they call can
+    see a variable of the frame.  None for any other assignment."""
+    if not (isinstance(target, ir.VarRef) and target.ty == STR):
         return None
-    parts: list[ast.Expr] = []
-    e = s.value
-    while isinstance(e, ast.Binary) and e.op == "+" and e.ty == STR:
+    parts: list[ir.Expr] = []
+    e = value
+    while isinstance(e, ir.Binary) and e.op == "+" and e.ty == STR:
         parts.append(e.right)
         e = e.left
-    if not (parts and isinstance(e, ast.Name) and e.sym is t.sym):
+    if not (parts and isinstance(e, ir.VarRef) and e.var is target.var):
         return None
-    if any(_reads(p, t.sym) for p in parts):
+    if any(isinstance(y, ir.VarRef) and y.var is target.var for p in parts for y in ir.walk(p)):
         return None
     parts.reverse()
     rest = parts[0]
     for p in parts[1:]:
-        rest = ast.Binary(p.span, op="+", left=rest, right=p)
-        rest.ty, rest.level = STR, p.level
+        rest = ir.Binary(STR, p.level, p.line, p.col, op="+", left=rest, right=p)
     return rest
-
-
-def _reads(e: object, sym: ast.Symbol) -> bool:
-    """Does the expression e name the symbol sym anywhere?"""
-    if isinstance(e, ast.Name):
-        return e.sym is sym
-    if isinstance(e, list):
-        return any(_reads(x, sym) for x in e)
-    if isinstance(e, ast.Expr):
-        return any(_reads(getattr(e, f.name), sym) for f in dataclasses.fields(e)
-                   if isinstance(getattr(e, f.name), (ast.Expr, list)))
-    return False
 
 
 class _ProgLowering:
