@@ -172,7 +172,6 @@ class CheckerBase:
         self.nodevars: dict[str, A.NodeVarDecl] = {}
         self.in_init: Optional[A.NodeVarDecl] = None  # checking a node variable's initializer
         self.decl_errors = 0  # errors in the top-level declarations (Names._struct_types)
-        self._min_lit: Optional[A.IntLit] = None  # the literal of -9223372036854775808 being checked
         self._stmt_err = False
 
     # The parts of the checker call one another through these methods (for

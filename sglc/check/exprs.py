@@ -91,7 +91,7 @@ class Exprs(CheckerBase):
     # ------------------------------------------------------------ literals and names
 
     def e_IntLit(self, e: A.IntLit, level: int) -> Optional[Type]:
-        if e.value > _INT_MAX and not (e.value == _INT_MAX + 1 and e is self._min_lit):
+        if e.value > _INT_MAX:
             note = (["the most negative int is written -9223372036854775808 (a minus sign right "
                      "before the literal)"] if e.value == _INT_MAX + 1 else None)
             self.error(e.span, f"the integer {e.value} is too large for int (the largest is {_INT_MAX})",
@@ -200,7 +200,10 @@ class Exprs(CheckerBase):
 
     def e_Unary(self, e: A.Unary, level: int) -> Optional[Type]:
         if e.op == "-" and isinstance(e.operand, A.IntLit) and e.operand.value == _INT_MAX + 1:
-            self._min_lit = e.operand  # -9223372036854775808, the most negative int, as written
+            # -9223372036854775808, the most negative int, as written: the
+            # one place where the literal 2^63 is an int
+            e.operand.level, e.operand.ty = level, INT
+            return INT
         t = self.expr(e.operand, level)
         if t is None:
             return None
