@@ -238,6 +238,19 @@ static void vbuf_retain(sgl_vbuf *b)
 
 /* Drops a reference; the last one frees the elements and the buffer (the
  * last one of a range handle frees the handle and releases its parent). */
+/* Frees the n elements of type et at e (nothing to do for flat ones). */
+static void drop_elems(const sgl_type *et, char *e, int64_t n)
+{
+    if (et->kind == SGL_T_STRUCT && et->managed) {
+        for (int64_t i = 0; i < n; i++)
+            sgl_value_free(et, e + (size_t)i * et->size);
+    } else if (!is_flat(et)) {
+        sgl_vec *x = (sgl_vec *)(void *)e;
+        for (int64_t i = 0; i < n; i++)
+            sgl_vec_free(et, &x[i]);
+    }
+}
+
 static void vbuf_release(const sgl_type *et, sgl_vbuf *b)
 {
     /* The sole reference needs no read-modify-write: nobody else holds
@@ -254,15 +267,7 @@ static void vbuf_release(const sgl_type *et, sgl_vbuf *b)
         vbuf_release(et, p);
         return;
     }
-    if (et->kind == SGL_T_STRUCT && et->managed) {
-        char *e = vbuf_data(b);
-        for (int64_t i = 0; i < b->used; i++)
-            sgl_value_free(et, e + (size_t)i * et->size);
-    } else if (!is_flat(et)) {
-        sgl_vec *e = (sgl_vec *)vbuf_data(b);
-        for (int64_t i = 0; i < b->used; i++)
-            sgl_vec_free(et, &e[i]);
-    }
+    drop_elems(et, vbuf_data(b), b->used);
     vbuf_dealloc(b);
 }
 
@@ -396,19 +401,6 @@ void sgl_vec_make_unique(const sgl_type *vt, sgl_vec *v, int line, int col)
     sgl_vec r = copy_elems(vt->elem, v->data, v->len, line, col);
     sgl_vec_free(vt, v);
     *v = r;
-}
-
-/* Frees the n elements of type et at e (nothing to do for flat ones). */
-static void drop_elems(const sgl_type *et, char *e, int64_t n)
-{
-    if (et->kind == SGL_T_STRUCT && et->managed) {
-        for (int64_t i = 0; i < n; i++)
-            sgl_value_free(et, e + (size_t)i * et->size);
-    } else if (!is_flat(et)) {
-        sgl_vec *x = (sgl_vec *)(void *)e;
-        for (int64_t i = 0; i < n; i++)
-            sgl_vec_free(et, &x[i]);
-    }
 }
 
 /* v, the only owner of its buffer b but a part of it (`st = slice(st, 0,
