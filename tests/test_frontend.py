@@ -1081,6 +1081,30 @@ def test_local_unknown_type_hides_nothing() -> None:
         (3, "there is no type 'Foo'")]
 
 
+
+def test_every_unknown_type_is_reported() -> None:
+    """Each type written with an unknown name reports its own error: every
+    parameter and the result, not only the first of a function (the local
+    declarations' are in test_local_unknown_type_adds_no_false_errors)."""
+    ds = errors("struct S { a: Foo; b: Bar; }\nvar g: Baz = 1;\n"
+                "func f(a: Qux, b: Quux) -> Zed { return 1; }\nfunc main() { }")
+    assert [d.message.split(" (")[0] for d in ds] == [
+        f"there is no type '{n}'" for n in ["Foo", "Bar", "Baz", "Qux", "Quux", "Zed"]]
+
+
+def test_local_unknown_type_adds_no_false_errors() -> None:
+    """The uses of a local variable whose type is unknown are not checked
+    against int, the type standing in for it: the only errors are the
+    unknown type and the program's real ones."""
+    ds = errors('struct Point { x: int; y: int; }\nfunc main() {\n'
+                '  var ps: [Pont] = [];\n  push(ps, Point(1, 2));\n  print(len(ps), ps[0].x);\n'
+                '  var q: Pnt = Point(1, 2);\n  print(q.y + 1.5);\n  var r: int = "s";\n}')
+    assert [(d.span.line, d.message) for d in ds] == [
+        (3, "there is no type 'Pont' (did you mean 'Point'?)"),
+        (6, "there is no type 'Pnt' (did you mean 'Point'?)"),
+        (8, "'r' is declared int but its initial value has type string")]
+
+
 @pytest.mark.parametrize("src,piece", [
     ("var v = [1, 2.5, \"x\"];", "2:19: the elements of a vector must have one type, but this one "
                                  "has type string and the first has type float"),

@@ -172,6 +172,7 @@ class CheckerBase:
         self.nodevars: dict[str, A.NodeVarDecl] = {}
         self.in_init: Optional[A.NodeVarDecl] = None  # checking a node variable's initializer
         self.decl_errors = 0  # errors in the top-level declarations (Names._struct_types)
+        self.unknown_types: set[int] = set()  # id() of TypeRefs naming an unknown type
         self._stmt_err = False
 
     # The parts of the checker call one another through these methods (for

@@ -204,10 +204,11 @@ class Names(CheckerBase):
                 self.new_stmt()
                 self.resolve_type(nd.type)
         for f in prog.funcs:
-            self.new_stmt()
             for p in f.params:
+                self.new_stmt()  # each type written may report its own error
                 self.resolve_type(p.type)
             if f.ret is not None:
+                self.new_stmt()
                 self.resolve_type(f.ret)
         self.decl_errors = len(self.diags)  # program(): the bodies are checked only without them
         for f in prog.funcs:
@@ -216,6 +217,7 @@ class Names(CheckerBase):
 
     def _resolve_body(self, x: object) -> None:
         if isinstance(x, A.VarDecl) and x.type is not None:
+            self.new_stmt()  # each declaration may report its own unknown type
             self.resolve_type(x.type)
         if isinstance(x, (A.Stmt, A.Block)):
             for v in vars(x).values():
@@ -227,7 +229,8 @@ class Names(CheckerBase):
 
     def resolve_type(self, tr: A.TypeRef) -> Type:
         """tr's type with every struct name resolved to the declared struct
-        (an unknown name is an error; int stands in for it afterwards)."""
+        (an unknown name is an error; int stands in for it afterwards, and
+        a local variable declared with it gets no type: s_VarDecl)."""
 
         def res(t: Type) -> Type:
             if isinstance(t, Vec):
@@ -238,6 +241,7 @@ class Names(CheckerBase):
                     close = difflib.get_close_matches(t.name, sorted(self.structs) + ["int", "float", "bool"], n=1)
                     hint = f" (did you mean '{close[0]}'?)" if close else ""
                     self.error(tr.span, f"there is no type '{t.name}'{hint}")
+                    self.unknown_types.add(id(tr))
                     return INT
                 return st
             return t

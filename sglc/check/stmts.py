@@ -35,9 +35,15 @@ class Stmts(CheckerBase):
 
     def s_VarDecl(self, s: A.VarDecl, level: int) -> None:
         declared = s.type.ty if s.type is not None else None
-        ty: Optional[Type] = declared
+        # A type already reported unknown: the initializer is checked against
+        # its stand-in (so that [] has a type), the variable gets no type, and
+        # its uses are not errors of their own.
+        unknown = s.type is not None and id(s.type) in self.unknown_types
+        ty: Optional[Type] = None if unknown else declared
         if s.init is not None:
             t = self.expr(s.init, level, declared)
+            if unknown:
+                declared = None
             if declared is not None:
                 if t is not None and t != declared:
                     self.error(
@@ -45,9 +51,9 @@ class Stmts(CheckerBase):
                         f"'{s.name}' is declared {declared} but its initial value has type {t}",
                         self._conv_note(declared, t),
                     )
-            else:
+            elif not unknown:
                 ty = t
-        elif declared is None:
+        elif declared is None and not unknown:
             self.error(
                 s.name_span or s.span,
                 f"'{s.name}' needs a type or an initial value",
