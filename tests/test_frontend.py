@@ -1092,6 +1092,11 @@ def test_every_unknown_type_is_reported() -> None:
         f"there is no type '{n}'" for n in ["Foo", "Bar", "Baz", "Qux", "Quux", "Zed"]]
 
 
+def test_unknown_type_suggests_string() -> None:
+    assert "there is no type 'strng' (did you mean 'string'?)" in first_error(
+        'func main() { var s: strng = "a"; print(s); }')
+
+
 def test_local_unknown_type_adds_no_false_errors() -> None:
     """The uses of a local variable whose type is unknown are not checked
     against int, the type standing in for it: the only errors are the

@@ -238,7 +238,7 @@ class Names(CheckerBase):
             if isinstance(t, Struct):
                 st = self.structs.get(t.name)
                 if st is None:
-                    close = difflib.get_close_matches(t.name, sorted(self.structs) + ["int", "float", "bool"], n=1)
+                    close = difflib.get_close_matches(t.name, sorted(self.structs) + ["int", "float", "bool", "string"], n=1)
                     hint = f" (did you mean '{close[0]}'?)" if close else ""
                     self.error(tr.span, f"there is no type '{t.name}'{hint}")
                     self.unknown_types.add(id(tr))
