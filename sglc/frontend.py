@@ -73,7 +73,8 @@ def _encoding_error(data: bytes, e: UnicodeDecodeError) -> SourceEncodingError:
 
 
 def read_source(path: str) -> str:
-    """The text of path (UTF-8); SourceError with a message if unreadable,
+    """The text of path (UTF-8, without the byte-order mark some editors
+    write first); SourceError with a message if unreadable,
     SourceEncodingError (a CompileError) if it is not UTF-8."""
     try:
         data = Path(path).read_bytes()
@@ -83,6 +84,8 @@ def read_source(path: str) -> str:
         raise SourceError(f"{path} is a directory") from None
     except OSError as e:
         raise SourceError(f"cannot read {path}: {e.strerror}") from None
+    if data.startswith(b"\xef\xbb\xbf"):
+        data = data[3:]  # a UTF-8 byte-order mark, which some editors write first
     try:
         return _newlines(data.decode("utf-8"))
     except UnicodeDecodeError as e:

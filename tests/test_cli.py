@@ -454,6 +454,21 @@ def test_a_source_not_utf8_is_a_program_error(tiny: Path, tmp_path: Path) -> Non
     assert (rc, d["line"], d["col"], d["severity"]) == (1, 2, 15, "error"), err
 
 
+def test_a_byte_order_mark_is_skipped(tmp_path: Path) -> None:
+    """A UTF-8 byte-order mark at the start of the file (some editors write
+    one) is not part of the program, and columns on line 1 do not count it."""
+    p = tmp_path / "bom.sgl"
+    p.write_bytes(b'\xef\xbb\xbffunc main() { print("bom"); }\n')
+    rc, out, err = sglc_run("run", str(p), "--target", "seq")
+    assert (rc, out) == (0, "bom\n"), err
+    p.write_bytes(b'\xef\xbb\xbffunc main() { print(x); }\n')
+    rc, out, err = sglc_run("check", str(p))
+    assert rc == 1 and err.startswith(f"{p}:1:21: error: 'x' is not defined"), err
+    p.write_bytes(b'\xef\xbb\xbffunc main() { print("\xff"); }\n')
+    rc, out, err = sglc_run("check", str(p))
+    assert rc == 1 and err.startswith(f"{p}:1:22: error: the file is not UTF-8 text: byte 0xff"), err
+
+
 # --------------------------------------------------------------- sglc run
 
 
