@@ -135,7 +135,7 @@ class Names(CheckerBase):
                 self.error(
                     main.params[0].span,
                     "'main' takes no parameters",
-                    ["read the program's arguments with arg_int(i, default) or arg_float(i, default)"],
+                    ["read the program's arguments with arg_int(i, default), arg_float(i, default) or arg_str(i, default)"],
                 )
             self.new_stmt()
             if main.ret is not None:
@@ -377,16 +377,19 @@ class Names(CheckerBase):
             if e.ty == INT:
                 return _wrap(-v)
             return -float(v)
+        if isinstance(e, A.Binary) and e.op in ("&&", "||"):
+            # short-circuit, as at run time: the right operand is folded (and
+            # its errors reported) only when it decides the value
+            a = self._fold(e.left)
+            if a is None or a == (e.op == "||"):
+                return a
+            return self._fold(e.right)
         if isinstance(e, A.Binary):
             a = self._fold(e.left)
             b = self._fold(e.right)
             if a is None or b is None:
                 return None
             op = e.op
-            if op == "&&":
-                return a and b
-            if op == "||":
-                return a or b
             if op == "==":
                 return _equal(a, b)
             if op == "!=":
