@@ -186,7 +186,7 @@ static char **agreed_argv(int argc, char **argv, int rank, int *nargc, const cha
 static void option_help(void)
 {
     printf("%s, compiled by sglc. Arguments that begin with --sgl- are the runtime's;\n"
-           "every other argument is the program's (arg_int, arg_float).\n\n"
+           "every other argument is the program's (arg_int, arg_float, arg_str).\n\n"
            "  --sgl-shape S             the machine tree, e.g. 2x2x3 or 2x[1,3] (also $SGL_SHAPE)\n"
            "  --sgl-stats[=FILE.json]   per-level statistics on stderr at the end (or as JSON)\n"
            "  --sgl-trace=FILE.json     a timeline of the run (Chrome/Perfetto trace format)\n"
