@@ -208,25 +208,44 @@ class Interp:
 
     # ------------------------------------------------------------ places
 
-    def place(self, e: A.Expr) -> tuple[Any, Any]:
+    def place(self, e: A.Expr, memo: Optional[dict[int, Any]] = None) -> tuple[Any, Any]:
         """(container, key) of an assignment target: a variable's slot, an
-        element of a vector (index checked), or a struct field."""
+        element of a vector (index checked), or a struct field.  The user
+        calls in its indices run first, left to right, before any of its
+        indexing (language.md §4: `w[f()][g()] = x` runs f and g, then
+        indexes; `block[f()] = y` stores into the `block` f left)."""
+        if memo is None:
+            memo = {}
+            for ix in self._target_indices(e):
+                self.hoist(ix, memo)
         if isinstance(e, A.Name):
             assert e.sym is not None
             return self._slot(e.sym)
         if isinstance(e, A.Index):
-            c, k = self.place(e.base)
+            c, k = self.place(e.base, memo)
             vec = c[k]
-            i = self.ev(e.index)
+            i = self.inline(e.index, memo)
             self.check_index(e, vec, i)
             return vec, i
         field_name = getattr(e, "field", None) or getattr(e, "name", None)
         base = getattr(e, "base", None) or getattr(e, "obj", None)
         if base is not None and isinstance(field_name, str):  # p.f (structs)
-            c, k = self.place(base)
+            c, k = self.place(base, memo)
             s = c[k]
             return _FieldSlot(s), field_name
         raise AssertionError(f"not a place: {type(e).__name__}")
+
+    @staticmethod
+    def _target_indices(e: A.Expr) -> list[A.Expr]:
+        """The index expressions of a target's chain, left to right."""
+        out: list[A.Expr] = []
+        while not isinstance(e, A.Name):
+            if isinstance(e, A.Index):
+                out.append(e.index)
+            e = getattr(e, "base", None) or getattr(e, "obj", None)
+            if e is None:
+                break
+        return out[::-1]
 
     def store(self, target: A.Expr, v: Any) -> None:
         c, k = self.place(target)
