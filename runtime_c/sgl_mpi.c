@@ -165,7 +165,7 @@ static void mpi_send_commands(sgl_node *n, struct sgl_mpi_state *st, const sgl_s
     }
     for (uint64_t sep = separate; sep;) {
         int j = sgl_mask_next(&sep);
-        MPI_CHECK(MPI_Bcast(bc[j].data, sgl_mpi_count(bc[j].len), MPI_BYTE, 0, n->comm_down));
+        sgl_mpi_bcast_bytes(bc[j].data, bc[j].len, n->comm_down);
         sgl_buf_free(&bc[j]);
     }
     if (st->reqs.n) sgl_req_wait(&st->reqs);
@@ -200,7 +200,7 @@ static void mpi_decode_inputs(MPI_Comm comm, const sgl_site *s, mpi_peer *up, sg
         int j = sgl_mask_next(&sep);
         const sgl_op *op = &s->ops[j];
         char *buf = sgl_alloc(bsize[j] ? (size_t)bsize[j] : 1, op->line, op->col);
-        MPI_CHECK(MPI_Bcast(buf, sgl_mpi_count((size_t)bsize[j]), MPI_BYTE, 0, comm));
+        sgl_mpi_bcast_bytes(buf, (size_t)bsize[j], comm);
         sgl_deser(buf, op->type, in[j]);
         free(buf);
     }

@@ -9,14 +9,20 @@
 
 #ifdef SGL_USE_MPI
 
-#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 
-int sgl_mpi_count(size_t n)
+/* MPI counts are ints: a byte string longer than that travels in
+ * messages of at most OOB_CHUNK bytes, in order (MPI keeps the order of
+ * messages of one sender, tag and communicator). */
+void sgl_mpi_bcast_bytes(void *p, size_t n, MPI_Comm comm)
 {
-    if (n > INT_MAX) sgl_internal_error("message larger than 2 GiB");
-    return (int)n;
+    do {
+        size_t take = n < OOB_CHUNK ? n : OOB_CHUNK;
+        MPI_CHECK(MPI_Bcast(p, (int)take, MPI_BYTE, 0, comm));
+        p = (char *)p + take;
+        n -= take;
+    } while (n > 0);
 }
 
 void *sgl_mpi_realloc(void *p, size_t n)
@@ -166,9 +172,11 @@ __attribute__((noinline)) static void isend_parts(mpi_peer *p, int dest, int tag
 {
     size_t first = p->out.len < FIRST ? p->out.len : FIRST;
     MPI_CHECK(MPI_Isend(p->out.data, (int)first, MPI_BYTE, dest, tag, comm, sgl_req_new(reqs)));
-    if (p->out.len > FIRST)
-        MPI_CHECK(MPI_Isend(p->out.data + FIRST, sgl_mpi_count(p->out.len - FIRST), MPI_BYTE, dest,
-                            TAG_DATA, comm, sgl_req_new(reqs)));
+    for (size_t at = FIRST; at < p->out.len; at += OOB_CHUNK) {
+        size_t take = p->out.len - at < OOB_CHUNK ? p->out.len - at : OOB_CHUNK;
+        MPI_CHECK(MPI_Isend(p->out.data + at, (int)take, MPI_BYTE, dest, TAG_DATA, comm,
+                            sgl_req_new(reqs)));
+    }
     sgl_pieces_transfer(&p->oob, dest, comm, reqs);
 }
 
@@ -220,8 +228,11 @@ void sgl_msg_recv_rest(mpi_peer *p, int src, MPI_Comm comm)
             p->in = sgl_mpi_realloc(p->in, (size_t)len);
             p->in_cap = (size_t)len;
         }
-        MPI_CHECK(MPI_Recv(p->in + FIRST, sgl_mpi_count((size_t)len - FIRST), MPI_BYTE, src, TAG_DATA,
-                           comm, MPI_STATUS_IGNORE));
+        for (size_t at = FIRST; at < (size_t)len; at += OOB_CHUNK) {
+            size_t take = (size_t)len - at < OOB_CHUNK ? (size_t)len - at : OOB_CHUNK;
+            MPI_CHECK(MPI_Recv(p->in + at, (int)take, MPI_BYTE, src, TAG_DATA, comm,
+                               MPI_STATUS_IGNORE));
+        }
     }
 }
 

@@ -30,7 +30,13 @@
 enum { TAG_CMD = 11, TAG_REPORT = 12, TAG_DATA = 13, TAG_OUT = 14, TAG_STOP = 15 }; /* TAG_STOP: sgl_mpi_poll.c */
 #define FIRST ((size_t)4096)
 #define OOB_MIN ((size_t)8 << 10)
+/* The longest MPI message (MPI counts are ints); -DSGL_OOB_CHUNK=4096 in
+ * CFLAGS makes long values travel in many messages (tests/test_mpi_chunks.py). */
+#ifdef SGL_OOB_CHUNK
+#define OOB_CHUNK ((size_t)(SGL_OOB_CHUNK))
+#else
 #define OOB_CHUNK ((size_t)1 << 30)
+#endif
 
 typedef struct req_list {
     MPI_Request *r;
@@ -92,8 +98,9 @@ void sgl_mpi_served_end(void);
  * MPI_Finalize: nothing of ours runs while MPI tears down). */
 void sgl_mpi_ticker_stop(void);
 
-/* n as an MPI count (an internal error past INT_MAX); realloc or an internal error. */
-int sgl_mpi_count(size_t n);
+/* MPI_Bcast of n bytes from rank 0 of comm, in messages of at most
+ * OOB_CHUNK bytes (MPI counts are ints); realloc or an internal error. */
+void sgl_mpi_bcast_bytes(void *p, size_t n, MPI_Comm comm);
 void *sgl_mpi_realloc(void *p, size_t n);
 /* A new request slot of l; wait for all of l's requests and empty it. */
 MPI_Request *sgl_req_new(req_list *l);
