@@ -200,6 +200,7 @@ struct sgl_node {
     bool is_root;
     char path[8 * SGL_MAX_LEVELS];
     sgl_buf out;     /* the output not in spill (io part) */
+    size_t out_noline; /* out's first out_noline bytes hold no '\n' (out_spill's scan) */
     sgl_spill spill; /* the output that passed the threshold (io part) */
 
     sgl_frame_slot *slots;

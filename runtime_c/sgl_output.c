@@ -227,6 +227,7 @@ void sgl_spill_close(sgl_spill *f)
 void sgl_out_reset(sgl_node *n)
 {
     n->out.len = 0;
+    n->out_noline = 0;
     sgl_spill_rewind(&n->spill);
 }
 
@@ -234,6 +235,7 @@ void sgl_out_free(sgl_node *n)
 {
     sgl_spill_close(&n->spill);
     sgl_buf_free(&n->out);
+    n->out_noline = 0;
 }
 
 void sgl_out_result(sgl_node *c, sgl_child_result *r)
@@ -251,13 +253,19 @@ static int out_spill(sgl_node *n)
 {
     size_t t = sgl_spill_threshold();
     if (n->is_root || n->out.len < t || n->out.len == 0) return 0;
-    size_t k = n->out.len;
-    while (k > 0 && n->out.data[k - 1] != '\n') k--;
-    if (k == 0) return 0; /* one line, not ended yet */
+    /* the last newline, looked for only in what came after the last scan,
+     * so that one long line arriving piece by piece is scanned once */
+    size_t k = n->out.len, seen = n->out_noline < n->out.len ? n->out_noline : 0;
+    while (k > seen && n->out.data[k - 1] != '\n') k--;
+    if (k == seen) {
+        n->out_noline = n->out.len; /* one line, not ended yet */
+        return 0;
+    }
     int e = sgl_spill_append(&n->spill, n->out.data, k);
     if (e) return e;
     memmove(n->out.data, n->out.data + k, n->out.len - k);
     n->out.len -= k;
+    n->out_noline = n->out.len;
     if (n->out.cap > 2 * t + ((size_t)1 << 16) && n->out.len < t) {
         /* one long line grew the buffer: give the memory back */
         char *p = malloc(t + ((size_t)1 << 16));
