@@ -73,6 +73,18 @@ def _read_source(path: str) -> str:
         raise _Failure(EXIT_PROGRAM) from None
 
 
+def _read_stdin() -> str:
+    """Standard input as a source file is read (_read_source): a byte-order
+    mark skipped, bytes that are not UTF-8 an error of the program."""
+    from .frontend import SourceEncodingError, decode_source
+
+    try:
+        return decode_source(sys.stdin.buffer.read())
+    except SourceEncodingError as e:
+        _reporter.report(e.diagnostics, e.text, "<stdin>")
+        raise _Failure(EXIT_PROGRAM) from None
+
+
 DIAGNOSTICS_FORMATS = ("text", "json", "sarif")
 
 
@@ -767,7 +779,7 @@ def _fmt_one(path: str, check: bool, diff: bool) -> bool:
 
     stdin = path == "-"
     name = "<stdin>" if stdin else path
-    source = sys.stdin.read() if stdin else _read_source(path)
+    source = _read_stdin() if stdin else _read_source(path)
     with _diagnosed(source, name):
         text = format_source(source, name)
     changed = text != source
@@ -785,7 +797,8 @@ def _fmt_one(path: str, check: bool, diff: bool) -> bool:
     if stdin:
         click.echo(text, nl=False)
     elif changed:
-        _write_atomically(Path(path), text)
+        # through a symbolic link, the file it names is rewritten, the link kept
+        _write_atomically(Path(os.path.realpath(path)), text)
     return False
 
 

@@ -454,7 +454,7 @@ class _Context:
                     raise TypeError(f"parameter '{pname}' is {sgl}: got a {x.ndim}-D array")
                 if x.dtype != want or not x.flags.c_contiguous:
                     if x.dtype.names != want.names or any(
-                            not np.can_cast(x.dtype[f], want[f], "same_kind")
+                            not np.can_cast(x.dtype[f], want[f], "safe")
                             or (want[f] != np.bool_ and x.dtype[f] == np.bool_)
                             for f in want.names):
                         raise TypeError(f"parameter '{pname}' is {sgl}: got an array of "
@@ -609,7 +609,7 @@ class _Context:
                     raise TypeError(f"parameter '{pname}' is {sgl}: got a {x.ndim}-D array")
                 want = np.dtype(_DTYPE[elem])
                 if x.dtype != want or not x.flags.c_contiguous:
-                    if not np.can_cast(x.dtype, want, "same_kind") or (
+                    if not np.can_cast(x.dtype, want, "safe") or (
                             elem != "bool" and x.dtype == np.bool_):
                         raise TypeError(f"parameter '{pname}' is {sgl}: got an array of "
                                         f"{x.dtype}")

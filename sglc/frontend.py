@@ -84,6 +84,13 @@ def read_source(path: str) -> str:
         raise SourceError(f"{path} is a directory") from None
     except OSError as e:
         raise SourceError(f"cannot read {path}: {e.strerror}") from None
+    return decode_source(data)
+
+
+def decode_source(data: bytes) -> str:
+    """A source file's bytes as text, as read_source reads a file (a
+    byte-order mark skipped, universal newlines); SourceEncodingError if
+    they are not UTF-8."""
     if data.startswith(b"\xef\xbb\xbf"):
         data = data[3:]  # a UTF-8 byte-order mark, which some editors write first
     try:

@@ -265,6 +265,8 @@ def make_server() -> Any:
     from pygls.uris import to_fs_path
     from pygls.workspace.position_codec import ServerTextPosition, ServerTextRange
 
+    from .frontend import _newlines
+
     server = LanguageServer("sglc", __version__, text_document_sync_kind=T.TextDocumentSyncKind.Full)
     analyses: dict[str, Analysis] = {}
 
@@ -278,13 +280,14 @@ def make_server() -> Any:
         return codec.range_to_client_units(lines, r)
 
     def lines_of(source: str) -> list[str]:
-        return source.split("\n")
+        # a line ends at \n, \r\n or \r, for LSP as for sglc (language.md §1)
+        return _newlines(source).split("\n")
 
     def refresh(uri: str) -> None:
         doc = server.workspace.get_text_document(uri)
         source = doc.source
         try:
-            a = analyze(source, path_of(uri))
+            a = analyze(_newlines(source), path_of(uri))
         except Exception as e:  # noqa: BLE001 - a bug of sglc must not stop the server
             server.window_log_message(T.LogMessageParams(
                 type=T.MessageType.Error,

@@ -142,6 +142,8 @@ def test_other_arrays_are_converted_once(m):
     assert m.tree_sum([1, 2, 3]) == 6 and m.tree_sum((4,)) == 4
     with pytest.raises(TypeError, match=r"parameter 'v' is \[int\].*float64"):
         m.tree_sum(np.ones(3))
+    with pytest.raises(TypeError, match=r"parameter 'v' is \[int\].*uint64"):
+        m.tree_sum(np.array([2 ** 63], dtype=np.uint64))  # not a safe cast: it would wrap
     with pytest.raises(TypeError, match=r"parameter 'v' is \[int\].*2-D"):
         m.tree_sum(np.ones((2, 2), dtype=np.int64))
     with pytest.raises(TypeError, match=r"parameter 'v' is \[int\]"):

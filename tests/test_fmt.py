@@ -11,6 +11,7 @@ from __future__ import annotations
 import dataclasses
 import os
 import stat
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -396,6 +397,26 @@ def test_cli_stdin(tmp_path: Path) -> None:
     assert sglc("fmt", "-", cwd=tmp_path, stdin=UGLY) == (0, PRETTY, "")
     assert sglc("fmt", "--check", "-", cwd=tmp_path, stdin=UGLY) == (1, "<stdin>\n", "")
     assert sglc("fmt", "--check", "-", cwd=tmp_path, stdin=PRETTY) == (0, "", "")
+
+
+def test_cli_stdin_bytes_as_a_file(tmp_path: Path) -> None:
+    """Standard input is read as a file is: a byte-order mark skipped,
+    bytes that are not UTF-8 an error at their line and column (exit 1)."""
+    cmd = [*sglc_command(), "fmt", "-"]
+    r = subprocess.run(cmd, input=b"\xef\xbb\xbf" + UGLY.encode(), capture_output=True, cwd=tmp_path)
+    assert (r.returncode, r.stdout.decode()) == (0, PRETTY), r.stderr
+    r = subprocess.run(cmd, input=b'func main() { print("\xff"); }\n', capture_output=True, cwd=tmp_path)
+    assert r.returncode == 1 and r.stderr.decode().startswith(
+        "<stdin>:1:22: error: the file is not UTF-8 text: byte 0xff"), r.stderr
+
+
+def test_cli_through_a_symbolic_link(tmp_path: Path) -> None:
+    """The file a link names is rewritten; the link stays a link."""
+    (tmp_path / "real.sgl").write_text(UGLY)
+    (tmp_path / "link.sgl").symlink_to("real.sgl")
+    assert sglc("fmt", "link.sgl", cwd=tmp_path) == (0, "", "")
+    assert (tmp_path / "link.sgl").is_symlink()
+    assert (tmp_path / "real.sgl").read_text() == PRETTY
 
 
 def test_cli_syntax_error_left_untouched(tmp_path: Path) -> None:

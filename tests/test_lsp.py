@@ -319,6 +319,23 @@ def test_non_ascii_columns(client: Client, tmp_path: Path) -> None:
     assert c.proc.wait(timeout=TIMEOUT) == 0
 
 
+@pytest.mark.parametrize("eol", ["\r", "\r\n"])
+def test_line_endings(client: Client, tmp_path: Path, eol: str) -> None:
+    """A line ends at \\r or \\r\\n as at \\n (language.md §1, and LSP's own
+    rule): the diagnostics are where `sglc check` puts them."""
+    c = client
+    text = eol.join(["func main() {", "    var y: int = 1.5;", "    print(y);", "}", ""])
+    path = tmp_path / "eol.sgl"
+    uri = _open(c, path, text)
+    diags = c.diagnostics(uri)
+    want = _check_json(path)
+    assert len(diags) == len(want) == 1
+    assert _lsp_range(diags[0]["range"]) == _range(want[0]) == (1, 17, 1, 20)
+    c.request("shutdown", None)
+    c.notify("exit", None)
+    assert c.proc.wait(timeout=TIMEOUT) == 0
+
+
 NODE_HARNESS = r"""
 // Loads extension.js with stand-ins for 'vscode' and vscode-languageclient,
 // activates it and prints what it asked the language client for.
