@@ -50,3 +50,40 @@ def test_unbounded_recursion(sglc_compile: CompileCache, level: str, target: str
         m = _ERR.match(msgs[0])
         assert m, msgs[0]
         assert int(m.group(1)) in lines and m.group(2) == node, (kind, msgs[0])
+
+
+@pytest.mark.parametrize("stack,kib", [("32K", 32), ("100K", 100), ("64", 64), ("128K", 128),
+                                       ("1 M", 1024)])
+def test_small_thread_stacks(sglc_compile: CompileCache, stack: str, kib: int,
+                             monkeypatch: pytest.MonkeyPatch) -> None:
+    """Below 128 KiB per thread (OMP_STACKSIZE, K by default) the recursion
+    check's margin cannot hold the error path: the program says so at the
+    start (exit 1) instead of crashing with SIGSEGV; from 128 KiB on,
+    unbounded recursion on a thread child is `recursion too deep`."""
+    exe = sglc_compile(SRC, "omp").require()
+    monkeypatch.setenv("OMP_STACKSIZE", stack)
+    rc, out, err = run_program(exe, 1, "2x3", ["1"], timeout=60)
+    assert rc == 1, err
+    if kib >= 128:
+        assert out.startswith("start\n") and "recursion too deep (node 0.1)" in err, err
+    else:
+        assert out == "" and err.endswith(
+            f"unbounded.sgl: runtime error: OMP_STACKSIZE={stack} gives each thread {kib} KiB "
+            "of stack; a program needs at least 128 KiB\n"), err
+
+
+def test_small_stack_limit(sglc_compile: CompileCache) -> None:
+    """The same for the main thread's stack (ulimit -s)."""
+    import resource
+    import subprocess
+
+    exe = sglc_compile(SRC, "seq").require()
+
+    def small() -> None:
+        resource.setrlimit(resource.RLIMIT_STACK, (48 << 10, resource.RLIM_INFINITY))
+
+    r = subprocess.run([str(exe), "--sgl-shape", "0", "1"], capture_output=True, text=True,
+                       preexec_fn=small, timeout=60)
+    assert r.returncode == 1 and r.stderr.endswith(
+        "runtime error: the stack limit (ulimit -s) is 48 KiB; a program needs at least 128 KiB\n"), \
+        r.stderr
