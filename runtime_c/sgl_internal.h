@@ -375,6 +375,9 @@ void sgl_cancel_after(sgl_node *n, int op, int child);
 void sgl_cancel_from(sgl_node *c, int limit);
 /* Set this thread's stack limit (sgl_stack_limit), once per thread. */
 void sgl_stack_init(void);
+/* Are this process's stacks (ulimit -s, OMP_STACKSIZE) big enough for the
+ * recursion check? Else a message on stderr; agreed by every rank. */
+bool sgl_stacks_fit(int rank, int nprocs);
 /* Calls via->start / via->shutdown of n, if n has children. */
 void sgl_tree_start(sgl_node *n);
 void sgl_tree_shutdown(sgl_node *n, int status);

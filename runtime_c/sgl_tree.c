@@ -34,11 +34,13 @@
 #include "sgl_internal.h"
 #include "sgl_speed.h"
 
+#include <ctype.h>
 #include <limits.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 
 _Thread_local sgl_node *sgl_cur;
 
@@ -287,6 +289,69 @@ void sgl_stack_init(void)
 }
 
 _Noreturn void sgl_stack_fail(int line, int col) { sgl_fail(line, col, "recursion too deep"); }
+
+/* The least stack a node's thread (and the main thread) must have: the
+ * runtime's own frames, the margin below the recursion check (an eighth
+ * of the stack) and the error path that reports `recursion too deep`.
+ * Smaller stacks crashed (SIGSEGV) instead of reporting it. */
+#define STACK_MIN ((size_t)128 << 10)
+
+#ifdef _OPENMP
+/* OMP_STACKSIZE in bytes, as libgomp reads it (a size with an optional
+ * unit B, K, M or G, K by default); 0 when unset or not a size. */
+static size_t omp_stacksize(void)
+{
+    const char *e = getenv("OMP_STACKSIZE");
+    if (!e) return 0;
+    while (isspace((unsigned char)*e)) e++;
+    char *end = NULL;
+    unsigned long long x = strtoull(e, &end, 10);
+    if (end == e || *e == '-') return 0;
+    while (isspace((unsigned char)*end)) end++;
+    size_t unit = (size_t)1 << 10;
+    switch (toupper((unsigned char)*end)) {
+    case 'B': unit = 1; end++; break;
+    case 'K': end++; break;
+    case 'M': unit = (size_t)1 << 20; end++; break;
+    case 'G': unit = (size_t)1 << 30; end++; break;
+    default: break;
+    }
+    while (isspace((unsigned char)*end)) end++;
+    if (*end || x > SIZE_MAX / unit) return 0;
+    return (size_t)x * unit;
+}
+#endif
+
+/* True if this process's stacks are big enough for the recursion check
+ * to report `recursion too deep` (else a message; on every rank, so that
+ * all of them stop together). */
+bool sgl_stacks_fit(int rank, int nprocs)
+{
+    char msg[300] = "";
+    struct rlimit rl;
+    if (getrlimit(RLIMIT_STACK, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY && rl.rlim_cur < STACK_MIN)
+        snprintf(msg, sizeof msg, "the stack limit (ulimit -s) is %llu KiB", (unsigned long long)rl.rlim_cur >> 10);
+#ifdef _OPENMP
+    size_t t = omp_stacksize();
+    if (!*msg && t && t < STACK_MIN)
+        snprintf(msg, sizeof msg, "OMP_STACKSIZE=%.40s gives each thread %zu KiB of stack", getenv("OMP_STACKSIZE"),
+                 t >> 10);
+#endif
+    if (*msg) {
+        char where[40] = "";
+        if (nprocs > 1) snprintf(where, sizeof where, " (rank %d)", rank);
+        fprintf(stderr, "%s: runtime error: %s; a program needs at least %zu KiB%s\n", sgl_prog->file, msg,
+                STACK_MIN >> 10, where);
+    }
+    int *all = malloc((size_t)nprocs * sizeof *all);
+    if (!all) sgl_internal_error("out of memory (start)");
+    sgl_mpi_allgather_int(*msg ? 0 : 1, all);
+    bool ok = true;
+    for (int r = 0; r < nprocs; r++)
+        ok = ok && all[r];
+    free(all);
+    return ok;
+}
 
 _Noreturn void sgl_unwind(sgl_node *n)
 {
