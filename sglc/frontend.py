@@ -57,19 +57,19 @@ class SourceEncodingError(CompileError):
         self.text = text
 
 
-def _newlines(text: str) -> str:
+def universal_newlines(text: str) -> str:
     """Universal newlines, as text files are read: \r\n and \r are \n."""
     return text.replace("\r\n", "\n").replace("\r", "\n")
 
 
 def _encoding_error(data: bytes, e: UnicodeDecodeError) -> SourceEncodingError:
-    before = _newlines(data[:e.start].decode("utf-8"))  # UTF-8 up to the first bad byte
+    before = universal_newlines(data[:e.start].decode("utf-8"))  # UTF-8 up to the first bad byte
     line = before.count("\n") + 1
     col = len(before) - (before.rfind("\n") + 1) + 1
     msg = f"the file is not UTF-8 text: byte 0x{data[e.start]:02x} ({e.reason})"
     diag = Diagnostic(Span.point(line, col), msg,
                       ["sglc reads source files as UTF-8: save the file in that encoding"])
-    return SourceEncodingError([diag], _newlines(data.decode("utf-8", errors="replace")))
+    return SourceEncodingError([diag], universal_newlines(data.decode("utf-8", errors="replace")))
 
 
 def read_source(path: str) -> str:
@@ -94,7 +94,7 @@ def decode_source(data: bytes) -> str:
     if data.startswith(b"\xef\xbb\xbf"):
         data = data[3:]  # a UTF-8 byte-order mark, which some editors write first
     try:
-        return _newlines(data.decode("utf-8"))
+        return universal_newlines(data.decode("utf-8"))
     except UnicodeDecodeError as e:
         raise _encoding_error(data, e) from None
 

@@ -265,7 +265,7 @@ def make_server() -> Any:
     from pygls.uris import to_fs_path
     from pygls.workspace.position_codec import ServerTextPosition, ServerTextRange
 
-    from .frontend import _newlines
+    from .frontend import universal_newlines
 
     server = LanguageServer("sglc", __version__, text_document_sync_kind=T.TextDocumentSyncKind.Full)
     analyses: dict[str, Analysis] = {}
@@ -281,13 +281,13 @@ def make_server() -> Any:
 
     def lines_of(source: str) -> list[str]:
         # a line ends at \n, \r\n or \r, for LSP as for sglc (language.md §1)
-        return _newlines(source).split("\n")
+        return universal_newlines(source).split("\n")
 
     def refresh(uri: str) -> None:
         doc = server.workspace.get_text_document(uri)
         source = doc.source
         try:
-            a = analyze(_newlines(source), path_of(uri))
+            a = analyze(universal_newlines(source), path_of(uri))
         except Exception as e:  # noqa: BLE001 - a bug of sglc must not stop the server
             server.window_log_message(T.LogMessageParams(
                 type=T.MessageType.Error,
