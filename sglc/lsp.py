@@ -283,6 +283,14 @@ def make_server() -> Any:
         # a line ends at \n, \r\n or \r, for LSP as for sglc (language.md §1)
         return universal_newlines(source).split("\n")
 
+    def source_of(uri: str) -> Optional[str]:
+        """The text of an open document, else of its file; None when the
+        client asks about a document it never opened that cannot be read."""
+        try:
+            return server.workspace.get_text_document(uri).source
+        except (OSError, ValueError):
+            return None
+
     def refresh(uri: str) -> None:
         doc = server.workspace.get_text_document(uri)
         source = doc.source
@@ -306,12 +314,17 @@ def make_server() -> Any:
             T.PublishDiagnosticsParams(uri=uri, diagnostics=diags, version=doc.version))
 
     def analysis(uri: str) -> tuple[Analysis, list[str]]:
+        source = source_of(uri)
+        if source is None:
+            return Analysis(), []
         if uri not in analyses:
             refresh(uri)
-        return analyses[uri], lines_of(server.workspace.get_text_document(uri).source)
+        return analyses[uri], lines_of(source)
 
     def entry_at(uri: str, pos: Any) -> tuple[Optional[Entry], list[str]]:
         a, lines = analysis(uri)
+        if not lines:
+            return None, lines
         p = server.workspace.position_codec.position_from_client_units(lines, pos)
         return a.at(p.line + 1, p.character + 1), lines
 
@@ -373,7 +386,9 @@ def make_server() -> Any:
         from .fmt import format_source
 
         uri = params.text_document.uri
-        source = server.workspace.get_text_document(uri).source
+        source = source_of(uri)
+        if source is None:
+            return None
         try:
             text = format_source(source, path_of(uri))
         except (CompileError, RecursionError):

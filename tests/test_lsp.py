@@ -336,6 +336,32 @@ def test_line_endings(client: Client, tmp_path: Path, eol: str) -> None:
     assert c.proc.wait(timeout=TIMEOUT) == 0
 
 
+def test_documents_never_opened(client: Client, tmp_path: Path) -> None:
+    """A request about a document the client never opened: read from its
+    file when there is one; when there is none, an empty answer (null or
+    []), not an error, and the server goes on."""
+    c = client
+    missing = (tmp_path / "missing.sgl").as_uri()
+    pos = {"line": 0, "character": 5}
+    assert c.request("textDocument/hover", {"textDocument": {"uri": missing},
+                                            "position": pos}) is None
+    assert c.request("textDocument/definition", {"textDocument": {"uri": missing},
+                                                  "position": pos}) is None
+    assert c.request("textDocument/documentSymbol",
+                     {"textDocument": {"uri": missing}}) in (None, [])
+    assert c.request("textDocument/formatting",
+                     {"textDocument": {"uri": missing},
+                      "options": {"tabSize": 4, "insertSpaces": True}}) in (None, [])
+    on_disk = tmp_path / "disk.sgl"
+    on_disk.write_text(GOOD)
+    h = c.request("textDocument/hover", {"textDocument": {"uri": on_disk.as_uri()},
+                                         "position": _pos(GOOD, "sq(N)")})
+    assert "func sq(x: int) -> int" in h["contents"]["value"]
+    c.request("shutdown", None)
+    c.notify("exit", None)
+    assert c.proc.wait(timeout=TIMEOUT) == 0
+
+
 NODE_HARNESS = r"""
 // Loads extension.js with stand-ins for 'vscode' and vscode-languageclient,
 // activates it and prints what it asked the language client for.
