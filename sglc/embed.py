@@ -639,7 +639,14 @@ class _Context:
 
         def leaf(v: Any, x: Any, keep: list[Any]) -> None:
             if isinstance(x, str):
-                b = x.encode("utf-8", "surrogateescape")
+                try:
+                    b = x.encode("utf-8", "surrogateescape")
+                except UnicodeEncodeError as e:
+                    raise ValueError(
+                        f"parameter '{pname}' is {sgl}: the str holds U+{ord(x[e.start]):04X}"
+                        f" at index {e.start}, a lone surrogate that is no UTF-8 (only"
+                        " U+DC80..U+DCFF, bytes kept by errors='surrogateescape', are)"
+                    ) from None
             elif isinstance(x, (bytes, bytearray)):
                 b = bytes(x)
             else:

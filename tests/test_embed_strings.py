@@ -90,6 +90,16 @@ def test_wrong_types_name_the_parameter(m):
         m.bang([1])
 
 
+def test_lone_surrogate_that_is_no_byte(m):
+    """A str with a surrogate outside U+DC80..U+DCFF has no UTF-8 bytes: a
+    ValueError naming the parameter, and the module goes on."""
+    with pytest.raises(ValueError, match=r"parameter 's' is string: the str holds U\+D800 at index 2"):
+        m.nbytes("ab\ud800")
+    with pytest.raises(ValueError, match=r"parameter 'v' is \[string\]: .*U\+DFFF at index 0"):
+        m.bang(["ok", "\udfff"])
+    assert m.nbytes("ok") == 2
+
+
 def test_run_time_error_in_a_string_call(m):
     with pytest.raises(sglc.SGLRuntimeError, match="slice 0..5 out of range for string of length 2"):
         m.cut("ab", 0, 5)
