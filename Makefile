@@ -40,7 +40,8 @@ demo: venv
 
 # pytest exit status 5 (no test ran) is a failure too.  First the tests that
 # measure no time, in two concurrent pytest processes (tests/par.py; the
-# program matrix split by program, --program-shard), then the rest, which
+# program matrix and the run-time error programs split by program,
+# --program-shard; the tests marked `timed` left out), then the rest, which
 # time a cancellation or a calibration or watch memory, alone.
 TEST_PAR1 = tests/test_sanitize.py tests/test_frontend.py tests/test_highlight.py \
   tests/test_passes.py tests/test_pipeline.py tests/test_builtins_table.py tests/test_dumps.py \
@@ -51,11 +52,12 @@ TEST_PAR2 = tests/test_difftest.py tests/test_tsan.py tests/test_fmt.py tests/te
   tests/test_diagnostics_format.py tests/test_rtconst.py tests/test_snapshots.py \
   tests/test_moves.py tests/test_sort.py tests/test_runtime_c.py tests/test_files.py \
   tests/test_tutorial.py tests/test_report.py tests/test_lsp.py tests/test_reductions.py
+TEST_SHARDED = tests/test_programs.py tests/test_runtime_errors.py
 test: venv-test
-	$(PY) tests/par.py -q --durations=10 tests/test_programs.py --program-shard 0/2 $(TEST_PAR1) \
-	  :: -q --durations=10 tests/test_programs.py --program-shard 1/2 $(TEST_PAR2)
-	$(PY) -m pytest -q --durations=25 --ignore=tests/test_programs.py \
-	  $(foreach f,$(TEST_PAR1) $(TEST_PAR2),--ignore=$(f))
+	$(PY) tests/par.py -q --durations=10 -m "not timed" $(TEST_SHARDED) --program-shard 0/2 \
+	  $(TEST_PAR1) :: -q --durations=10 -m "not timed" $(TEST_SHARDED) --program-shard 1/2 $(TEST_PAR2)
+	$(PY) -m pytest -q --durations=25 $(foreach f,$(TEST_SHARDED) $(TEST_PAR1) $(TEST_PAR2),--ignore=$(f))
+	$(PY) -m pytest -q --durations=10 -m timed $(TEST_SHARDED) $(TEST_PAR1) $(TEST_PAR2)
 	$(RUFF) check sglc tests $(wildcard bench)
 
 # The inner loop (under 3 minutes on 2 cores): the front end, every golden,

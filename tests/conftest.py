@@ -81,12 +81,15 @@ def pytest_addoption(parser: pytest.Parser) -> None:
                      help="rewrite golden files (expected outputs) instead of comparing")
     parser.addoption("--program-shard", default=None, metavar="K/N",
                      help="run only shard K (0 <= K < N) of N of the program matrix "
-                          "(test_programs.py), split by program; other tests are kept")
+                          "(test_programs.py) and of the run-time error programs "
+                          "(test_runtime_errors.py), split by program; other tests are kept")
 
 
 def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line("markers", "mpi: needs mpicc and mpirun")
     config.addinivalue_line("markers", "slow: long-running")
+    config.addinivalue_line("markers", "timed: measures how long something takes; `make test` "
+                            "runs these alone, not beside another pytest")
     config.addinivalue_line("markers", "parallel(nprocs): run the test under mpirun -np N, "
                             "for each N of nprocs (the test takes an nprocs argument)")
 
@@ -140,9 +143,9 @@ def _program_shard(config: pytest.Config) -> tuple[int, int] | None:
 
 
 def _shard_items(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """--program-shard K/N: of test_programs.py's cases, those of every N-th
-    program (sorted by path), from the K-th; the shards of `make test` then
-    compile disjoint sets of programs."""
+    """--program-shard K/N: of test_programs.py's and test_runtime_errors.py's
+    cases, those of every N-th program (sorted by path), from the K-th; the
+    shards of `make test` then compile disjoint sets of programs."""
     shard = _program_shard(config)
     if shard is None:
         return
@@ -150,10 +153,13 @@ def _shard_items(config: pytest.Config, items: list[pytest.Item]) -> None:
 
     def src(item: pytest.Item) -> object:
         callspec = getattr(item, "callspec", None)
-        if item.path.name != "test_programs.py":
+        if callspec is None:
             return None
-        case = callspec.params.get("case") if callspec is not None else None
-        return getattr(case, "src", None)
+        if item.path.name == "test_programs.py":
+            return getattr(callspec.params.get("case"), "src", None)
+        if item.path.name == "test_runtime_errors.py" and "name" in callspec.params:
+            return f"runtime_errors/{callspec.params['name']}"
+        return None
 
     programs = sorted({str(s) for s in map(src, items) if s is not None})
     mine = {p for i, p in enumerate(programs) if i % n == k}

@@ -76,6 +76,8 @@ def _cases() -> Iterator[object]:
             if spec.targets is not None and target not in spec.targets:
                 continue
             marks = [pytest.mark.skipif(not HAVE_MPI, reason=NO_MPI)] if target == "mpi" else []
+            if spec.gone_within is not None or spec.running is not None:
+                marks.append(pytest.mark.timed)
             yield pytest.param(path.stem, target, nprocs, shape, marks=marks,
                                id=f"{path.stem}-{target}-np{nprocs}-{shape}")
 
@@ -336,6 +338,7 @@ def _rank_pid(exe: Path, rank: int) -> int | None:
 
 
 @pytest.mark.skipif(not HAVE_MPI, reason=NO_MPI)
+@pytest.mark.timed
 @pytest.mark.parametrize("victim", [0, 1])
 def test_killed_rank_stops_job(victim: int, tmp_path: Path) -> None:
     src = tmp_path / "long.sgl"
