@@ -266,6 +266,12 @@ class _Context:
         # change a node variable: its reads of node variables are taken
         # first, in order (unknown: assume so)
         self.calls_here = True
+        # the statement being written has two operations or more that may
+        # fail or print (a checked access, `/`, a call, ...): each of them
+        # is computed into a temp where it stands, so that they run left
+        # to right whatever order the C compiler gives a call's arguments
+        # (language.md §4; unknown: assume so)
+        self.ordered = True
 
     def nodevar(self, v: ir.NodeVar) -> c.Expr:
         """A node variable of the node running this code (N: in an action,
@@ -341,6 +347,17 @@ class _Expressions(_Context):
 
     def scalar(self, e: ir.Expr) -> c.Expr:
         return self.ex(e).expr
+
+    def in_order(self, x: c.Expr, t: Type) -> Val:
+        """The value x of an operation that may fail, of type t: computed
+        here, into a temp, when the statement has other such operations
+        (`ordered`), else left in the expression."""
+        if not self.ordered:
+            return Borrowed(x)
+        if t in (INT, FLOAT, BOOL):
+            return Borrowed(self.hoist(ctype(t), x).ref)
+        # a struct or vector element: a pointer to it (no copy)
+        return Borrowed(c.deref(self.hoist(_ptr(t), c.addr(x)).ref))
 
     def owned_vec(self, init: c.Expr, t: Type) -> Owned:
         """A new value of type t that owns memory (a vector, a struct with
@@ -435,7 +452,7 @@ class _Expressions(_Context):
         """An element of a hoisted row: its data pointer indexed, checked
         against its length unless a guard proved it."""
         if self.em.checked and e.checked:
-            idx = c.call("sgl_index", idx, Name(f"{row}_n"), *self.loc(e))
+            idx = self.in_order(c.call("sgl_index", idx, Name(f"{row}_n"), *self.loc(e)), INT).expr
         return c.Index(Name(f"{row}_d"), idx)
 
     def ex_Index(self, e: ir.Index) -> Val:
@@ -449,7 +466,7 @@ class _Expressions(_Context):
         ct = ctype(e.ty)
         if self.em.checked and e.checked:
             at = c.call("sgl_at", c.addr(base), idx, c.SizeOf(ct), *self.loc(e))
-            return Borrowed(c.deref(c.Cast(_ptr(e.ty), at)))
+            return self.in_order(c.deref(c.Cast(_ptr(e.ty), at)), e.ty)
         return Borrowed(c.Index(c.Cast(_ptr(e.ty), c.member(base, "data")), idx))
 
     def ex_Field(self, e: ir.Field) -> Val:
@@ -532,7 +549,10 @@ class _Expressions(_Context):
             eq = c.call("sgl_value_eq", self.T.ref(lt), c.addr(a), c.addr(b))
             return Borrowed(eq if e.op == "==" else c.Unary("!", eq))
         if lt == INT and e.op not in c.COMPARISONS:
-            return Borrowed(self.int_arith(e.op, a, b, e, e.right))
+            x = self.int_arith(e.op, a, b, e, e.right)
+            if self.em.checked and ir.can_fail(e.op, e.right):
+                return self.in_order(x, INT)
+            return Borrowed(x)
         return Borrowed(c.Binary(e.op, a, b))
 
     def _logical(self, e: ir.Binary) -> Val:
@@ -631,6 +651,8 @@ class _Builtins(_Places):
         code = self._builtin_c(e)
         if owns_memory(e.ty):
             return self.owned_vec(code, e.ty)
+        if _may_fail(e, True):
+            return self.in_order(code, e.ty)
         return Borrowed(code)
 
     def builtin_stmt(self, e: ir.Expr) -> tuple[list[str], bool] | None:
@@ -701,10 +723,11 @@ class _Statements(_Builtins):
     def stmt(self, s: ir.Stmt) -> None:
         self.line_directive(s.line)
         first = len(self.lines)
-        saved = self.calls_here
+        saved = self.calls_here, self.ordered
         self.calls_here = _stmt_calls(s)
+        self.ordered = _stmt_effects(s, self.em.checked) >= 2
         getattr(self, "st_" + type(s).__name__)(s)
-        self.calls_here = saved
+        self.calls_here, self.ordered = saved
         # a #line numbers the physical line after it: a statement written
         # as a block of its own (temps, a condition, a loop's bounds) would
         # credit its `{` with its line and its first line of code with the
@@ -732,7 +755,7 @@ class _Statements(_Builtins):
             if owns_memory(t):
                 if isinstance(v, Borrowed):
                     v = self.owned_vec(self.take(v, t), t)
-            else:
+            elif not isinstance(v.expr, Name):  # a Name: a temp, a local, a literal
                 v = Borrowed(self.hoist(ctype(t), v.expr).ref)
         place = self.place(s.target)
         main: list[str] = []
@@ -851,8 +874,8 @@ class _Statements(_Builtins):
 
     def st_For(self, s: ir.For) -> None:
         self.open_scope()
-        a = self.hoist("sgl_int", self.scalar(s.start)).ref
-        b = self.hoist("sgl_int", self.scalar(s.stop)).ref
+        a = self.bound(self.scalar(s.start))
+        b = self.bound(self.scalar(s.stop))
         sc = self.close_scope()
         self.out("{")
         self.indent += 1
@@ -872,6 +895,13 @@ class _Statements(_Builtins):
         self.unique -= keys
         self.indent -= 1
         self.out("}")
+
+    def bound(self, x: c.Expr) -> c.Expr:
+        """A loop bound, evaluated once: a temp of the `for` (one that
+        holds it already, from `in_order`, or a new one)."""
+        if isinstance(x, Name) and any(t.name == x.render() for t in self.scope.temps):
+            return x
+        return self.hoist("sgl_int", x).ref
 
     def for_loop(self, s: ir.For, a: c.Expr, b: c.Expr, body: list[ir.Stmt]) -> None:
         i = self.new_name("i")
@@ -1167,6 +1197,39 @@ def _stmt_calls(s: ir.Stmt) -> bool:
         for op in s.site.ops:
             exprs += [op.src, op.target]
     return any(_calls_user(e) for e in exprs if isinstance(e, ir.Expr))
+
+
+def _may_fail(e: object, checked: bool) -> bool:
+    """May evaluating e itself (not its operands) fail or print: a call, a
+    checked access, a checked `/ % << >>`, a builtin that may fail or that
+    reads or writes outside the program (a file)?"""
+    if isinstance(e, ir.Call):
+        return True
+    if isinstance(e, ir.Index):
+        return checked and e.checked
+    if isinstance(e, ir.Binary):
+        return checked and e.ty == INT and ir.can_fail(e.op, e.right)
+    if isinstance(e, ir.Builtin):
+        b = B.lookup(e.name)
+        form = B.form_of(e.name, len(e.args))
+        return b is None or not b.pure or form.can_fail
+    return False
+
+
+def _stmt_effects(s: ir.Stmt, checked: bool) -> int:
+    """How many operations that may fail or print the expressions of
+    statement s itself evaluate (not those of the statements inside it),
+    its compound assignment's `/=` (and the like) included."""
+    exprs = ir.children(s)
+    if isinstance(s, ir.Superstep):
+        for op in s.site.ops:
+            exprs += [op.src, op.target]
+    n = sum(1 for x in exprs if isinstance(x, ir.Expr)
+            for y in ir.walk(x) if _may_fail(y, checked))
+    if isinstance(s, ir.Assign) and s.op != "=" and checked and s.target.ty == INT \
+            and ir.can_fail(s.op[:-1], s.value):
+        n += 1
+    return n
 
 
 def _level0_vars(stmts: list[ir.Stmt]) -> set[int]:

@@ -255,14 +255,32 @@ def test_a_site_marks_the_stores_into_indexed_targets_as_failing() -> None:
 def test_a_condition_prints_without_outer_parentheses() -> None:
     text = _c("func main() {\n"
               "    var v = [1, 2, 3];\n"
-              "    if v[0] < v[1] && !(v[1] == v[2]) { print(1); }\n"
+              "    var a = len(v);\n"
+              "    if v[0] < a && !(a == a * 2) { print(1); }\n"
               "    while len(v) > 5 { push(v, 1); }\n"
               "}\n")
-    assert ("if (*(sgl_int *)sgl_at(&v_v, INT64_C(0), sizeof(sgl_int), 3, 8) < "
-            "*(sgl_int *)sgl_at(&v_v, INT64_C(1), sizeof(sgl_int), 3, 15) && "
-            "!(*(sgl_int *)sgl_at(&v_v, INT64_C(1), sizeof(sgl_int), 3, 25) == "
-            "*(sgl_int *)sgl_at(&v_v, INT64_C(2), sizeof(sgl_int), 3, 33))) {") in text
+    assert ("if (*(sgl_int *)sgl_at(&v_v, INT64_C(0), sizeof(sgl_int), 4, 8) < v_a && "
+            "!(v_a == sgl_mul(v_a, INT64_C(2)))) {") in text
     assert "while ((sgl_int)v_v.len > INT64_C(5)) {" in text
+
+
+def test_operations_that_may_fail_run_left_to_right() -> None:
+    """Two checked accesses of one expression: each into a temp, in the
+    order written (a C call's arguments have no order of their own), and
+    the `&&`'s right operand inside the `if` that decides it."""
+    text = _c("func main() {\n"
+              "    var v = [1, 2, 3];\n"
+              "    print(v[0] + v[2] / v[1]);\n"
+              "    if v[0] < v[1] && !(v[1] == v[2]) { print(1); }\n"
+              "}\n")
+    i0 = text.index("sgl_at(&v_v, INT64_C(0), sizeof(sgl_int), 3, 11)")
+    i2 = text.index("sgl_at(&v_v, INT64_C(2), sizeof(sgl_int), 3, 18)")
+    i1 = text.index("sgl_at(&v_v, INT64_C(1), sizeof(sgl_int), 3, 25)")
+    div = text.index("sgl_div(", i0)
+    assert i0 < i2 < i1 < div
+    assert text.count("sgl_at(&v_v,") == 7
+    cond = text.index("sgl_at(&v_v, INT64_C(1), sizeof(sgl_int), 4, 25)")
+    assert text.rindex("if (", 0, cond) > text.index("sgl_at(&v_v, INT64_C(1), sizeof(sgl_int), 4, 15)")
 
 
 SELECT = ("func main() {{\n"

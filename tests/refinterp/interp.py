@@ -11,16 +11,15 @@ this node and store into the target on each child; `gather` evaluates the
 source on each child and stores the list on this node.  Node variables
 (brief §4) live in `Node.globals`, one copy per node for the whole run.
 
-Order of evaluation (docs/language.md §4, "Order of evaluation"): within one
-statement the operations that sglc hoists into temporaries -- calls of user
-functions, builtins and vector literals whose value is a vector -- run first,
-left to right (each after its own arguments), then the remaining scalar
-operations, left to right; `&&`/`||` evaluate their right operand's hoisted
-operations only when the left one does not decide.  An assignment evaluates
-its value before its target's indices.  This decides which of two failing
+Order of evaluation (docs/language.md §4, "Order of evaluation"): every
+operation runs after its operands, and the operands run left to right (an
+operator's, a call's arguments, a vector literal's elements); `&&`/`||`
+evaluate their right operand only when the left one does not decide.  An
+assignment evaluates its value, then its target's index expressions, left
+to right, then looks its elements up.  This decides which of two failing
 operations of one statement is reported.  A vector or struct read from a
-node variable is copied as it is read (`ev`), so that a later call of the
-statement that changes the variable does not change the value read.
+node variable is copied when a call later in the statement could change the
+variable (`operands`), so that the value read stays the one read.
 
 Run-time errors raise `Fail` (the message, its line:col and the node's
 path); `run()` turns it into `path:L:C: runtime error: MSG (node P)` and
@@ -36,7 +35,7 @@ from dataclasses import dataclass, field
 from typing import Any, Optional
 
 from sglc import ast as A
-from sglc.types import FLOAT, Vec
+from sglc.types import FLOAT
 
 from .builtins import FUNCS
 from .machine import Node, parse_shape
@@ -90,7 +89,7 @@ class Interp:
         self.depth = 0
         self.consts: dict[int, Any] = {}
         self.const_decl = {id(c.sym): c for c in prog.consts if c.sym is not None}
-        self._hoist_cache: dict[int, bool] = {}
+        self._call_cache: dict[int, bool] = {}
         self._rooted_cache: dict[int, bool] = {}
         # files used in the current pardo child's subtree: path -> written
         self.files: dict[str, tuple[str, bool]] = {}
@@ -216,8 +215,8 @@ class Interp:
         indexes; `block[f()] = y` stores into the `block` f left)."""
         if memo is None:
             memo = {}
-            for ix in self._target_indices(e):
-                self.hoist(ix, memo)
+            for ix in self._target_indices(e):  # whole, left to right
+                memo[id(ix)] = self.inline(ix, None)
         if isinstance(e, A.Name):
             assert e.sym is not None
             return self._slot(e.sym)
@@ -416,36 +415,37 @@ class Interp:
 
     # ------------------------------------------------------------ expressions
 
-    def has_hoist(self, e: A.Expr) -> bool:
-        """Does e contain an operation that runs before the statement's
-        scalar operations (a user call, a vector-valued builtin or literal)?"""
+    def has_call(self, e: A.Expr) -> bool:
+        """Does e call a user function (which may change a node variable)?"""
         k = id(e)
-        r = self._hoist_cache.get(k)
+        r = self._call_cache.get(k)
         if r is None:
-            r = self._hoisted(e) or any(self.has_hoist(c) for c in _children(e))
-            self._hoist_cache[k] = r
+            r = (isinstance(e, A.Call) and e.builtin is None) or \
+                any(self.has_call(c) for c in _children(e))
+            self._call_cache[k] = r
         return r
 
-    @staticmethod
-    def _hoisted(e: A.Expr) -> bool:
-        if isinstance(e, A.Call):
-            return e.builtin is None or isinstance(e.ty, Vec)
-        return isinstance(e, A.VecLit)
-
     def ev(self, e: A.Expr) -> Any:
-        """The value of a whole expression (hoisted operations first).  A
-        vector or struct read from a node variable is a copy: a call later
-        in the statement may change the node variable (`print(g, f())`,
-        `return g;`, `v[f()] = g;`), and the value is the one read."""
-        if not self.has_hoist(e):
-            v = self.inline(e, None)
-        else:
-            memo: dict[int, Any] = {}
-            self.hoist(e, memo)
-            v = self.inline(e, memo)
+        """The value of a whole expression, left to right.  A vector or
+        struct read from a node variable is a copy: a call later in the
+        statement may change the node variable (`print(g, f())`, `return
+        g;`, `v[f()] = g;`), and the value is the one read."""
+        v = self.inline(e, None)
         if (type(v) is list or type(v) is Struct) and self.node_rooted(e):
             return copy_value(v)
         return v
+
+    def operands(self, xs: list[A.Expr], memo: Optional[dict[int, Any]]) -> list[Any]:
+        """The values of xs, left to right; a vector or struct read from a
+        node variable copied when a later one calls a user function."""
+        vals = []
+        for k, x in enumerate(xs):
+            v = self.inline(x, memo)
+            if (type(v) is list or type(v) is Struct) and self.node_rooted(x) \
+                    and any(self.has_call(y) for y in xs[k + 1:]):
+                v = copy_value(v)
+            vals.append(v)
+        return vals
 
     def node_rooted(self, e: A.Expr) -> bool:
         """Is e a node variable, or a chain of `[i]` and `.f` after one?"""
@@ -462,40 +462,6 @@ class Interp:
             self._rooted_cache[k] = r
         return r
 
-    def hoist(self, e: A.Expr, memo: dict[int, Any]) -> None:
-        if type(e) is A.Name and e.sym is not None and e.sym.kind == "node":  # type: ignore[attr-defined]
-            # a node variable's read keeps its place among the calls (language.md §4)
-            memo[id(e)] = copy_value(self.read_var(e))  # type: ignore[arg-type]
-            return
-        if not self.has_hoist(e):
-            for c in _children(e):  # node variables read inside: their place too
-                self.hoist(c, memo)
-            return
-        if isinstance(e, A.VecLit):
-            vals = []
-            for x in e.elems:
-                self.hoist(x, memo)
-                vals.append(copy_value(self.inline(x, memo)))
-            memo[id(e)] = vals
-            return
-        if isinstance(e, A.Call):
-            for a in e.args:
-                self.hoist(a, memo)
-            if self._hoisted(e):
-                memo[id(e)] = self.apply(e, [self.inline(a, memo) for a in e.args])
-            return
-        if isinstance(e, A.Binary) and e.op in ("&&", "||"):
-            self.hoist(e.left, memo)
-            if self.has_hoist(e.right):
-                a = self.inline(e.left, memo)
-                if a == (e.op == "&&"):
-                    self.hoist(e.right, memo)
-                    a = self.inline(e.right, memo)
-                memo[id(e)] = a
-            return
-        for c in _children(e):
-            self.hoist(c, memo)
-
     def inline(self, e: A.Expr, memo: Optional[dict[int, Any]]) -> Any:  # noqa: C901
         if memo is not None and id(e) in memo:
             return memo[id(e)]
@@ -510,8 +476,7 @@ class Interp:
                 return bool(self.inline(e.left, memo)) and bool(self.inline(e.right, memo))  # type: ignore[attr-defined]
             if op == "||":
                 return bool(self.inline(e.left, memo)) or bool(self.inline(e.right, memo))  # type: ignore[attr-defined]
-            a = self.inline(e.left, memo)  # type: ignore[attr-defined]
-            b = self.inline(e.right, memo)  # type: ignore[attr-defined]
+            a, b = self.operands([e.left, e.right], memo)  # type: ignore[attr-defined]
             return self.binop(op, a, b, e)
         if t is A.Index:
             vec = self.inline(e.base, memo)  # type: ignore[attr-defined]
@@ -529,7 +494,7 @@ class Interp:
                 return ~x
             return wrap(-x) if type(x) is int else -x
         if t is A.Call:
-            return self.apply(e, [self.inline(a, memo) for a in e.args])  # type: ignore[attr-defined]
+            return self.apply(e, self.operands(e.args, memo))  # type: ignore[attr-defined]
         if t is A.VecLit:
             return [copy_value(self.inline(x, memo)) for x in e.elems]  # type: ignore[attr-defined]
         if t is A.StrLit:

@@ -65,46 +65,47 @@ static void f_main(sgl_node *N)
     sgl_value_assign(&T_v_int, &v_w, &v_v);
     {
 #line 6 "values.sgl"
-        sgl_int t2 = sgl_div(INT64_C(10), *(sgl_int *)sgl_at(&v_v, INT64_C(1), sizeof(sgl_int), 6, 17), 6, 12);
-        *(sgl_int *)sgl_at_mut(&T_v_int, &v_w, INT64_C(0), sizeof(sgl_int), 6, 5) = t2;
+        sgl_int t2 = *(sgl_int *)sgl_at(&v_v, INT64_C(1), sizeof(sgl_int), 6, 17);
+        sgl_int t3 = sgl_div(INT64_C(10), t2, 6, 12);
+        *(sgl_int *)sgl_at_mut(&T_v_int, &v_w, INT64_C(0), sizeof(sgl_int), 6, 5) = t3;
     }
     {
 #line 7 "values.sgl"
-        sgl_vec t3 = sgl_vec_new(&T_vv_int, 2, 7, 23);
-        ((sgl_vec *)t3.data)[0] = sgl_vec_copy(&T_v_int, &v_v);
-        ((sgl_vec *)t3.data)[1] = sgl_vec_copy(&T_v_int, &v_w);
-        sgl_value_assign_move(&T_vv_int, &v_vv, &t3);
+        sgl_vec t4 = sgl_vec_new(&T_vv_int, 2, 7, 23);
+        ((sgl_vec *)t4.data)[0] = sgl_vec_copy(&T_v_int, &v_v);
+        ((sgl_vec *)t4.data)[1] = sgl_vec_copy(&T_v_int, &v_w);
+        sgl_value_assign_move(&T_vv_int, &v_vv, &t4);
     }
     {
 #line 8 "values.sgl"
-        sgl_int *p4 = (sgl_int *)sgl_at_mut(&T_v_int, (sgl_vec *)sgl_at_mut(&T_vv_int, &v_vv, INT64_C(1), sizeof(sgl_vec), 8, 5), INT64_C(2), sizeof(sgl_int), 8, 5);
-        *p4 = sgl_add(*p4, INT64_C(1));
+        sgl_int *p5 = (sgl_int *)sgl_at_mut(&T_v_int, (sgl_vec *)sgl_at_mut(&T_vv_int, &v_vv, INT64_C(1), sizeof(sgl_vec), 8, 5), INT64_C(2), sizeof(sgl_int), 8, 5);
+        *p5 = sgl_add(*p5, INT64_C(1));
     }
     {
 #line 9 "values.sgl"
-        sgl_int t5 = INT64_C(0);
-        sgl_int t6 = (sgl_int)v_v.len;
-        for (sgl_int i7 = t5; i7 < t6; i7++) {
+        sgl_int t6 = INT64_C(0);
+        sgl_int t7 = (sgl_int)v_v.len;
+        for (sgl_int i8 = t6; i8 < t7; i8++) {
             sgl_loop_check(N);
-            v_i = i7;
+            v_i = i8;
             {
 #line 10 "values.sgl"
-                sgl_int t8 = sgl_mul(v_i, INT64_C(2));
-                sgl_vec_push_move(&T_v_int, &v_v, &t8, 10, 9);
+                sgl_int t9 = sgl_mul(v_i, INT64_C(2));
+                sgl_vec_push_move(&T_v_int, &v_v, &t9, 10, 9);
             }
         }
     }
     {
 #line 12 "values.sgl"
-        const sgl_vec *t9 = &v_v;
-        const sgl_vec *t10 = &v_w;
-        const sgl_vec *t11 = &v_vv;
+        const sgl_vec *t10 = &v_v;
+        const sgl_vec *t11 = &v_w;
+        const sgl_vec *t12 = &v_vv;
         sgl_buf *ob = sgl_out(N);
-        sgl_fmt_value(ob, &T_v_int, t9);
-        sgl_buf_put(ob, " ", 1);
         sgl_fmt_value(ob, &T_v_int, t10);
         sgl_buf_put(ob, " ", 1);
-        sgl_fmt_value(ob, &T_vv_int, t11);
+        sgl_fmt_value(ob, &T_v_int, t11);
+        sgl_buf_put(ob, " ", 1);
+        sgl_fmt_value(ob, &T_vv_int, t12);
         sgl_print_end(N, 12, 5);
     }
     sgl_vec_free(&T_v_int, &v_v);
