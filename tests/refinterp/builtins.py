@@ -134,8 +134,13 @@ def split_by_bounds(ctx: Any, call: Any, n: int, w: list[Any], what: str = "spli
         for x in w:
             s += x
             sums.append(s)
-        if math.isinf(s):  # a sum too large for a double: the ratios exactly
-            sums = list(_exact_prefix(w))
+        if math.isinf(s):
+            # a sum too large for a double: every weight scaled by 2^-64
+            # (exactly), then summed in order as before (language.md §7)
+            sums, s = [], 0.0
+            for x in w:
+                s += math.ldexp(x, -64)
+                sums.append(s)
         total = sums[-1]
     else:
         sums = list(_exact_prefix(w))
