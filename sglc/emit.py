@@ -181,7 +181,7 @@ def _struct_sort(t: Struct) -> list[str]:
     std::stable_sort does)."""
     ct = ctype(t)
     lt = [f"static inline bool {ct}_lt(const {ct} *a, const {ct} *b)", "{"]
-    if any(ft in (FLOAT, STR) for _, ft in t.fields):
+    if any(ft in (FLOAT, STR) for _, ft in t.fields[:-1]):  # the last one returns at once
         lt.append("    int c;")
     for k, (f, ft) in enumerate(t.fields):
         last = k == len(t.fields) - 1

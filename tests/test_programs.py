@@ -11,8 +11,9 @@ Folders: tests/programs/, examples/ and ../shared/sgl/examples/. For each
 
 The mpi target runs on every shape of SHAPES, the omp target on OMP_SHAPES
 (one process) and the seq target on SEQ_SHAPES; a shape-dependent program only
-on the shapes that have a file. A run must exit 0, print nothing on stderr and
-print exactly the golden text. Each run gets its own empty cwd (programs write
+on the shapes that have a file. The generated C must compile without a
+warning under -Wall -Wextra (sglc -v shows the C compiler's output). A run
+must exit 0, print nothing on stderr and print exactly the golden text. Each run gets its own empty cwd (programs write
 tmp_*.txt files there); a program with a ``NAME_input.py`` beside it gets its
 input files made there first (tests/inputs.py).
 
@@ -42,6 +43,8 @@ from conftest import (
 )
 from inputs import prepare
 
+VERBOSE = ("-v",)
+C_WARNING_RE = re.compile(r"\.(c|h):\d+(:\d+)?: warning:")
 SHAPE_RE = re.compile(r"^(\d+|\[\d+(,\d+)*\])(x(\d+|\[\d+(,\d+)*\]))*$")  # 2x3, 2x[1,3]
 ARGS_RE = re.compile(r"^//\s*args:(.*)$")
 SHARED_ARG_RE = re.compile(r"^n(-?\d+(?:\.\d+)?)$")
@@ -191,8 +194,14 @@ def test_program(case: Case, sglc_compile: CompileCache, tmp_path: Path,
                  selected_targets: dict[Path, list[str]]) -> None:
     if case.problem:
         pytest.fail(case.problem, pytrace=False)
-    sglc_compile.prefetch(case.src, selected_targets.get(case.src, [case.target]))
-    exe = sglc_compile(case.src, case.target).require()
+    # -v: the C compiler's output too, which must hold no warning
+    sglc_compile.prefetch(case.src, selected_targets.get(case.src, [case.target]), VERBOSE)
+    compiled = sglc_compile(case.src, case.target, VERBOSE)
+    exe = compiled.require()
+    c_warnings = [ln for ln in compiled.stderr.splitlines() if C_WARNING_RE.search(ln)]
+    if c_warnings:
+        pytest.fail(f"{case.src.name} ({case.target}): the generated C has warnings under "
+                    "-Wall -Wextra\n" + "\n".join(c_warnings), pytrace=False)
     prepare(case.src, tmp_path)
     rc, out, err = run_program(exe, case.nprocs, case.shape, case.args, cwd=tmp_path)
     where = (f"{case.src.name} args={list(case.args)} target={case.target} "
