@@ -324,7 +324,7 @@ def _rand_floats(ctx: Any, call: Any, a: list[Any]) -> list[float]:
 # ---------------------------------------------------------------- arguments, time, machine
 
 _INT_RE = re.compile(r"^[+-]?[0-9]+$")
-_FLOAT_RE = re.compile(r"^[+-]?(([0-9]+\.?[0-9]*|\.[0-9]+)([eE][+-]?[0-9]+)?|inf|infinity|nan)$", re.I)
+_FLOAT_RE = re.compile(r"^[+-]?(([0-9]+\.?[0-9]*|\.[0-9]+)([eE][+-]?[0-9]+)?|inf|infinity|nan(\([A-Za-z0-9_]*\))?)$", re.I)
 _HEX_RE = re.compile(r"^[+-]?0[xX]([0-9a-fA-F]+\.?[0-9a-fA-F]*|\.[0-9a-fA-F]+)([pP][+-]?[0-9]+)?$")
 
 
@@ -339,6 +339,8 @@ def parse_int(s: str) -> int | None:
 def parse_float(s: str) -> float | None:
     """C's strtod over the whole word (decimal, hex, inf, nan)."""
     if _FLOAT_RE.match(s):
+        if "(" in s:  # nan(chars): a NaN (its payload is not seen)
+            return -math.nan if s.startswith("-") else math.nan
         return float(s)
     if _HEX_RE.match(s):
         return float.fromhex(s)
