@@ -448,11 +448,14 @@ class _Expressions(_Context):
         row = base.row if isinstance(base, (ir.VarRef, ir.NodeRef, ir.Index)) else None
         return None if row is None else self.rows[id(row)]
 
-    def row_elem(self, row: str, e: ir.Index, idx: c.Expr) -> c.Expr:
+    def row_elem(self, row: str, e: ir.Index, idx: c.Expr, target: bool = False) -> c.Expr:
         """An element of a hoisted row: its data pointer indexed, checked
-        against its length unless a guard proved it."""
+        against its length unless a guard proved it (in an assignment's
+        target, inside the statement: after all of the target's index
+        expressions, as other targets' lookups)."""
         if self.em.checked and e.checked:
-            idx = self.in_order(c.call("sgl_index", idx, Name(f"{row}_n"), *self.loc(e)), INT).expr
+            check = c.call("sgl_index", idx, Name(f"{row}_n"), *self.loc(e))
+            idx = check if target else self.in_order(check, INT).expr
         return c.Index(Name(f"{row}_d"), idx)
 
     def ex_Index(self, e: ir.Index) -> Val:
@@ -623,7 +626,7 @@ class _Places(_Expressions):
         written in place, with its bounds check unless a guard proved it."""
         row = self.row_of(e.base)
         if row is not None:
-            return self.row_elem(row, e, idx)
+            return self.row_elem(row, e, idx, target=True)
         if self.em.checked and e.checked:
             at = c.call("sgl_at", c.addr(base), idx, c.SizeOf(ctype(e.ty)), *self.loc(e))
             return c.deref(c.Cast(_ptr(e.ty), at))
@@ -678,6 +681,7 @@ class _Builtins(_Places):
                 low = form.take
         tmpl = c.parse_template(low if isinstance(low, str) else low[e.ty])
         holes: dict[str, c.Expr | tuple[c.Expr, ...]] = {}
+        names: list[tuple[str, c.Expr]] = []  # file names: C strings after every argument
         # arguments in order, assignable places last (an assignment's target
         # is computed after its value)
         for kind, i in sorted(tmpl.arg_holes, key=lambda h: (h[0] == "p", h[1])):
@@ -693,10 +697,14 @@ class _Builtins(_Places):
             else:
                 x = (first[i] if i in first else self.ex(a)).expr
                 if kind == "" and a.ty == STR:
-                    # a string as {i}: a C string (a file name), NUL-terminated
-                    t = self.hoist("sgl_vec", c.call("sgl_str_cstr", c.addr(x), *self.loc(e)), self.T.ref(STR))
-                    x = c.Cast("const char *", c.member(t.ref, "data"))
+                    names.append((f"{kind}{i}", x))
+                    continue
                 holes[f"{kind}{i}"] = x
+        for hole, x in names:
+            # a string as {i}: a C string (a file name), NUL-terminated; its
+            # check (a NUL byte in it) is the builtin's own, after its arguments
+            t = self.hoist("sgl_vec", c.call("sgl_str_cstr", c.addr(x), *self.loc(e)), self.T.ref(STR))
+            holes[hole] = c.Cast("const char *", c.member(t.ref, "data"))
         for name in tmpl.other_holes:
             if name == "loc":
                 holes[name] = self.loc(e)
@@ -1202,7 +1210,8 @@ def _stmt_calls(s: ir.Stmt) -> bool:
 def _may_fail(e: object, checked: bool) -> bool:
     """May evaluating e itself (not its operands) fail or print: a call, a
     checked access, a checked `/ % << >>`, a builtin that may fail or that
-    reads or writes outside the program (a file)?"""
+    reads or writes outside the program (a file), a new value that owns
+    memory (which may not be there)?"""
     if isinstance(e, ir.Call):
         return True
     if isinstance(e, ir.Index):
@@ -1212,7 +1221,10 @@ def _may_fail(e: object, checked: bool) -> bool:
     if isinstance(e, ir.Builtin):
         b = B.lookup(e.name)
         form = B.form_of(e.name, len(e.args))
-        return b is None or not b.pure or form.can_fail
+        return b is None or not b.pure or form.can_fail or owns_memory(e.ty)
+    # a new vector, string or struct with vectors: out of memory
+    if isinstance(e, (ir.VecLit, ir.Construct)) or (isinstance(e, ir.Binary) and e.ty == STR):
+        return owns_memory(e.ty)
     return False
 
 

@@ -398,7 +398,11 @@ def _print(ctx: Any, call: Any, a: list[Any]) -> None:
 # ---------------------------------------------------------------- files
 
 
-def _path(p: bytes) -> str:
+def _path(ctx: Any, call: Any, p: bytes) -> str:
+    """A file name: any string but one with a NUL byte (a run-time error of
+    the builtin, after its arguments)."""
+    if b"\0" in p:
+        ctx.fail(call, "the file name contains a NUL byte")
     return p.decode("utf-8", "surrogateescape")
 
 
@@ -454,7 +458,7 @@ def _npy(ctx: Any, call: Any, path: str, data: bytes, floats: bool) -> tuple[str
 
 def _read_numbers(ctx: Any, call: Any, pathb: bytes, floats: bool, lo: int | None = None,
                   hi: int | None = None) -> list[Any]:
-    path = _path(pathb)
+    path = _path(ctx, call, pathb)
     data = _read_bytes(ctx, call, path)
     if path.endswith(".npy"):
         code, n, off = _npy(ctx, call, path, data, floats)
@@ -496,7 +500,7 @@ def _read(ctx: Any, call: Any, a: list[Any]) -> list[Any]:
 
 @builtin("file_len")
 def _file_len(ctx: Any, call: Any, a: list[Any]) -> int:
-    path = _path(a[0])
+    path = _path(ctx, call, a[0])
     data = _read_bytes(ctx, call, path)
     if path.endswith(".npy"):
         # every dtype that read_ints or read_floats takes
@@ -510,7 +514,7 @@ def _file_len(ctx: Any, call: Any, a: list[Any]) -> int:
 @builtin("write_ints", "write_floats")
 def _write(ctx: Any, call: Any, a: list[Any]) -> None:
     pathb, v = a
-    path = _path(pathb)
+    path = _path(ctx, call, pathb)
     floats = call.func == "write_floats"
     ctx.note_file(path, True)
     if path.endswith(".npy"):

@@ -17,9 +17,10 @@ operator's, a call's arguments, a vector literal's elements); `&&`/`||`
 evaluate their right operand only when the left one does not decide.  An
 assignment evaluates its value, then its target's index expressions, left
 to right, then looks its elements up.  This decides which of two failing
-operations of one statement is reported.  A vector or struct read from a
-node variable is copied when a call later in the statement could change the
-variable (`operands`), so that the value read stays the one read.
+operations of one statement is reported.  In an expression that calls a
+user function, a vector or struct read from a node variable is copied as it
+is read (`ev`, `copy_reads`), so that a call that changes the variable does
+not change the value read.
 
 Run-time errors raise `Fail` (the message, its line:col and the node's
 path); `run()` turns it into `path:L:C: runtime error: MSG (node P)` and
@@ -90,6 +91,10 @@ class Interp:
         self.consts: dict[int, Any] = {}
         self.const_decl = {id(c.sym): c for c in prog.consts if c.sym is not None}
         self._call_cache: dict[int, bool] = {}
+        # the expression being evaluated calls a user function, which may
+        # change a node variable: a vector or struct read from one is
+        # copied as it is read (`ev`)
+        self.copy_reads = False
         self._rooted_cache: dict[int, bool] = {}
         # files used in the current pardo child's subtree: path -> written
         self.files: dict[str, tuple[str, bool]] = {}
@@ -216,7 +221,7 @@ class Interp:
         if memo is None:
             memo = {}
             for ix in self._target_indices(e):  # whole, left to right
-                memo[id(ix)] = self.inline(ix, None)
+                memo[id(ix)] = self.ev(ix)
         if isinstance(e, A.Name):
             assert e.sym is not None
             return self._slot(e.sym)
@@ -430,22 +435,15 @@ class Interp:
         struct read from a node variable is a copy: a call later in the
         statement may change the node variable (`print(g, f())`, `return
         g;`, `v[f()] = g;`), and the value is the one read."""
-        v = self.inline(e, None)
+        saved = self.copy_reads
+        self.copy_reads = self.has_call(e)
+        try:
+            v = self.inline(e, None)
+        finally:
+            self.copy_reads = saved
         if (type(v) is list or type(v) is Struct) and self.node_rooted(e):
             return copy_value(v)
         return v
-
-    def operands(self, xs: list[A.Expr], memo: Optional[dict[int, Any]]) -> list[Any]:
-        """The values of xs, left to right; a vector or struct read from a
-        node variable copied when a later one calls a user function."""
-        vals = []
-        for k, x in enumerate(xs):
-            v = self.inline(x, memo)
-            if (type(v) is list or type(v) is Struct) and self.node_rooted(x) \
-                    and any(self.has_call(y) for y in xs[k + 1:]):
-                v = copy_value(v)
-            vals.append(v)
-        return vals
 
     def node_rooted(self, e: A.Expr) -> bool:
         """Is e a node variable, or a chain of `[i]` and `.f` after one?"""
@@ -467,7 +465,11 @@ class Interp:
             return memo[id(e)]
         t = type(e)
         if t is A.Name:
-            return self.read_var(e)  # type: ignore[arg-type]
+            v = self.read_var(e)  # type: ignore[arg-type]
+            if self.copy_reads and (type(v) is list or type(v) is Struct) \
+                    and e.sym.kind == "node":  # type: ignore[attr-defined]
+                return copy_value(v)
+            return v
         if t is A.IntLit:
             return float(e.value) if e.ty == FLOAT else e.value  # type: ignore[attr-defined]
         if t is A.Binary:
@@ -476,7 +478,8 @@ class Interp:
                 return bool(self.inline(e.left, memo)) and bool(self.inline(e.right, memo))  # type: ignore[attr-defined]
             if op == "||":
                 return bool(self.inline(e.left, memo)) or bool(self.inline(e.right, memo))  # type: ignore[attr-defined]
-            a, b = self.operands([e.left, e.right], memo)  # type: ignore[attr-defined]
+            a = self.inline(e.left, memo)  # type: ignore[attr-defined]
+            b = self.inline(e.right, memo)  # type: ignore[attr-defined]
             return self.binop(op, a, b, e)
         if t is A.Index:
             vec = self.inline(e.base, memo)  # type: ignore[attr-defined]
@@ -494,7 +497,7 @@ class Interp:
                 return ~x
             return wrap(-x) if type(x) is int else -x
         if t is A.Call:
-            return self.apply(e, self.operands(e.args, memo))  # type: ignore[attr-defined]
+            return self.apply(e, [self.inline(a, memo) for a in e.args])  # type: ignore[attr-defined]
         if t is A.VecLit:
             return [copy_value(self.inline(x, memo)) for x in e.elems]  # type: ignore[attr-defined]
         if t is A.StrLit:
