@@ -163,7 +163,7 @@ class _Types:
             out.append(f'static const sgl_type {d} = {{SGL_T_STRUCT, NULL, "{t.name}", sizeof({ct}), '
                        f"{managed}, {len(t.fields)}, {fields}, {sort}}};")
             if owns_memory(t):
-                out.append(f"static inline {ct} {ct}_copy(const {ct} *p) {{ {ct} r; "
+                out.append(f"static inline SGL_MAYBE_UNUSED {ct} {ct}_copy(const {ct} *p) {{ {ct} r; "
                            f"sgl_value_copy(&{d}, &r, p); return r; }}")
         return out
 

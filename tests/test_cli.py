@@ -777,6 +777,17 @@ def test_generated_c_warning_free_with_dropped_call_values(tmp_path: Path) -> No
     _strict_compile(cc.split(), sgl, tmp_path, ["-DSGL_USE_OMP"])
 
 
+@pytest.mark.parametrize("cc", ["gcc", "clang"])
+def test_generated_c_warning_free_with_an_unused_struct_copy(cc: str, tmp_path: Path) -> None:
+    """A struct with a vector field whose copy function no code calls:
+    clang's -Wunused-function named it (a static inline in a .c file)."""
+    if shutil.which(cc) is None:
+        pytest.skip(f"{cc} is not installed")
+    sgl = tmp_path / "structcopy.sgl"
+    sgl.write_text("struct Q { v: [int]; }\nfunc main() { var q = Q([1]); print(q.v); }\n")
+    _strict_compile([cc], sgl, tmp_path, ["-DSGL_USE_OMP"])
+
+
 @mpi
 @pytest.mark.parametrize("sgl", EXAMPLES[:3], ids=[p.stem for p in EXAMPLES[:3]])
 def test_generated_c_warning_free_mpi(sgl: Path, tmp_path: Path) -> None:
