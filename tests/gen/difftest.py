@@ -19,7 +19,8 @@ the compiled program must exit with the interpreter's status and print
 exactly its stdout.  The interpreter must also print the same on every
 shape (the generator promises a shape-independent program) with status 0;
 a config whose shape makes it print otherwise is reported too.  A failing program is saved as tests/gen/failures/seed-N.sgl with
-a report (seed-N.txt), then minimized (lines and blocks deleted while the
+a report (seed-N.txt) and the files it reads (seed-N.files/, run it
+there), then minimized (lines and blocks deleted while the
 program still compiles and the mismatch persists) into seed-N.min.sgl.
 Prints `N passed, M failed`; exits 1 on any failure.  $SGLC overrides the
 sglc command (split at white space).
@@ -47,7 +48,7 @@ sys.path.insert(1, str(HERE.parent))
 from conftest import OMP_SHAPES, SEQ_SHAPES, SHAPES  # noqa: E402  (the one shape matrix)
 from refinterp import load as ref_load  # noqa: E402
 from refinterp import run_program as ref_run  # noqa: E402
-from sglgen import generate  # noqa: E402
+from sglgen import generate_with_files, write_files  # noqa: E402
 
 from sglc.launch import OMPI_SESSION_VAR, mpi_session_dir  # noqa: E402
 
@@ -266,13 +267,17 @@ def configs_for(seed: int, subset: int | None) -> list[Config]:
 
 def check_seed(seed: int, subset: int | None = None, save: bool = True,
               minimize_budget: float = 180.0) -> Verdict:
-    text = generate(seed)
+    text, files = generate_with_files(seed)
     configs = configs_for(seed, subset)
     with tempfile.TemporaryDirectory(prefix=f"sgl-diff-{seed}-") as tmp:
+        write_files(files, tmp)  # the files the program reads (its own it writes there too)
         v = check_source(text, configs, Path(tmp))
         if not v.ok and save:
             FAILURES.mkdir(exist_ok=True)
             (FAILURES / f"seed-{seed}.sgl").write_text(text)
+            if files:
+                (FAILURES / f"seed-{seed}.files").mkdir(exist_ok=True)
+                write_files(files, FAILURES / f"seed-{seed}.files")
             (FAILURES / f"seed-{seed}.txt").write_text(
                 f"seed {seed}\nconfigs: {', '.join(map(str, configs))}\n"
                 f"failing: {', '.join(map(str, v.bad))}\n\n{v.report}\n")

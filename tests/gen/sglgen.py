@@ -37,18 +37,31 @@ from __future__ import annotations
 
 import argparse
 import random
+import struct
 from collections.abc import Callable
+from pathlib import Path
 
 SENTINEL = "-4611686018427387904"  # below every value a program can reach
+BASE_LINES = 150  # a program without the later kernels has at most so many lines
+EXTRA_LINES = 200  # and they add at most so many
+MAX_LINES = BASE_LINES + EXTRA_LINES
 
 
 class Gen:
-    def __init__(self, seed: int, max_kernels: int = 3) -> None:
+    def __init__(self, seed: int, max_kernels: int = 3, extras: bool = True) -> None:
+        self.seed = seed
         self.r = random.Random(seed)
         # the bitwise operators are drawn from a stream of their own, so
         # that they replace operators of the programs without changing
         # anything else that a seed makes
         self.rb = random.Random(seed * 7919 + 17)
+        # the later kernels (splits, sorts at every level, files) have two
+        # streams of their own (see extras())
+        self.rx = random.Random(seed * 104729 + 31)
+        self.rxb = random.Random(seed * 1299709 + 7)
+        self.with_extras = extras
+        self.files: dict[str, bytes] = {}  # files the program reads, made by the test
+        self.base_text = ""  # the program without the later kernels
         self.max_kernels = max_kernels
         self.funcs: list[str] = []
         self.main: list[str] = []
@@ -940,6 +953,429 @@ func {peek}(old: int, vold: [int]) -> int {{
                     f"print(\"{step} again\", {s}, {blk}, {cnt}, {stv}.calls, {tg});"]
         return dist, call
 
+    # ------------------------------------------------------------ splits and files
+
+    # The kernels below were added after the others: they are drawn from
+    # streams of their own (self.rx, self.rxb, swapped in for self.r and
+    # self.rb by _extra_streams) after everything else of the program, and
+    # are put in after its other functions and before its last lines, so
+    # that the rest of a seed's program stays as it was (generate(seed,
+    # extras=False) is the program of the generator before them).
+
+    FLOAT_WEIGHTS = ["0.0", "0.1", "1.0", "2.5", "(1.0 / 3.0)", "7.0", "1e-300", "5e-324", "1e300",
+                     "0.2", "3.0e-2", "(2.0 / 3.0)"]
+
+    def _extra_streams(self) -> Callable[[], None]:
+        saved = self.r, self.rb
+        self.r, self.rb = self.rx, self.rxb
+
+        def restore() -> None:
+            self.r, self.rb = saved
+        return restore
+
+    def weights(self, k_name: str) -> tuple[str, list[str]]:
+        """A weight vector w for the nchildren children of a master (brief
+        §8 split_by: all >= 0, a positive sum): its type and the statements
+        that make it (k_name: an int of the function)."""
+        kind = self.r.choice(["speeds", "small", "small", "large", "float", "float"])
+        if kind == "speeds":
+            return "float", ["var w = child_speeds();"]
+        if kind == "small":
+            a, m = self.r.randint(1, 9), self.r.randint(1, 5)
+            return "int", ["var w: [int] = [];", "for c in 0 .. nchildren {",
+                           f"    push(w, ((c * {a} + {k_name}) % {m} + {m}) % {m});", "}",
+                           f"w[({k_name} % nchildren + nchildren) % nchildren] += 1;"]
+        if kind == "large":  # sums beyond 2^63, products n * c_i beyond 2^64
+            big = self.r.choice(["4611686018427387903", "9223372036854775807", "1_000_000_000_000_000",
+                                 str(self.r.randint(1, 2**62))])
+            return "int", ["var w: [int] = [];", "for c in 0 .. nchildren {",
+                           f"    push(w, {big} / (((c + {k_name}) % 3 + 3) % 3 + 1));", "}"]
+        pool = self.r.sample(self.FLOAT_WEIGHTS, self.r.randint(2, 5))
+        if self.r.random() < 0.05:  # a sum that overflows a double (docs/language.md §7)
+            pool.append("1e308")
+        tab = "[" + ", ".join(pool) + "]"
+        return "float", ["var w: [float] = [];", f"var tab = {tab};", "for c in 0 .. nchildren {",
+                         f"    push(w, tab[((c * {self.r.randint(1, 7)} + {k_name}) % len(tab) + len(tab)) "
+                         "% len(tab)]);", "}",
+                         f"w[({k_name} % nchildren + nchildren) % nchildren] += 0.5;"]
+
+    def f_splits(self) -> tuple[list[str], list[str]]:
+        """split_by / split_by_bounds / split_bounds (brief §8): a tree map
+        whose masters split their block by weights (or evenly by bounds),
+        check that the bounds are the blocks, and send each child its
+        global offset; the builtins themselves at the root."""
+        name = self.fresh("sby")
+        body = self.seq_block(["y", "k", "g"], None, "            ", self.r.randint(1, 2),
+                              readonly=("k", "g"))
+        if self.r.random() < 0.75:
+            wt, wl = self.weights("k")
+            cut = ["\n    ".join(wl),
+                   "var blocks = split_by(v, w);",
+                   "var bnd = split_by_bounds(len(v), w);",
+                   "if len(bnd) != len(w) + 1 || len(blocks) != len(w) {",
+                   "    print(\"bad split_by lengths\", len(bnd), len(blocks), w);",
+                   "}"]
+        else:
+            cut = ["var bnd = split_bounds(len(v), nchildren);",
+                   "var blocks: [[int]] = [];",
+                   "for c in 0 .. nchildren {",
+                   "    push(blocks, slice(v, bnd[c], bnd[c + 1]));",
+                   "}",
+                   "if blocks != split(v, nchildren) {",
+                   "    print(\"bad split_bounds\", bnd, len(v));",
+                   "}"]
+        cut_s = "\n".join("    " + ln for ln in cut)
+        src = f"""func {name}(v: [int], k: int, off: int) -> [int] {{
+    if worker {{
+        var out: [int] = [];
+        for i in 0 .. len(v) {{
+            var g = off + i;
+            var y = v[i];
+{chr(10).join(body)}
+            push(out, {self.int_expr(['y', 'k', 'g'])});
+        }}
+        return out;
+    }}
+{cut_s}
+    var offs: [int] = [];
+    for c in 0 .. nchildren {{
+        push(offs, off + bnd[c]);
+        if slice(v, bnd[c], bnd[c + 1]) != blocks[c] {{
+            print("bad bounds", c, bnd, len(blocks[c]));
+        }}
+    }}
+    var part: [int];
+    var o: int;
+    var kk: int;
+    var r: [int];
+    var rs: [[int]];
+    scatter blocks -> part;
+    scatter offs -> o;
+    bcast k -> kk;
+    pardo {{
+        r = {name}(part, kk, o);
+    }}
+    gather r -> rs;
+    return concat(rs);
+}}
+"""
+        main = [f"print(\"{name}\", {name}(v, {self.int_expr([])}, 0));"]
+        # the builtins at the root, on literal arguments
+        for _ in range(self.r.randint(1, 3)):
+            kind = self.r.randrange(4)
+            n = self.r.choice([0, 1, 2, 5, 7, 10, 466, 1000, 10**9, 10**15, 2**62, 9223372036854775807])
+            if kind == 0:
+                main.append(f"print(\"split_bounds\", split_bounds({n}, {self.r.randint(1, 7)}), "
+                            f"split_bounds(len(v), {self.r.randint(1, 5)}));")
+            elif kind == 1:
+                ws = ", ".join(str(self.r.choice([0, 0, 1, 2, 3, 7, 100, 10**12, 4611686018427387903,
+                                                  9223372036854775807]))
+                               for _ in range(self.r.randint(1, 5)))
+                main.append(f"print(\"split_by_bounds\", split_by_bounds({n}, [{ws}, 1]), "
+                            f"split_by(v, [{ws}, 1]));")
+            elif kind == 2:
+                ws = ", ".join(self.r.choice(self.FLOAT_WEIGHTS + [f"{self.r.random():.6g}", "1e16"])
+                               for _ in range(self.r.randint(1, 5)))
+                main.append(f"print(\"split_by_bounds f\", split_by_bounds({n}, [{ws}, 0.75]), "
+                            f"split_by(range(0, {self.r.randint(0, 12)}), [{ws}, 0.75]));")
+            else:
+                kk = self.r.randint(1, 5)
+                main.append(f"print(\"split_by even\", split_by_bounds({n}, fill({kk}, 1)), "
+                            f"split_bounds({n}, {kk}), split_by(v, fill({kk}, 2.0)) == split(v, {kk}));")
+        return [src], main
+
+    def f_sorts(self) -> tuple[list[str], list[str]]:
+        """sort of [string], [float] and [S] at every level (brief §8): a
+        worker sorts its block, a master sorts the concatenation of its
+        children's sorted blocks (stable sorts: the same as sorting the
+        whole, on any shape), or merges [string] blocks stably."""
+        name = self.fresh("ssort")
+        key = self.fresh("SK")
+        kinds = [self.r.choice(["int", "float", "bool", "string"]) for _ in range(self.r.randint(1, 3))]
+        which = self.r.choice(["string", "float", "struct", "struct"])
+        ty = {"string": "string", "float": "float", "struct": key}[which]
+        split = self.r.choice(["split(v, nchildren)", "split_by(v, child_speeds())"])
+        merge = "sort(concat(rs))"
+        merge_fn = ""
+        if which == "string" and self.r.random() < 0.5:
+            merge = "acc"
+            merge_fn = """    var acc: [string] = [];
+    for c in 0 .. len(rs) {
+        var m: [string] = [];
+        var i = 0;
+        var j = 0;
+        while i < len(acc) || j < len(rs[c]) {
+            if j >= len(rs[c]) || (i < len(acc) && acc[i] <= rs[c][j]) {
+                push(m, acc[i]);
+                i += 1;
+            } else {
+                push(m, rs[c][j]);
+                j += 1;
+            }
+        }
+        acc = m;
+    }
+"""
+        src = ""
+        if which == "struct":
+            src += self.struct_decl(key, [(f"f{i}", t) for i, t in enumerate(kinds)])
+        src += f"""func {name}(v: [{ty}]) -> [{ty}] {{
+    if worker {{
+        return sort(v);
+    }}
+    var part: [{ty}];
+    var r: [{ty}];
+    var rs: [[{ty}]];
+    scatter {split} -> part;
+    pardo {{
+        r = {name}(part);
+    }}
+    gather r -> rs;
+{merge_fn}    return {merge};
+}}
+"""
+        xs, reps = self.fresh("xs"), self.r.choice([1, 1, 2, 8, 20])
+        fl = "[" + ", ".join(self.r.sample(["0.0", "-0.0", "1.5", "(0.0 - 2.0)", "(1e308 * 10.0)",
+                                            "(0.0 - 1e308 * 10.0)", "sqrt(0.0 - 1.0)", "5e-324",
+                                            "(0.0 / 0.0)", "0.1"], self.r.randint(2, 6))) + "]"
+        nf = fl.count(",") + 1
+        val = {"int": "x % 5", "float": f"{fl}[(x % {nf} + {nf}) % {nf}]",
+               "bool": "x % 2 == 0",
+               "string": f"{self.r.choice(self.STR_LITS)} + str(x % 3)"}
+        elem = (val["string"] if which == "string" else val["float"] if which == "float"
+                else f"{key}(" + ", ".join(val[t] for t in kinds) + ")")
+        main = [f"var {xs}: [{ty}] = [];",
+                f"for i in 0 .. len(v) * {reps} {{",
+                "    var x = v[i % len(v)] + i / len(v);",
+                f"    push({xs}, {elem});",
+                "}",
+                f"var {xs}s = {name}({xs});",
+                f"print(\"{name}\", {xs}s == sort({xs}), str({xs}s) == str(sort({xs})), len({xs}s));",
+                f"print(\"{name} out\", slice({xs}s, 0, min(len({xs}s), 60)));"]
+        return [src], main
+
+    def data_file(self, base: str) -> tuple[str, str, int, int, int]:
+        """A file for the program to read, made by the test (difftest.py
+        writes self.files into the run's folder): (path, int or float, its
+        number of words or elements, the range lo .. hi that holds numbers
+        only).  .npy of every dtype that read_ints and read_floats take, in
+        versions 1.0, 2.0 and 3.0, keys in any order, bytes after the data;
+        text with every white space byte, signs, leading zeros, exponents,
+        inf, nan, hex floats, and a word that is no number outside lo .. hi
+        (brief §8: it is never converted)."""
+        r = self.r
+        n = r.choice([0, 1, 2, 3, 5, 8, 13, 30])
+        if r.random() < 0.55:
+            descr = r.choice(["<i8", "<i4", "<i2", "|i1", "<u8", "<u4", "<u2", "|u1", "<f8", "<f4"])
+            code = {"<i8": "q", "<i4": "i", "<i2": "h", "|i1": "b", "<u8": "Q", "<u4": "I", "<u2": "H",
+                    "|u1": "B", "<f8": "d", "<f4": "f"}[descr]
+            size = struct.calcsize(code)
+            if code in "df":
+                special = [0.0, -0.0, 1.5, -2.25, float("inf"), float("-inf"), 1e-45, 3e38, 0.1]
+                vals = [r.choice(special) if r.random() < 0.3 else
+                        (r.random() - 0.5) * 10 ** r.randint(-5, 30 if code == "f" else 300)
+                        for _ in range(n)]
+            else:
+                signed = code.islower()
+                bits = 8 * size
+                lo, hi = (-(2 ** (bits - 1)), 2 ** (bits - 1) - 1) if signed else (0, 2 ** bits - 1)
+                if code == "Q":
+                    hi = 2 ** 63 - 1
+                vals = [r.choice([lo, hi, 0, 1, -1 if signed else 2, r.randint(lo, hi)]) for _ in range(n)]
+            keys = [("descr", f"'{descr}'"), ("fortran_order", "False"), ("shape", f"({n},)")]
+            r.shuffle(keys)
+            d = "{" + ", ".join(f"'{k}': {v}" for k, v in keys) + r.choice([", }", "}"])
+            major = r.choice([1, 1, 2, 3])
+            pre = 10 if major == 1 else 12
+            h = d.encode()
+            if r.random() < 0.8:  # padded as numpy.save pads (to 64), else no padding at all
+                h += b" " * ((64 - (pre + len(h) + 1) % 64) % 64) + b"\n"
+            lenf = struct.pack("<H" if major == 1 else "<I", len(h))
+            data = b"\x93NUMPY" + bytes([major, 0]) + lenf + h + struct.pack(f"<{n}{code}", *vals)
+            if r.random() < 0.3:
+                data += b"\x00junk after the data"
+            path = f"{base}.npy"
+            self.files[path] = data
+            return path, ("float" if code in "df" else "int"), n, 0, n
+        floats = r.random() < 0.4
+        words = []
+        for _ in range(n):
+            if floats:
+                words.append(r.choice(["1.5", "-0.0", ".5", "5.", "1e3", "1E-3", "+2.5e+2", "inf", "-Infinity",
+                                       "nan", "0x1.8p1", "42", "-7", "1e400", "4.9e-324", "007.50",
+                                       "0.1000000000000000055511151231257827", "9007199254740993",
+                                       f"{r.uniform(-1e6, 1e6)!r}"]))
+            else:
+                words.append(r.choice(["0", "-0", "+5", "007", "-9223372036854775808", "9223372036854775807",
+                                       "42", "-1", str(r.randint(-10**12, 10**12))]))
+        lo, hi = 0, n
+        if n and r.random() < 0.4:  # a word that is no number, outside lo .. hi
+            bad = r.choice(["abc", "1.5x", "--1", "2\x003", "\xc2\xa07", "1_0", "0x10"])
+            if r.random() < 0.5:
+                words.append(bad)
+            else:
+                words.insert(0, bad)
+                lo, hi = 1, n + 1
+        seps = [" ", "\t", "\n", "\v", "\f", "\r", "\r\n", "  \n\t"]
+        text = r.choice(["", "\n", " \t"]) + "".join(w + r.choice(seps) for w in words)
+        if words and r.random() < 0.5:
+            text = text.rstrip(" \t\n\v\f\r")  # no white space after the last word
+        path = f"{base}{r.choice(['.txt', '.dat', '', '.NPY', '.npy.txt'])}"
+        self.files[path] = text.encode("latin-1")
+        return path, ("float" if floats else "int"), len(words), lo, hi
+
+    def file_reader(self, kind: str) -> str:
+        """A tree function name(path, lo, hi, k, own) -> [T]: masters hand
+        out ranges of the file (split_bounds, or split_by_bounds by weights),
+        workers read their slice, map it and, when own is not "", write
+        their result to a file of their own (own + "_c" per level) and read
+        it back; a master may do the same with its concatenation."""
+        name = self.fresh("frd")
+        t, rd, wr = ("int", "read_ints", "write_ints") if kind == "int" else \
+            ("float", "read_floats", "write_floats")
+        ext = self.fresh("EXT")
+        if kind == "int":
+            body = self.seq_block(["y", "k", "g"], None, "            ", self.r.randint(0, 2),
+                                  readonly=("k", "g"))
+            elem = self.int_expr(["y", "k", "g"])
+        else:
+            body = []
+            elem = self.float_expr(["y"], ["k", "g"])
+        if self.r.random() < 0.6:
+            cut = ["var b = split_bounds(hi - lo, nchildren);"]
+        else:
+            wt, wl = self.weights("k")
+            cut = wl + ["var b = split_by_bounds(hi - lo, w);"]
+        cut_s = "\n".join("    " + ln for ln in cut)
+        back = self.r.choice([f"{rd}(own + {ext})", f"{rd}(own + {ext}, 0, len(out))",
+                              f"{rd}(\"./\" + own + {ext})"])
+        again = ""
+        if self.r.random() < 0.5:
+            again = f"""    if len(own) > 0 {{
+        {wr}(own + {ext}, all);
+        all = {rd}(own + {ext}, 0, file_len(own + {ext}));
+    }}
+"""
+        src = f"""const {ext} = {self.r.choice(['".npy"', '".txt"', '""', '".npy"'])};
+
+func {name}(path: string, lo: int, hi: int, k: int, own: string) -> [{t}] {{
+    if worker {{
+        var xs = {rd}(path, lo, hi);
+        var out: [{t}] = [];
+        for i in 0 .. len(xs) {{
+            var g = lo + i;
+            var y = xs[i];
+{chr(10).join(body)}
+            push(out, {elem});
+        }}
+        if len(own) > 0 {{
+            {wr}(own + {ext}, out);
+            if file_len(own + {ext}) != len(out) {{
+                print("bad file_len", own, len(out));
+            }}
+            out = {back};
+        }}
+        return out;
+    }}
+{cut_s}
+    var ranges: [[int]] = [];
+    var owns: [string] = [];
+    for c in 0 .. nchildren {{
+        push(ranges, [lo + b[c], lo + b[c + 1]]);
+        var nm = "";
+        if len(own) > 0 {{
+            nm = own + "_" + str(c);
+        }}
+        push(owns, nm);
+    }}
+    var rg: [int];
+    var p: string;
+    var kk: int;
+    var ow: string;
+    var r: [{t}];
+    var rs: [[{t}]];
+    scatter ranges -> rg;
+    scatter owns -> ow;
+    bcast path -> p;
+    bcast k -> kk;
+    pardo {{
+        r = {name}(p, rg[0], rg[1], kk, ow);
+    }}
+    gather r -> rs;
+    var all = concat(rs);
+{again}    return all;
+}}
+"""
+        self.funcs.append(src)
+        return name
+
+    def f_files(self) -> tuple[list[str], list[str]]:
+        """The file builtins (brief §8): the root writes a file (text or
+        .npy, ints or floats, named after the seed: arg_str's default)
+        before the tree call; the workers read their slices of it (and of a
+        file the test made) and write and read back files of their own;
+        the root compares with what it wrote."""
+        start = len(self.funcs)
+        main: list[str] = []
+        kind = self.r.choice(["int", "int", "float"])
+        rdr = self.file_reader(kind)
+        rd, wr = ("read_ints", "write_ints") if kind == "int" else ("read_floats", "write_floats")
+        fp, data, own = self.fresh("fp"), self.fresh("data"), self.fresh("own")
+        ext = self.r.choice([".npy", ".npy", ".txt", "", ".out"])
+        stem = f"sgl{self.seed}_{self.n}"
+        if kind == "int":
+            mk = f"var {data} = v;" if self.r.random() < 0.5 else \
+                f"var {data} = rand_ints(len(v) * {self.r.choice([1, 3, 10])}, {self.int_lit()}, " \
+                f"9223372036854775807, {self.r.randint(0, 999)});"
+        else:
+            mk = f"var {data} = rand_floats(len(v) * {self.r.choice([1, 2, 5])}, {self.r.randint(0, 999)});\n" \
+                 f"push({data}, 0.0 - 0.0);\npush({data}, 1e300 * 1e300);\npush({data}, {self.float_expr([], [])});"
+        k = self.int_expr([])
+        main += mk.split("\n")
+        main += [f"var {fp} = arg_str({self.r.randint(3, 9)}, \"{stem}\") + \"{ext}\";",
+                 f"var {own} = \"{self.r.choice(['', stem + '_o', stem + '_o'])}\";",
+                 f"{wr}({fp}, {data});",
+                 f"var n{fp} = file_len({fp});",
+                 f"print(\"{rdr}\", n{fp}, {rd}({fp}) == {data}, {rdr}({fp}, 0, n{fp}, {k}, {own}));",
+                 f"var lo{fp} = min(n{fp}, {self.r.randint(0, 6)});",
+                 f"var hi{fp} = max(lo{fp}, n{fp} - {self.r.randint(0, 6)});",
+                 f"print(\"{rdr} part\", {rdr}({fp}, lo{fp}, hi{fp}, {k}, {own}), "
+                 f"{rd}({fp}, lo{fp}, hi{fp}) == slice({data}, lo{fp}, hi{fp}), "
+                 f"len({rd}({fp}, hi{fp}, hi{fp})));"]
+        # a file the test made
+        path, dkind, nwords, lo, hi = self.data_file(f"sgl{self.seed}_d{self.n}")
+        rk = dkind
+        if dkind == "int" and not path.endswith(".npy") and self.r.random() < 0.3:
+            rk = "float"  # a text file's ints are floats too (strtod)
+        if rk != kind:
+            rdr = self.file_reader(rk)
+        drd = "read_ints" if rk == "int" else "read_floats"
+        a, b = sorted((self.r.randint(lo, hi), self.r.randint(lo, hi)))
+        main += [f"print(\"{path}\", file_len(\"{path}\"), {drd}(\"{path}\", {lo}, {hi}));",
+                 f"print(\"{rdr} data\", {rdr}(\"{path}\", {a}, {b}, {self.int_expr([])}, \"\"), "
+                 f"{drd}(\"{path}\", {a}, {b}) == slice({drd}(\"{path}\", {lo}, {hi}), {a - lo}, {b - lo}));"]
+        funcs = self.funcs[start:]
+        del self.funcs[start:]
+        return funcs, main
+
+    def extras(self) -> tuple[list[str], list[str]]:
+        """The functions and main's lines of the later kernels (splits,
+        sorts at every level, files), drawn from their own streams."""
+        restore = self._extra_streams()
+        try:
+            funcs: list[str] = []
+            main: list[str] = []
+            for maker, p in ((self.f_splits, 0.45), (self.f_sorts, 0.35), (self.f_files, 0.55)):
+                if self.r.random() < p:
+                    f, m = maker()
+                    size = sum(x.count("\n") + 1 for x in f) + len(m)
+                    if sum(x.count("\n") + 1 for x in funcs) + len(main) + size <= EXTRA_LINES:
+                        funcs += f
+                        main += m
+            return funcs, main
+        finally:
+            restore()
+
     # ------------------------------------------------------------ program
 
     def program(self) -> str:
@@ -984,36 +1420,64 @@ func {peek}(old: int, vold: [int]) -> int {{
         body += self.seq_block(["a", "b"], "v", "", self.r.randint(1, 4))
         for _, call in calls:
             body += call("v")
-        body += ["print(\"a b\", a, b);",
+        tail = ["print(\"a b\", a, b);",
                  "var w = concat([v, range(0, 3), fill(2, a % 10)]);",
                  "print(\"w\", len(w), sum(w), min(w), max(w));",
                  "var w2 = w;",
                  f"w2[{self.r.randint(0, 2)}] *= 3;",
                  "push(w2, 5);",
                  "print(\"w2\", w == w2, len(w), len(w2), slice(w2, 0, 4), sort(w2)[0]);"]
-        main = "func main() {\n" + "\n".join("    " + ln for ln in body) + "\n}\n"
         header = "// generated by tests/gen/sglgen.py\n"
-        return header + "\n".join(self.funcs) + "\n" + main
+
+        def text(funcs: list[str], lines: list[str]) -> str:
+            main = "func main() {\n" + "\n".join("    " + ln for ln in lines) + "\n}\n"
+            return header + "\n".join(funcs) + "\n" + main
+
+        self.base_text = text(self.funcs, body + tail)
+        if not self.with_extras:
+            return self.base_text
+        xfuncs, xmain = self.extras()
+        return text(self.funcs + xfuncs, body + xmain + tail)
 
 
-MAX_LINES = 150
 
 
-def generate(seed: int) -> str:
-    """The program of seed: at most MAX_LINES lines (fewer kernels if needed)."""
-    text = ""
+def generate_with_files(seed: int, extras: bool = True) -> tuple[str, dict[str, bytes]]:
+    """The program of seed and the files it reads (name -> bytes, to be
+    put in the folder it runs in).  Without the later kernels (splits,
+    sorts at every level, files) it has at most BASE_LINES lines (fewer
+    kernels if needed); they add at most MAX_LINES - BASE_LINES."""
+    text, files = "", {}
     for kmax in (3, 2, 1):
-        text = Gen(seed, kmax).program()
-        if text.count("\n") <= MAX_LINES:
+        g = Gen(seed, kmax, extras)
+        text, files = g.program(), g.files
+        if g.base_text.count("\n") <= BASE_LINES:
             break
-    return text
+    return text, files
+
+
+def generate(seed: int, extras: bool = True) -> str:
+    """The program of seed (generate_with_files without the files)."""
+    return generate_with_files(seed, extras)[0]
 
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--no-extras", action="store_true",
+                    help="without the later kernels (splits, sorts at every level, files)")
+    ap.add_argument("--files", metavar="DIR", help="write the files the program reads into DIR")
     args = ap.parse_args()
-    print(generate(args.seed), end="")
+    text, files = generate_with_files(args.seed, not args.no_extras)
+    if args.files:
+        write_files(files, args.files)
+    print(text, end="")
+
+
+def write_files(files: dict[str, bytes], folder: str | Path) -> None:
+    """Put the files a program reads (generate_with_files) into folder."""
+    for name, data in files.items():
+        (Path(folder) / name).write_bytes(data)
 
 
 if __name__ == "__main__":
