@@ -145,8 +145,16 @@ class Verdict:
     bad: list[Config]
 
 
-def oracle(text: str, shape: str, workdir: Path) -> Outcome:
-    """The reference interpreter's run of text on shape (in workdir)."""
+def oracle(text: str, shape: str, workdir: Path, timeout: float | None = None) -> Outcome:
+    """The reference interpreter's run of text on shape (in workdir).  With
+    a timeout, in a process of its own (a program the minimizer made may
+    never end: a loop whose counter's `+= 1` it deleted), status -9 when
+    it runs out; text must then be in workdir/prog.sgl."""
+    if timeout is not None:
+        e = env()
+        e["PYTHONPATH"] = os.pathsep.join([str(HERE.parent), e.get("PYTHONPATH", "")])
+        return _run_cmd([sys.executable, "-m", "refinterp", "prog.sgl", "--sgl-shape", shape],
+                        workdir, e, timeout)
     try:  # in workdir without os.chdir: the configurations run on threads
         r = ref_run(ref_load(text, "prog.sgl"), "prog.sgl", shape, [], cwd=str(workdir))
     except Exception as e:  # noqa: BLE001 - a crash of the oracle is a failed reference
@@ -154,14 +162,20 @@ def oracle(text: str, shape: str, workdir: Path) -> Outcome:
     return Outcome(r.status, r.stdout, r.stderr + "\n" if r.stderr else "")
 
 
-def check_source(text: str, configs: Sequence[Config], workdir: Path) -> Verdict:
+def check_source(text: str, configs: Sequence[Config], workdir: Path,
+                 oracle_timeout: float | None = None) -> Verdict:
     """Compile text for each target in configs, run every config and compare
-    it with the reference interpreter on its shape."""
+    it with the reference interpreter on its shape (with oracle_timeout:
+    in a process that may take so long, else a Verdict saying 'the
+    interpreter timed out')."""
     src = workdir / "prog.sgl"
     src.write_text(text)
     refs: dict[str, Outcome] = {}
     for shape in dict.fromkeys(c.shape for c in configs):
-        refs[shape] = oracle(text, shape, workdir)
+        refs[shape] = oracle(text, shape, workdir, oracle_timeout)
+        if refs[shape].status == -9:
+            return Verdict(False, f"the interpreter timed out on --sgl-shape {shape}",
+                           [c for c in configs if c.shape == shape])
     exes: dict[str, Path] = {}
     lines: list[str] = []
     for target in dict.fromkeys(c.target for c in configs):
@@ -234,8 +248,8 @@ def minimize(text: str, configs: Sequence[Config], workdir: Path,
         t = "\n".join(cand) + "\n"
         if not _frontend_ok(t):
             return False
-        v = check_source(t, configs, workdir)
-        return not v.ok and not v.report.startswith("compile failed")
+        v = check_source(t, configs, workdir, RUN_TIMEOUT)
+        return not v.ok and not v.report.startswith(("compile failed", "the interpreter timed out"))
 
     changed = True
     while changed and time.monotonic() - start < budget_s:

@@ -1092,8 +1092,8 @@ func {peek}(old: int, vold: [int]) -> int {{
         name = self.fresh("ssort")
         key = self.fresh("SK")
         kinds = [self.r.choice(["int", "float", "bool", "string"]) for _ in range(self.r.randint(1, 3))]
-        which = self.r.choice(["string", "float", "struct", "struct"])
-        ty = {"string": "string", "float": "float", "struct": key}[which]
+        which = self.r.choice(["string", "float", "struct", "struct", "int"])
+        ty = {"string": "string", "float": "float", "struct": key, "int": "int"}[which]
         split = self.r.choice(["split(v, nchildren)", "split_by(v, child_speeds())"])
         merge = "sort(concat(rs))"
         merge_fn = ""
@@ -1135,6 +1135,8 @@ func {peek}(old: int, vold: [int]) -> int {{
 }}
 """
         xs, reps = self.fresh("xs"), self.r.choice([1, 1, 2, 8, 20])
+        if which == "int":  # long ones: runs merged, radix sorts (docs/language.md §7)
+            reps = self.r.choice([1, 8, 50, 100])
         fl = "[" + ", ".join(self.r.sample(["0.0", "-0.0", "1.5", "(0.0 - 2.0)", "(1e308 * 10.0)",
                                             "(0.0 - 1e308 * 10.0)", "sqrt(0.0 - 1.0)", "5e-324",
                                             "(0.0 / 0.0)", "0.1"], self.r.randint(2, 6))) + "]"
@@ -1143,6 +1145,7 @@ func {peek}(old: int, vold: [int]) -> int {{
                "bool": "x % 2 == 0",
                "string": f"{self.r.choice(self.STR_LITS)} + str(x % 3)"}
         elem = (val["string"] if which == "string" else val["float"] if which == "float"
+                else self.r.choice(["x", "x % 5", "x * 1_000_003 % 1000", "0 - x"]) if which == "int"
                 else f"{key}(" + ", ".join(val[t] for t in kinds) + ")")
         main = [f"var {xs}: [{ty}] = [];",
                 f"for i in 0 .. len(v) * {reps} {{",
@@ -1151,10 +1154,21 @@ func {peek}(old: int, vold: [int]) -> int {{
                 "}",
                 f"var {xs}s = {name}({xs});",
                 f"print(\"{name}\", {xs}s == sort({xs}), str({xs}s) == str(sort({xs})), len({xs}s));",
-                f"print(\"{name} out\", slice({xs}s, 0, min(len({xs}s), 60)));"]
+                f"if len({xs}s) <= 300 {{",
+                f"    print(\"{name} out\", {xs}s);",
+                "} else {",
+                f"    print(\"{name} out\", slice({xs}s, 0, 60), slice({xs}s, len({xs}s) / 2, "
+                f"len({xs}s) / 2 + 60), slice({xs}s, len({xs}s) - 60, len({xs}s)));",
+                "}"]
+        if which in ("float", "struct") and ("float" in kinds or which == "float"):
+            z = self.fresh("z")
+            f = ".f" + str(kinds.index("float")) if which == "struct" else ""
+            main += [f"var {z}: [float] = [];",  # which zero comes first (a stable sort keeps them)
+                     f"for i in 0 .. len({xs}s) {{ if {xs}s[i]{f} == 0.0 {{ push({z}, {xs}s[i]{f}); }} }}",
+                     f"print(\"{name} zeros\", {z});"]
         return [src], main
 
-    def data_file(self, base: str) -> tuple[str, str, int, int, int]:
+    def data_file(self, base: str, big: bool = False) -> tuple[str, str, int, int, int]:
         """A file for the program to read, made by the test (difftest.py
         writes self.files into the run's folder): (path, int or float, its
         number of words or elements, the range lo .. hi that holds numbers
@@ -1162,10 +1176,13 @@ func {peek}(old: int, vold: [int]) -> int {{
         versions 1.0, 2.0 and 3.0, keys in any order, bytes after the data;
         text with every white space byte, signs, leading zeros, exponents,
         inf, nan, hex floats, and a word that is no number outside lo .. hi
-        (brief §8: it is never converted)."""
+        (brief §8: it is never converted).  A big one is a text file of
+        more than 64 KiB."""
         r = self.r
         n = r.choice([0, 1, 2, 3, 5, 8, 13, 30])
-        if r.random() < 0.55:
+        if big:
+            n = r.randint(3500, 6000)
+        if r.random() < 0.55 and not big:
             descr = r.choice(["<i8", "<i4", "<i2", "|i1", "<u8", "<u4", "<u2", "|u1", "<f8", "<f4"])
             code = {"<i8": "q", "<i4": "i", "<i2": "h", "|i1": "b", "<u8": "Q", "<u4": "I", "<u2": "H",
                     "|u1": "B", "<f8": "d", "<f4": "f"}[descr]
@@ -1200,11 +1217,15 @@ func {peek}(old: int, vold: [int]) -> int {{
         floats = r.random() < 0.4
         words = []
         for _ in range(n):
-            if floats:
+            if floats and big and r.random() < 0.9:
+                words.append(repr(r.uniform(-1, 1) * 10.0 ** r.randint(-300, 300)))
+            elif floats:
                 words.append(r.choice(["1.5", "-0.0", ".5", "5.", "1e3", "1E-3", "+2.5e+2", "inf", "-Infinity",
                                        "nan", "0x1.8p1", "42", "-7", "1e400", "4.9e-324", "007.50",
                                        "0.1000000000000000055511151231257827", "9007199254740993",
                                        f"{r.uniform(-1e6, 1e6)!r}"]))
+            elif big and r.random() < 0.9:
+                words.append(str(r.randint(-2**63, 2**63 - 1)))
             else:
                 words.append(r.choice(["0", "-0", "+5", "007", "-9223372036854775808", "9223372036854775807",
                                        "42", "-1", str(r.randint(-10**12, 10**12))]))
@@ -1224,7 +1245,7 @@ func {peek}(old: int, vold: [int]) -> int {{
         self.files[path] = text.encode("latin-1")
         return path, ("float" if floats else "int"), len(words), lo, hi
 
-    def file_reader(self, kind: str) -> str:
+    def file_reader(self, kind: str, big: bool = False) -> str:
         """A tree function name(path, lo, hi, k, own) -> [T]: masters hand
         out ranges of the file (split_bounds, or split_by_bounds by weights),
         workers read their slice, map it and, when own is not "", write
@@ -1235,7 +1256,7 @@ func {peek}(old: int, vold: [int]) -> int {{
             ("float", "read_floats", "write_floats")
         ext = self.fresh("EXT")
         if kind == "int":
-            body = self.seq_block(["y", "k", "g"], None, "            ", self.r.randint(0, 2),
+            body = self.seq_block(["y", "k", "g"], None, "            ", 0 if big else self.r.randint(0, 2),
                                   readonly=("k", "g"))
             elem = self.int_expr(["y", "k", "g"])
         else:
@@ -1314,46 +1335,63 @@ func {name}(path: string, lo: int, hi: int, k: int, own: string) -> [{t}] {{
         .npy, ints or floats, named after the seed: arg_str's default)
         before the tree call; the workers read their slices of it (and of a
         file the test made) and write and read back files of their own;
-        the root compares with what it wrote."""
+        the root compares with what it wrote.  One in four is big: files
+        of more than 64 KiB (text is read 64 KiB at a time), shown by
+        length, sum and first elements."""
         start = len(self.funcs)
         main: list[str] = []
+        big = self.r.random() < 0.25
         kind = self.r.choice(["int", "int", "float"])
-        rdr = self.file_reader(kind)
+        rdr = self.file_reader(kind, big)
         rd, wr = ("read_ints", "write_ints") if kind == "int" else ("read_floats", "write_floats")
         fp, data, own = self.fresh("fp"), self.fresh("data"), self.fresh("own")
         ext = self.r.choice([".npy", ".npy", ".txt", "", ".out"])
         stem = f"sgl{self.seed}_{self.n}"
         if kind == "int":
-            mk = f"var {data} = v;" if self.r.random() < 0.5 else \
-                f"var {data} = rand_ints(len(v) * {self.r.choice([1, 3, 10])}, {self.int_lit()}, " \
-                f"9223372036854775807, {self.r.randint(0, 999)});"
+            mk = f"var {data} = v;" if self.r.random() < 0.5 and not big else \
+                f"var {data} = rand_ints(len(v) * {self.r.choice([100, 150] if big else [1, 3, 10])}, " \
+                f"min({self.int_lit()}, 9223372036854775806), 9223372036854775807, {self.r.randint(0, 999)});"
         else:
-            mk = f"var {data} = rand_floats(len(v) * {self.r.choice([1, 2, 5])}, {self.r.randint(0, 999)});\n" \
+            mk = f"var {data} = rand_floats(len(v) * {self.r.choice([80, 120] if big else [1, 2, 5])}, " \
+                 f"{self.r.randint(0, 999)});\n" \
                  f"push({data}, 0.0 - 0.0);\npush({data}, 1e300 * 1e300);\npush({data}, {self.float_expr([], [])});"
         k = self.int_expr([])
         main += mk.split("\n")
+        sh = self.fresh("sh")
+
+        def show(label: str, e: str, extra: str = "") -> list[str]:
+            """print(label, e, extra), e shown in short when big"""
+            if not big:
+                return [f"print(\"{label}\", {e}{extra});"]
+            return [f"var {sh}{label} = {e};",
+                    f"print(\"{label}\", len({sh}{label}), sum({sh}{label}), "
+                    f"slice({sh}{label}, 0, min(len({sh}{label}), 4)){extra});"]
+
         main += [f"var {fp} = arg_str({self.r.randint(3, 9)}, \"{stem}\") + \"{ext}\";",
                  f"var {own} = \"{self.r.choice(['', stem + '_o', stem + '_o'])}\";",
                  f"{wr}({fp}, {data});",
                  f"var n{fp} = file_len({fp});",
-                 f"print(\"{rdr}\", n{fp}, {rd}({fp}) == {data}, {rdr}({fp}, 0, n{fp}, {k}, {own}));",
+                 f"print(\"{rdr} n\", n{fp}, {rd}({fp}) == {data});",
+                 *show(rdr, f"{rdr}({fp}, 0, n{fp}, {k}, {own})"),
                  f"var lo{fp} = min(n{fp}, {self.r.randint(0, 6)});",
                  f"var hi{fp} = max(lo{fp}, n{fp} - {self.r.randint(0, 6)});",
-                 f"print(\"{rdr} part\", {rdr}({fp}, lo{fp}, hi{fp}, {k}, {own}), "
-                 f"{rd}({fp}, lo{fp}, hi{fp}) == slice({data}, lo{fp}, hi{fp}), "
-                 f"len({rd}({fp}, hi{fp}, hi{fp})));"]
+                 *show(f"{rdr}part", f"{rdr}({fp}, lo{fp}, hi{fp}, {k}, {own})",
+                       f", {rd}({fp}, lo{fp}, hi{fp}) == slice({data}, lo{fp}, hi{fp}), "
+                       f"len({rd}({fp}, hi{fp}, hi{fp}))")]
         # a file the test made
-        path, dkind, nwords, lo, hi = self.data_file(f"sgl{self.seed}_d{self.n}")
+        path, dkind, nwords, lo, hi = self.data_file(f"sgl{self.seed}_d{self.n}", big)
         rk = dkind
         if dkind == "int" and not path.endswith(".npy") and self.r.random() < 0.3:
             rk = "float"  # a text file's ints are floats too (strtod)
         if rk != kind:
-            rdr = self.file_reader(rk)
+            rdr = self.file_reader(rk, big)
         drd = "read_ints" if rk == "int" else "read_floats"
         a, b = sorted((self.r.randint(lo, hi), self.r.randint(lo, hi)))
-        main += [f"print(\"{path}\", file_len(\"{path}\"), {drd}(\"{path}\", {lo}, {hi}));",
-                 f"print(\"{rdr} data\", {rdr}(\"{path}\", {a}, {b}, {self.int_expr([])}, \"\"), "
-                 f"{drd}(\"{path}\", {a}, {b}) == slice({drd}(\"{path}\", {lo}, {hi}), {a - lo}, {b - lo}));"]
+        main += [f"print(\"{path}\", file_len(\"{path}\"));",
+                 *show(f"{drd}whole", f"{drd}(\"{path}\", {lo}, {hi})"),
+                 *show(f"{rdr}data", f"{rdr}(\"{path}\", {a}, {b}, {self.int_expr([])}, \"\")",
+                       f", {drd}(\"{path}\", {a}, {b}) == slice({drd}(\"{path}\", {lo}, {hi}), "
+                       f"{a - lo}, {b - lo})")]
         funcs = self.funcs[start:]
         del self.funcs[start:]
         return funcs, main
