@@ -31,6 +31,17 @@ start, and a counter is either changed on every node alike (once per call)
 or set at the root and sent down (`bcast cnt -> cnt;`) before the workers
 read it; a call made at the root takes node variables as arguments (copies)
 and changes them (a block it puts back).
+
+Later kernels (brief §8: split_by, split_by_bounds, split_bounds, sort at
+every level, the file builtins, arg_str) are drawn from random streams of
+their own after the rest, so that the rest of a seed's program is as it
+was (generate(seed, extras=False) is the program without them).  Their
+tree functions cut blocks by weights or by bounds (the concatenation in
+child order does not depend on them), sort at every level (stable sorts of
+contiguous blocks, then of their concatenation: the sort of the whole),
+and read files that the root wrote before the call (or that the test
+made: generate_with_files); a node writes only files named by its own
+path in the tree, which it alone reads.
 """
 
 from __future__ import annotations
