@@ -1087,6 +1087,8 @@ func {peek}(old: int, vold: [int]) -> int {{
             elif kind == 2:
                 ws = ", ".join(self.r.choice(self.FLOAT_WEIGHTS + [f"{self.r.random():.6g}", "1e16"])
                                for _ in range(self.r.randint(1, 5)))
+                if self.r.random() < 0.15:  # a sum beyond the doubles (docs/language.md §7: scaled)
+                    ws = f"1e308, {ws}, 1.5e308"
                 main.append(f"print(\"split_by_bounds f\", split_by_bounds({n}, [{ws}, 0.75]), "
                             f"split_by(range(0, {self.r.randint(0, 12)}), [{ws}, 0.75]));")
             else:
@@ -1240,6 +1242,8 @@ func {peek}(old: int, vold: [int]) -> int {{
             else:
                 words.append(r.choice(["0", "-0", "+5", "007", "-9223372036854775808", "9223372036854775807",
                                        "42", "-1", str(r.randint(-10**12, 10**12))]))
+        if floats and n and r.random() < 0.1:  # strtod's NaN with a payload (docs/language.md §7)
+            words[r.randrange(n)] = r.choice(["nan(1)", "NAN(0x2a)", "-nan(abc_9)"])
         lo, hi = 0, n
         if n and r.random() < 0.4:  # a word that is no number, outside lo .. hi
             bad = r.choice(["abc", "1.5x", "--1", "2\x003", "\xc2\xa07", "1_0", "0x10"])
