@@ -323,14 +323,14 @@ def _rand_floats(ctx: Any, call: Any, a: list[Any]) -> list[float]:
 
 # ---------------------------------------------------------------- arguments, time, machine
 
-_INT_RE = re.compile(r"^[+-]?[0-9]+$")
-_FLOAT_RE = re.compile(r"^[+-]?(([0-9]+\.?[0-9]*|\.[0-9]+)([eE][+-]?[0-9]+)?|inf|infinity|nan(\([A-Za-z0-9_]*\))?)$", re.I)
-_HEX_RE = re.compile(r"^[+-]?0[xX]([0-9a-fA-F]+\.?[0-9a-fA-F]*|\.[0-9a-fA-F]+)([pP][+-]?[0-9]+)?$")
+_INT_RE = re.compile(r"[+-]?[0-9]+")  # fullmatch: `$` would take a last "\n"
+_FLOAT_RE = re.compile(r"[+-]?(([0-9]+\.?[0-9]*|\.[0-9]+)([eE][+-]?[0-9]+)?|inf|infinity|nan(\([A-Za-z0-9_]*\))?)", re.I)
+_HEX_RE = re.compile(r"[+-]?0[xX]([0-9a-fA-F]+\.?[0-9a-fA-F]*|\.[0-9a-fA-F]+)([pP][+-]?[0-9]+)?")
 
 
 def parse_int(s: str) -> int | None:
     """C's strtoll over the whole word, base 10, no overflow."""
-    if not _INT_RE.match(s):
+    if not _INT_RE.fullmatch(s):
         return None
     v = int(s)
     return v if INT_MIN <= v <= INT_MAX else None
@@ -338,11 +338,11 @@ def parse_int(s: str) -> int | None:
 
 def parse_float(s: str) -> float | None:
     """C's strtod over the whole word (decimal, hex, inf, nan)."""
-    if _FLOAT_RE.match(s):
+    if _FLOAT_RE.fullmatch(s):
         if "(" in s:  # nan(chars): a NaN (its payload is not seen)
             return -math.nan if s.startswith("-") else math.nan
         return float(s)
-    if _HEX_RE.match(s):
+    if _HEX_RE.fullmatch(s):
         return float.fromhex(s)
     return None
 
