@@ -263,8 +263,8 @@ class _Context:
         # (ir.For.unique): written without the copy-on-write check
         self.unique: set[tuple[int, int]] = set()
         # the statement being written calls a user function, which may
-        # change a node variable: its reads of node variables are taken
-        # first, in order (unknown: assume so)
+        # change a node variable: each read of a node variable is taken
+        # into a temp where it stands (unknown: assume so)
         self.calls_here = True
         # the statement being written has two operations or more that may
         # fail or print (a checked access, `/`, a call, ...): each of them
@@ -348,15 +348,15 @@ class _Expressions(_Context):
     def scalar(self, e: ir.Expr) -> c.Expr:
         return self.ex(e).expr
 
-    def in_order(self, x: c.Expr, t: Type) -> Val:
+    def in_order(self, x: c.Expr, t: Type, lvalue: bool = True) -> Val:
         """The value x of an operation that may fail, of type t: computed
         here, into a temp, when the statement has other such operations
-        (`ordered`), else left in the expression."""
+        (`ordered`), else left in the expression.  A struct or vector
+        element (an lvalue) is held by a pointer to it, not copied."""
         if not self.ordered:
             return Borrowed(x)
-        if t in (INT, FLOAT, BOOL):
+        if t in (INT, FLOAT, BOOL) or not lvalue:
             return Borrowed(self.hoist(ctype(t), x).ref)
-        # a struct or vector element: a pointer to it (no copy)
         return Borrowed(c.deref(self.hoist(_ptr(t), c.addr(x)).ref))
 
     def owned_vec(self, init: c.Expr, t: Type) -> Owned:
@@ -654,8 +654,8 @@ class _Builtins(_Places):
         code = self._builtin_c(e)
         if owns_memory(e.ty):
             return self.owned_vec(code, e.ty)
-        if _may_fail(e, True):
-            return self.in_order(code, e.ty)
+        if _may_fail(e, self.em.checked):
+            return self.in_order(code, e.ty, lvalue=False)  # a call's value
         return Borrowed(code)
 
     def builtin_stmt(self, e: ir.Expr) -> tuple[list[str], bool] | None:

@@ -214,9 +214,9 @@ class Interp:
 
     def place(self, e: A.Expr, memo: Optional[dict[int, Any]] = None) -> tuple[Any, Any]:
         """(container, key) of an assignment target: a variable's slot, an
-        element of a vector (index checked), or a struct field.  The user
-        calls in its indices run first, left to right, before any of its
-        indexing (language.md §4: `w[f()][g()] = x` runs f and g, then
+        element of a vector (index checked), or a struct field.  Its index
+        expressions run whole, left to right, before any of its indexing
+        (language.md §4: `w[f()][g()] = x` runs f and g, then
         indexes; `block[f()] = y` stores into the `block` f left)."""
         if memo is None:
             memo = {}
