@@ -12,8 +12,9 @@ read where it lies) or `Owned`, a vector in a `Temp` of the statement's
 `Scope`.  The scope declares its temps before the statement and frees the
 ones still owned after it; `take()` moves an owned temp into its new
 owner (`Temp.move()`) and copies a borrowed vector.  User calls are
-hoisted into temporaries too, so that they run left to right (before the
-statement's other operations; docs/language.md §4).
+hoisted into temporaries too, and in a statement with two or more
+operations that may fail or print so is each of those (`in_order`), so that
+all run left to right where they stand (docs/language.md §4).
 
 A body is written by one `_Body`, a stack of parts each built on the one
 before: the context (lines, scopes, temps), expressions, places, the
