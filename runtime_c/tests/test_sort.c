@@ -511,31 +511,45 @@ static void test_blocks(void)
         }
 }
 
-/* Two sorted runs of every proportion, with ties across them (the merge in
- * place sets the shorter aside: forward or backward), through every entry
- * point. */
+/* Two sorted runs of every proportion (one element against the rest
+ * included), with ties across them, one run wholly below the other, or
+ * the two interleaved (the merge runs from both ends at once: every way
+ * its front or back can run out first), through every entry point, and
+ * the merge of sgl_merge_runs_i64 out of place and in place. */
 static void test_two_runs(void)
 {
-    static const int64_t ns[] = {300, 4001};
+    static const int64_t ns[] = {2, 3, 7, 300, 4001};
     for (size_t ni = 0; ni < sizeof ns / sizeof ns[0]; ni++)
-        for (int cut = 1; cut < 8; cut++) {
-            int64_t n = ns[ni], n1 = n * cut / 8;
-            size_t bytes = (size_t)n * 8;
-            int64_t *in = xmalloc(bytes), *want = xmalloc(bytes), *got = xmalloc(bytes);
-            for (int64_t i = 0; i < n; i++)
-                in[i] = (int64_t)(next_u64() % 50);
-            ref_sort(in, n1, cmp_int);
-            ref_sort(in + n1, n - n1, cmp_int);
-            memcpy(want, in, bytes);
-            ref_sort(want, n, cmp_int);
-            memcpy(got, in, bytes);
-            sgl_sort_i64(got, n);
-            CHECK(memcmp(got, want, bytes) == 0, "two runs", n);
-            check_builtin(&T_IV, in, want, n, "two runs");
-            free(in);
-            free(want);
-            free(got);
-        }
+        for (int64_t cut = 1; cut < ns[ni]; cut += cut < 9 || cut > ns[ni] - 9 ? 1 : ns[ni] / 8)
+            for (int pattern = 0; pattern < 4; pattern++) {
+                int64_t n = ns[ni], n1 = cut;
+                size_t bytes = (size_t)n * 8;
+                int64_t *in = xmalloc(bytes), *want = xmalloc(bytes), *got = xmalloc(bytes);
+                for (int64_t i = 0; i < n; i++) {
+                    bool first = i < n1;
+                    switch (pattern) {
+                    case 0: in[i] = (int64_t)(next_u64() % 50); break;  /* ties */
+                    case 1: in[i] = first ? 1000 + i : i; break;        /* second below */
+                    case 2: in[i] = first ? 2 * i : 2 * (i - n1) + 1; break; /* interleaved */
+                    default: in[i] = first ? (int64_t)(next_u64() % 8) : 4; break; /* one value */
+                    }
+                }
+                ref_sort(in, n1, cmp_int);
+                ref_sort(in + n1, n - n1, cmp_int);
+                memcpy(want, in, bytes);
+                ref_sort(want, n, cmp_int);
+                memcpy(got, in, bytes);
+                sgl_sort_i64(got, n);
+                CHECK(memcmp(got, want, bytes) == 0, "two runs", n);
+                check_builtin(&T_IV, in, want, n, "two runs");
+                int64_t bounds[3] = {0, n1, n}, *tmp = xmalloc(bytes);
+                sgl_merge_runs_i64(in, got, tmp, n, bounds, 2);
+                CHECK(memcmp(got, want, bytes) == 0, "two runs merged", n);
+                free(tmp);
+                free(in);
+                free(want);
+                free(got);
+            }
 }
 
 int main(void)
