@@ -40,9 +40,12 @@
  *
  * The builtin reads its input once to count its runs (count_runs) and
  * passes what it found on: an input already in order is not sorted at all
- * (the result shares it); the owned form (sgl_sort_take) sorts a vector that it may
- * write in place, and copies only one that is shared.  The scratch buffer
- * comes from the runtime's block allocator (big ones mapped populated).
+ * (the result shares it); the owned form (sgl_sort_take) sorts in place a
+ * vector shorter than SGL_SORT_HYBRID_MIN that no one else sees, and
+ * sorts any other into a new vector (a longer sort needs a buffer as long
+ * as the input anyway) and frees the input.  Scratch buffers and results
+ * come from the runtime's block allocator (big ones mapped populated, or
+ * a freed one reused).
  */
 #include "sgl_sort.h"
 
@@ -697,10 +700,10 @@ sgl_vec sgl_sort_take(const sgl_type *vt, sgl_vec *v, int line, int col)
     int runs = r.len == 0 ? 1 : runs_of(vt, &r, bounds); /* one read pass for all below */
     if (runs == 1)
         return r;
-    if (!sgl_vec_unique(&r) ||
-        (r.len >= SGL_SORT_HYBRID_MIN && (vt->elem->kind == SGL_T_FLOAT || runs != 2))) {
+    if (!sgl_vec_unique(&r) || r.len >= SGL_SORT_HYBRID_MIN) {
         /* someone else still sees these elements, or the sort needs a
-         * buffer as long as them anyway: sort into a new vector (its first
+         * buffer as long as them anyway (the radix sort, and the merge of
+         * two runs from both ends): sort into a new vector (its first
          * pass reads these elements, so nothing is copied twice) */
         sgl_vec s = sorted_copy(vt, &r, runs, bounds, line, col);
         sgl_vec_free(vt, &r);
