@@ -197,7 +197,19 @@ sgl_vec sgl_concat_take(const sgl_type *vvt, sgl_vec *vv, int line, int col)
     } else if (grows_in_place(&parts[first])) {
         r = concat_onto_first(vt, vv, first, total, line, col);
     } else {
-        r = concat_copy(et, vv, total, line, col);
+        /* each part dropped as soon as it is copied: a big buffer that
+         * only these parts and another's (a sibling's concat) hold is
+         * freed, and kept for reuse, as soon as both have copied from it
+         * (PSRS: a child's sort of its concat then finds one of the
+         * sorted blocks its buckets were cut from) */
+        r = sgl_vec_alloc(et, total, false, line, col);
+        sgl_vec *ps = vv->data;
+        for (int64_t i = 0, at = 0; i < vv->len; i++) {
+            sgl_copy_elems_into(et, elem_ptr(&r, esz, at), ps[i].data, ps[i].len);
+            at += ps[i].len;
+            sgl_vec_free(vt, &ps[i]);
+            ps[i] = (sgl_vec){NULL, 0, NULL};
+        }
     }
     sgl_vec_free(vvt, vv); /* drops the parts' references */
     return r;
