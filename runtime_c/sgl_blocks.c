@@ -1,11 +1,8 @@
-/*
- * sgl_blocks.c: the memory blocks of vector buffers (sgl_vbuf.h): big
+/* sgl_blocks.c: the memory blocks of vector buffers (sgl_vbuf.h): big
  * ones mapped, kept for reuse once freed, then unmapped by a background
- * thread, small ones from a
- * per-thread cache, the others malloc'd.  A block's kind (sgl_vbuf's
- * `mapped`) says which: the bytes mapped (> 0), malloc'd (0), or a small
- * block of class -1 - kind (< 0).
- */
+ * thread, small ones from a per-thread cache, the others malloc'd.  A
+ * block's kind (sgl_vbuf's `mapped`) says which: the bytes mapped (> 0),
+ * malloc'd (0), or a small block of class -1 - kind (< 0). */
 #define _GNU_SOURCE /* MAP_ANONYMOUS, MAP_POPULATE; sched_getcpu, sched_setaffinity */
 #include "sgl_vbuf.h"
 
@@ -23,17 +20,27 @@
 #include <time.h>
 #include <unistd.h>
 
-/* Buffers of at least MAP_MIN bytes are mapped with MAP_POPULATE: the
- * kernel provides (zeroed) pages in one call instead of one page fault per
- * 4 KiB when the vector is first written, which costs several times more. */
+/* Buffers of at least MAP_MIN bytes are mapped, then populated (best
+ * effort: else pages fault in when written): the kernel provides zeroed
+ * pages in one call instead of one fault per 4 KiB, which costs several
+ * times more.  By MADV_POPULATE_WRITE, MAP_POPULATE only without it: mmap
+ * populates holding the address space's lock for reading, and another
+ * thread's mmap waits for it all that time (PSRS's two children on
+ * threads, 20 MB each: 12-14 ms for both, against 6-7 ms advised). */
 #define MAP_MIN ((size_t)16 << 20)
+#ifdef MADV_POPULATE_WRITE
+#define MAP_FILL 0
+#define populate(p, len) ((void)madvise((p), (len), MADV_POPULATE_WRITE))
+#else
+#define MAP_FILL MAP_POPULATE
+#define populate(p, len) ((void)(p), (void)(len))
+#endif
 
 /* Unmapping a big buffer costs a fifth to a quarter of mapping it (the
  * kernel frees every page; 400 MB on the 2-core VM under load: 0.26-0.37 s
  * against 1.2-1.4 s), and the last reference often drops at the end of a
  * computation (reduce's hsum frees its input as it returns).  One
- * background thread unmaps such buffers instead, in chunks of UNMAP_CHUNK
- * bytes:
+ * background thread unmaps such buffers instead, in UNMAP_CHUNK chunks:
  * - It is started with the first big mapping, not where a buffer is
  *   freed, so that no computation pays for creating a thread.
  * - It runs at nice 10, so that it takes a core only when the program's
@@ -616,9 +623,11 @@ __attribute__((noinline)) static void *map_block(size_t all)
 {
     unmap_wait();
 #ifdef MAP_POPULATE
-    void *p = mmap(NULL, all, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE,
-                   -1, 0);
-    return p == MAP_FAILED ? NULL : p;
+    void *p = mmap(NULL, all, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_FILL, -1, 0);
+    if (p == MAP_FAILED)
+        return NULL;
+    populate(p, all);
+    return p;
 #else
     (void)all;
     return NULL;
@@ -763,11 +772,8 @@ void *sgl_block_grow(void *blk, int64_t kind, size_t all, int64_t *newkind)
         return NULL;
     /* the new part: kept buffers' pages first, then new pages */
     size_t filled = want - had >= FILL_MIN ? kept_fill(q + had, want - had) : 0;
-#ifdef MADV_POPULATE_WRITE
-    /* best effort: else the new pages fault in */
     if (filled < want - had)
-        (void)madvise(q + had + filled, want - had - filled, MADV_POPULATE_WRITE);
-#endif
+        populate(q + had + filled, want - had - filled);
     *newkind = (int64_t)want;
     return q;
 #else
