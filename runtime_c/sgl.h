@@ -494,6 +494,7 @@ typedef struct sgl_buf {
     char *data;
     size_t len;
     size_t cap;
+    int line, col; /* the statement that grows it, for an out-of-memory error (0: none) */
 } sgl_buf;
 
 void sgl_buf_put(sgl_buf *b, const void *p, size_t n);
@@ -621,7 +622,7 @@ sgl_vec sgl_child_speeds(sgl_node *n);
 /* The output buffer of node n: print appends here.  sgl_print_end ends a
  * line (and lets the root flush to stdout; a failed write is a run-time
  * error at line:col, the print's position). */
-sgl_buf *sgl_out(sgl_node *n);
+sgl_buf *sgl_out(sgl_node *n, int line, int col);
 void sgl_print_end(sgl_node *n, int line, int col);
 
 /* An activation of a function that runs supersteps.  Children find the

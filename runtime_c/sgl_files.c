@@ -490,7 +490,7 @@ static bool write_full(int fd, const void *p, size_t n)
 static void write_numbers(const char *path, const sgl_vec *v, bool floats, int line, int col)
 {
     note_file(path, true); /* brief §8's file-sharing rule */
-    sgl_buf b = {NULL, 0, 0};
+    sgl_buf b = {.line = line, .col = col}; /* out of memory: this write's error */
     const void *data = NULL; /* written after b */
     size_t data_len = 0;
     if (is_npy(path)) {

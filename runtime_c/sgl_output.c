@@ -108,7 +108,14 @@ void sgl_fail(int line, int col, const char *fmt, ...)
 /* ------------------------------------------------------------------ */
 /* Output                                                               */
 
-sgl_buf *sgl_out(sgl_node *n) { return &n->out; }
+/* n's output buffer, for the print at line:col (a failure to grow it is
+ * that print's error; sgl_print_end forgets the position). */
+sgl_buf *sgl_out(sgl_node *n, int line, int col)
+{
+    n->out.line = line;
+    n->out.col = col;
+    return &n->out;
+}
 
 /* ---- spill files ---- */
 
@@ -394,6 +401,7 @@ void sgl_flush_root(sgl_node *n)
 void sgl_print_end(sgl_node *n, int line, int col)
 {
     sgl_buf_put(&n->out, "\n", 1);
+    n->out.line = n->out.col = 0;
     if (n->is_root) {
         if (n->out.len >= 1 << 16) {
             char *msg = root_write(n, line, col);

@@ -33,11 +33,11 @@ void sgl_buf_put(sgl_buf *b, const void *p, size_t n)
         return;
     if (n > b->cap - b->len) {
         if (n > SIZE_MAX / 2 - b->len)
-            sgl_fail(0, 0, "out of memory allocating %zu bytes", SIZE_MAX);
+            sgl_fail(b->line, b->col, "out of memory allocating %zu bytes", SIZE_MAX);
         size_t cap = b->cap < 64 ? 64 : b->cap;
         while (cap < b->len + n)
             cap *= 2;
-        b->data = sgl_realloc(b->data, cap, 0, 0);
+        b->data = sgl_realloc(b->data, cap, b->line, b->col);
         b->cap = cap;
     }
     memcpy(b->data + b->len, p, n);

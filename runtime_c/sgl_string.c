@@ -76,7 +76,7 @@ sgl_vec sgl_str(const sgl_type *t, const void *v, int line, int col)
 {
     if (t->kind == SGL_T_STR)
         return sgl_vec_copy(t, v);
-    sgl_buf b = {0};
+    sgl_buf b = {.line = line, .col = col};
     sgl_fmt_value(&b, t, v);
     sgl_vec r = sgl_str_from(b.data, b.len, line, col);
     sgl_buf_free(&b);

@@ -329,7 +329,8 @@ def _lower_print(b: CBody, e: ir.Builtin) -> list[str]:
             x = b.hoist("sgl_" + C_SUFFIX[a.ty], x).ref
         vals.append(x)
     ob, node = c.Name("ob"), c.Name("N")
-    main = [c.decl("sgl_buf *", "ob", c.call("sgl_out", node))]
+    pos = (c.Name(str(e.line)), c.Name(str(e.col)))
+    main = [c.decl("sgl_buf *", "ob", c.call("sgl_out", node, *pos))]
     for i, (a, x) in enumerate(zip(e.args, vals)):
         if i:
             main.append(c.stmt(c.call("sgl_buf_put", ob, c.string_lit(" "), c.Name("1"))))
@@ -339,7 +340,7 @@ def _lower_print(b: CBody, e: ir.Builtin) -> list[str]:
             main.append(c.stmt(c.call("sgl_fmt_value", ob, b.T.ref(a.ty), x)))
         else:
             main.append(c.stmt(c.call(f"sgl_fmt_{C_SUFFIX[a.ty]}", ob, x)))
-    main.append(c.stmt(c.call("sgl_print_end", node, c.Name(str(e.line)), c.Name(str(e.col)))))
+    main.append(c.stmt(c.call("sgl_print_end", node, *pos)))
     return main
 
 

@@ -56,7 +56,7 @@ static void print_line(sgl_node *n, int i)
 {
     char line[64];
     snprintf(line, sizeof line, "line %d of a node's output, 30+ bytes", i);
-    sgl_buf_puts(sgl_out(n), line);
+    sgl_buf_puts(sgl_out(n, 0, 0), line);
     sgl_print_end(n, 1, 1);
 }
 
@@ -78,7 +78,7 @@ static void test_print_spills_whole_lines(void)
     char last = 0;
     CHECK(sgl_spill_read(n.spill.fd, n.spill.len - 1, &last, 1) == 0 && last == '\n');
     /* a line being printed stays in memory */
-    sgl_buf_puts(sgl_out(&n), "partial");
+    sgl_buf_puts(sgl_out(&n, 0, 0), "partial");
     CHECK(sgl_out_pos(&n) == total + 7);
     n.out.len -= 7;
     /* drained in order, in pieces that end at a line's end */

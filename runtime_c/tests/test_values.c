@@ -91,7 +91,7 @@ static sgl_vec sample_ivv(void)
 static const char *show(const sgl_type *t, const void *v)
 {
     static char out[4096];
-    sgl_buf b = {NULL, 0, 0};
+    sgl_buf b = {0};
     sgl_fmt_value(&b, t, v);
     snprintf(out, sizeof out, "%.*s", (int)b.len, b.data ? b.data : "");
     sgl_buf_free(&b);
@@ -685,7 +685,7 @@ static void test_random(void)
  * it is equal and prints the same. */
 static void round_trip(const sgl_type *t, const void *x, size_t want_bytes, int line)
 {
-    sgl_buf b = {NULL, 0, 0};
+    sgl_buf b = {0};
     sgl_ser(&b, t, x);
     check(b.len == want_bytes, "serialized size", line);
     union {
@@ -743,7 +743,7 @@ static void test_serialization(void)
     round_trip(&T_FVVV, &vvv, 8 + (8 + 8 + 16) + 8 + (8 + 8 + 8 + 8), __LINE__);
 
     /* two values back to back */
-    sgl_buf buf = {NULL, 0, 0};
+    sgl_buf buf = {0};
     sgl_int k = 77;
     sgl_ser(&buf, &T_FVVV, &vvv);
     sgl_ser(&buf, &sgl_t_int, &k);
@@ -760,7 +760,7 @@ static void test_serialization(void)
 
 static void test_print(void)
 {
-    sgl_buf b = {NULL, 0, 0};
+    sgl_buf b = {0};
     sgl_fmt_int(&b, INT64_MIN);
     sgl_buf_puts(&b, " ");
     sgl_fmt_int(&b, 42);
@@ -830,7 +830,7 @@ static void test_print(void)
     CHECK_STR(show(&sgl_t_float, &x), "2.0");
 
     /* a buffer that grows a lot */
-    sgl_buf big = {NULL, 0, 0};
+    sgl_buf big = {0};
     for (int i = 0; i < 10000; i++)
         sgl_buf_puts(&big, "abcdefghij");
     CHECK(big.len == 100000 && big.cap >= big.len && memcmp(big.data + 99990, "abcdefghij", 10) == 0);

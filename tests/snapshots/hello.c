@@ -69,7 +69,7 @@ static void f_greet(sgl_node *N)
 #line 4 "hello.sgl"
             const sgl_vec *t1 = &((sgl_vec){(void *)"worker", 6, NULL});
             sgl_int t2 = sgl_q_child_index(N);
-            sgl_buf *ob = sgl_out(N);
+            sgl_buf *ob = sgl_out(N, 4, 9);
             sgl_fmt_text(ob, t1);
             sgl_buf_put(ob, " ", 1);
             sgl_fmt_int(ob, t2);

@@ -149,7 +149,7 @@ static void f_main(sgl_node *N)
 #line 18 "nodevars.sgl"
         sgl_int t7 = SGL_NV->nv_count;
         const sgl_vec *t8 = &SGL_NV->nv_block;
-        sgl_buf *ob = sgl_out(N);
+        sgl_buf *ob = sgl_out(N, 18, 5);
         sgl_fmt_int(ob, t7);
         sgl_buf_put(ob, " ", 1);
         sgl_fmt_value(ob, &T_vv_int, t8);

@@ -173,7 +173,7 @@ static void f_main(sgl_node *N)
         sgl_call_check(N, 21, 11);
         sgl_int t9 = f_total(N, t8, INT64_C(2));
         sgl_int t10 = t9;
-        sgl_buf *ob = sgl_out(N);
+        sgl_buf *ob = sgl_out(N, 21, 5);
         sgl_fmt_int(ob, t10);
         sgl_print_end(N, 21, 5);
     }

@@ -100,7 +100,7 @@ static void f_main(sgl_node *N)
         const sgl_vec *t10 = &v_v;
         const sgl_vec *t11 = &v_w;
         const sgl_vec *t12 = &v_vv;
-        sgl_buf *ob = sgl_out(N);
+        sgl_buf *ob = sgl_out(N, 12, 5);
         sgl_fmt_value(ob, &T_v_int, t10);
         sgl_buf_put(ob, " ", 1);
         sgl_fmt_value(ob, &T_v_int, t11);
