@@ -489,9 +489,10 @@ static void *kept_take(size_t all, size_t *len, bool grow)
 }
 
 /* A block of TAKE_MIN bytes or more (below MAP_MIN) takes a kept buffer
- * that holds it, if any, instead of malloc's fresh pages (a PSRS child's
- * merge scratch, 10 MB at 5·10^6 ints on 2 threads), kept in turn when
- * freed; one that grows by FILL_MIN or more takes kept pages (kept_fill). */
+ * that holds it, if any, instead of malloc's fresh pages (a vector of
+ * 0.5-2·10^6 numbers: a PSRS child's block at 2·10^6 ints on 2 threads),
+ * kept in turn when freed; one that grows by FILL_MIN or more takes kept
+ * pages (kept_fill). */
 #define TAKE_MIN ((size_t)4 << 20)
 #define FILL_MIN ((size_t)2 << 20)
 
