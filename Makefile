@@ -46,7 +46,7 @@ demo: venv
 TEST_PAR1 = tests/test_sanitize.py tests/test_frontend.py tests/test_highlight.py \
   tests/test_passes.py tests/test_pipeline.py tests/test_builtins_table.py tests/test_dumps.py \
   tests/test_bounds.py tests/test_caches.py tests/test_harness.py tests/test_refinterp.py \
-  tests/test_bitwise.py tests/test_deep_literals.py tests/test_doctor.py tests/test_oom_located.py
+  tests/test_bitwise.py tests/test_deep_literals.py tests/test_doctor.py tests/test_out_of_memory.py
 TEST_PAR2 = tests/test_difftest.py tests/test_tsan.py tests/test_fmt.py tests/test_errors.py \
   tests/test_emit.py tests/test_warnings.py tests/test_conformance.py \
   tests/test_diagnostics_format.py tests/test_rtconst.py tests/test_snapshots.py \

@@ -354,8 +354,11 @@ sgl_vec sgl_split_by_take(const sgl_type *vt, sgl_vec *v, const sgl_type *wt, co
  * copied; any other is copied and the copy sorted in place. */
 sgl_vec sgl_sort(const sgl_type *vt, const sgl_vec *v, int line, int col);
 /* sort taking *v (owned; left empty): a vector that is the only view of its
- * elements (sgl_vec_unique) is sorted in place and returned; a shared one
- * is sorted as by sgl_sort, and *v's reference dropped. */
+ * elements (sgl_vec_unique) is sorted in place and returned below 65,536
+ * elements, from there into a new vector (the sort needs one that long;
+ * two runs of ints are merged in place where there is not the memory for
+ * it) and *v freed; a shared one is sorted as by sgl_sort, and *v's
+ * reference dropped. */
 sgl_vec sgl_sort_take(const sgl_type *vt, sgl_vec *v, int line, int col);
 sgl_int sgl_sum_int(const sgl_vec *v);
 sgl_float sgl_sum_float(const sgl_vec *v);

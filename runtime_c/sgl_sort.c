@@ -43,7 +43,9 @@
  * (the result shares it); the owned form (sgl_sort_take) sorts in place a
  * vector shorter than SGL_SORT_HYBRID_MIN that no one else sees, and
  * sorts any other into a new vector (a longer sort needs a buffer as long
- * as the input anyway) and frees the input.  Scratch buffers and results
+ * as the input anyway) and frees the input; but two runs of ints that no
+ * one else sees are merged in place, the shorter run set aside, where
+ * there is not the memory for a new vector.  Scratch buffers and results
  * come from the runtime's block allocator (big ones mapped populated, or
  * a freed one reused).
  */
@@ -298,20 +300,55 @@ static void merge2(const int64_t *x, int64_t nx, const int64_t *y, int64_t ny, i
     memcpy(out + k, y + j, (size_t)(je + 1 - j) * sizeof *y);
 }
 
+/* Merges the ascending a[0..n1) and a[n1..n1+n2) in place, stably, with
+ * only the shorter run set aside: from the front (the first run aside) or
+ * from the back (the second), one chain of loads; buf holds the run. */
+static void merge2_aside(int64_t *a, int64_t n1, int64_t n2, int64_t *buf)
+{
+    if (n1 <= n2) {
+        memcpy(buf, a, (size_t)n1 * sizeof *a);
+        int64_t i = 0, j = n1, k = 0, n = n1 + n2;
+        while (i < n1 && j < n) {
+            int64_t x = buf[i], y = a[j];
+            bool t = y < x;
+            a[k++] = t ? y : x;
+            j += t;
+            i += !t;
+        }
+        memcpy(a + k, buf + i, (size_t)(n1 - i) * sizeof *a);
+    } else {
+        memcpy(buf, a + n1, (size_t)n2 * sizeof *a);
+        int64_t i = n1 - 1, j = n2 - 1, k = n1 + n2 - 1;
+        while (i >= 0 && j >= 0) {
+            int64_t x = a[i], y = buf[j];
+            bool t = y < x; /* on a tie the second run's element goes last */
+            a[k--] = t ? x : y;
+            i -= t;
+            j -= !t;
+        }
+        memcpy(a, buf, (size_t)(j + 1) * sizeof *a);
+    }
+}
+
 /* Merges the ascending a[0..n1) and a[n1..n1+n2) in place, stably: a is
  * copied aside whole and merged back from both ends (merge2), which is
- * faster than a merge from one end that sets aside only the shorter run
- * (the copy is the cheaper part).  False (a unchanged) without memory. */
+ * faster than merge2_aside (the copy is the cheaper part); merge2_aside
+ * where a buffer as long as a cannot be had.  False (a unchanged) without
+ * memory for either. */
 static bool merge2_in_place(int64_t *a, int64_t n1, int64_t n2)
 {
     if (n1 == 0 || n2 == 0 || !(a[n1] < a[n1 - 1]))
         return true;
     scratch s;
-    if (!scratch_get(&s, n1 + n2, 0))
+    if (scratch_get(&s, n1 + n2, 0)) {
+        int64_t *buf = (int64_t *)s.tmp;
+        memcpy(buf, a, (size_t)(n1 + n2) * sizeof *a);
+        merge2(buf, n1, buf + n1, n2, a);
+    } else if (scratch_get(&s, n1 < n2 ? n1 : n2, 0)) {
+        merge2_aside(a, n1, n2, (int64_t *)s.tmp);
+    } else {
         return false;
-    int64_t *buf = (int64_t *)s.tmp;
-    memcpy(buf, a, (size_t)(n1 + n2) * sizeof *a);
-    merge2(buf, n1, buf + n1, n2, a);
+    }
     scratch_put(&s);
     return true;
 }
@@ -587,7 +624,7 @@ static bool sort_into(bool is_float, const uint64_t *src, uint64_t *dst, int64_t
                (int64_t *)dst);
         return true;
     }
-    if (runs == 2) /* in place: only the shorter run is set aside */
+    if (runs == 2) /* in place (merge2_in_place) */
         return merge2_in_place((int64_t *)dst, bounds[1], n - bounds[1]);
     scratch s;
     if (!scratch_get(&s, n, runs > 0 ? 0 : 2 << SGL_SORT_DIGIT_MAX))
@@ -700,11 +737,25 @@ sgl_vec sgl_sort_take(const sgl_type *vt, sgl_vec *v, int line, int col)
     int runs = r.len == 0 ? 1 : runs_of(vt, &r, bounds); /* one read pass for all below */
     if (runs == 1)
         return r;
+    if (sgl_vec_unique(&r) && runs == 2 && vt->elem->kind == SGL_T_INT &&
+        r.len >= SGL_SORT_HYBRID_MIN) {
+        /* merged from both ends into a new vector, which the merge needs
+         * anyway, or, where there is not the memory for it, in place with
+         * the shorter run set aside (as long as it, not as the vector) */
+        sgl_vec s;
+        if (!sgl_vec_try_alloc(vt->elem, r.len, &s)) {
+            sort_data(vt, r.data, r.data, r.len, runs, bounds, line, col);
+            return r;
+        }
+        merge2(r.data, bounds[1], (const int64_t *)r.data + bounds[1], r.len - bounds[1], s.data);
+        sgl_vec_free(vt, &r);
+        return s;
+    }
     if (!sgl_vec_unique(&r) || r.len >= SGL_SORT_HYBRID_MIN) {
         /* someone else still sees these elements, or the sort needs a
-         * buffer as long as them anyway (the radix sort, and the merge of
-         * two runs from both ends): sort into a new vector (its first
-         * pass reads these elements, so nothing is copied twice) */
+         * buffer as long as them anyway (the radix sort): sort into a new
+         * vector (its first pass reads these elements, so nothing is
+         * copied twice) */
         sgl_vec s = sorted_copy(vt, &r, runs, bounds, line, col);
         sgl_vec_free(vt, &r);
         return s;

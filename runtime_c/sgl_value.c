@@ -208,26 +208,34 @@ static void vbuf_dealloc(sgl_vbuf *b)
     sgl_vbuf_discard(b);
 }
 
-/* A fresh buffer with room for cap elements of type et, one reference. */
-static sgl_vbuf *vbuf_alloc(const sgl_type *et, int64_t cap, bool zero, int line, int col)
+/* A fresh buffer with room for cap elements of type et, one reference;
+ * NULL without the memory. */
+static sgl_vbuf *vbuf_try_alloc(const sgl_type *et, int64_t cap, bool zero)
 {
     size_t esz = sgl_sizeof(et);
-    size_t bytes = elems_bytes(cap, esz, line, col);
-    if (bytes > SIZE_MAX - sizeof(sgl_vbuf) - SGL_VBUF_PREFIX)
-        sgl_fail(line, col, "out of memory allocating %lld elements of %zu bytes", (long long)cap,
-                 esz);
+    if (cap < 0 || (uint64_t)cap > (SIZE_MAX - sizeof(sgl_vbuf) - SGL_VBUF_PREFIX) / esz)
+        return NULL;
     int64_t kind;
-    sgl_vbuf *b =
-        block_vbuf(sgl_block_alloc(SGL_VBUF_PREFIX + sizeof(sgl_vbuf) + bytes, zero, &kind));
+    sgl_vbuf *b = block_vbuf(
+        sgl_block_alloc(SGL_VBUF_PREFIX + sizeof(sgl_vbuf) + (size_t)cap * esz, zero, &kind));
     if (!b)
-        sgl_fail(line, col, "out of memory allocating %lld elements of %zu bytes", (long long)cap,
-                 esz);
+        return NULL;
     b->mapped = kind;
     atomic_init(&b->refs, 1);
     b->used = 0;
     b->cap = cap;
     b->parent = NULL;
     vbuf_track(b, et);
+    return b;
+}
+
+/* The same, failing at line:col without the memory. */
+static sgl_vbuf *vbuf_alloc(const sgl_type *et, int64_t cap, bool zero, int line, int col)
+{
+    sgl_vbuf *b = vbuf_try_alloc(et, cap, zero);
+    if (!b)
+        sgl_fail(line, col, "out of memory allocating %lld elements of %zu bytes", (long long)cap,
+                 sgl_sizeof(et));
     return b;
 }
 
@@ -370,6 +378,19 @@ sgl_vbuf *sgl_vbuf_handle(sgl_vbuf *p, int line, int col)
 sgl_vec sgl_vec_alloc(const sgl_type *et, int64_t len, bool zero, int line, int col)
 {
     return vec_alloc(et, len, zero, line, col);
+}
+
+bool sgl_vec_try_alloc(const sgl_type *et, int64_t len, sgl_vec *out)
+{
+    *out = (sgl_vec){NULL, 0, NULL};
+    if (len <= 0)
+        return true;
+    sgl_vbuf *b = vbuf_try_alloc(et, len, false);
+    if (!b)
+        return false;
+    b->used = len;
+    *out = (sgl_vec){vbuf_data(b), len, b};
+    return true;
 }
 
 void sgl_copy_elems_into(const sgl_type *et, void *dst, const void *src, int64_t n)

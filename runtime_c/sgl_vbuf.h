@@ -34,6 +34,8 @@ sgl_vbuf *sgl_vbuf_handle(sgl_vbuf *p, int line, int col);
 /* A vector of len elements of type et in a buffer of its own (elements
  * uninitialized unless zero). */
 sgl_vec sgl_vec_alloc(const sgl_type *et, int64_t len, bool zero, int line, int col);
+/* The same, uninitialized, or false (*out empty) without the memory. */
+bool sgl_vec_try_alloc(const sgl_type *et, int64_t len, sgl_vec *out);
 /* Copies n elements from src to dst: bytes, or shared vectors. */
 void sgl_copy_elems_into(const sgl_type *et, void *dst, const void *src, int64_t n);
 
