@@ -6,6 +6,7 @@
 #define _GNU_SOURCE /* MAP_ANONYMOUS, MAP_POPULATE; sched_getcpu, sched_setaffinity */
 #include "sgl_vbuf.h"
 
+#include <errno.h>
 #include <pthread.h>
 #include <sched.h>
 #include <stdatomic.h>
@@ -20,20 +21,22 @@
 #include <time.h>
 #include <unistd.h>
 
-/* Buffers of at least MAP_MIN bytes are mapped, then populated (best
- * effort: else pages fault in when written): the kernel provides zeroed
- * pages in one call instead of one fault per 4 KiB, which costs several
- * times more.  By MADV_POPULATE_WRITE, MAP_POPULATE only without it: mmap
- * populates holding the address space's lock for reading, and another
- * thread's mmap waits for it all that time (PSRS's two children on
- * threads, 20 MB each: 12-14 ms for both, against 6-7 ms advised). */
+/* Buffers of at least MAP_MIN bytes are mapped, then populated in one call
+ * (a fault per 4 KiB costs several times more) by MADV_POPULATE_WRITE: two
+ * threads' mappings do not wait for each other's populating (docs/execution.md,
+ * "Freeing"); by MAP_POPULATE without the advice (headers, or Linux < 5.14). */
 #define MAP_MIN ((size_t)16 << 20)
 #ifdef MADV_POPULATE_WRITE
-#define MAP_FILL 0
-#define populate(p, len) ((void)madvise((p), (len), MADV_POPULATE_WRITE))
+static _Atomic bool advice_refused; /* populate's false: MAP_POPULATE from then on */
+static bool populate(void *p, size_t len)
+{
+    if (madvise(p, len, MADV_POPULATE_WRITE) == 0 || errno != EINVAL) return true;
+    atomic_store(&advice_refused, true);
+    return false; /* these pages fault in when written */
+}
 #else
-#define MAP_FILL MAP_POPULATE
-#define populate(p, len) ((void)(p), (void)(len))
+#define advice_refused true
+#define populate(p, len) ((void)(p), (void)(len), false)
 #endif
 
 /* Unmapping a big buffer costs a fifth to a quarter of mapping it (the
@@ -44,15 +47,14 @@
  * - It is started with the first big mapping, not where a buffer is
  *   freed, so that no computation pays for creating a thread.
  * - It runs at nice 10, so that it takes a core only when the program's
- *   threads leave one free.  A thread created at nice 0
- *   where the last reference dropped started next to the threads that
- *   finish the computation and, with as many threads as cores (reduce at
- *   1x2 on 2 cores), could take the core of one of them: in sched traces
- *   on the loaded 2-core VM it ran 3 ms (median of 9) inside the timed
- *   call.  Not nice 19: the process exits only once the chunk in progress
- *   is unmapped, and on a loaded machine a thread at nice 19 gets little
- *   of a core (reduce's process exited 0.14 s later, median of 8, with
- *   32 MiB chunks).
+ *   threads leave one free.  A thread created at nice 0 where the last
+ *   reference dropped started next to the threads that finish the
+ *   computation and, with as many threads as cores (reduce at 1x2 on 2
+ *   cores), could take the core of one of them: in sched traces on the
+ *   loaded 2-core VM it ran 3 ms (median of 9) inside the timed call.  Not
+ *   nice 19: the process exits once the chunk in progress is unmapped, and
+ *   a thread at nice 19 gets little of a loaded core (reduce's process
+ *   exited 0.14 s later, median of 8, with 32 MiB chunks).
  * - Nice 10 does not keep it off a busy core (Linux 6.18's EEVDF on the
  *   2-core VM: it preempted its waker within 0.05 ms, for 3-6 ms), so
  *   its waker moves it off its own CPU first (unmap_avoid_me), in a
@@ -624,24 +626,23 @@ __attribute__((noinline)) static void *map_block(size_t all)
 {
     unmap_wait();
 #ifdef MAP_POPULATE
-    void *p = mmap(NULL, all, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_FILL, -1, 0);
-    if (p == MAP_FAILED)
-        return NULL;
-    populate(p, all);
-    return p;
+    bool advise = !advice_refused;
+    void *p = mmap(NULL, all, PROT_READ | PROT_WRITE,
+                   MAP_PRIVATE | MAP_ANONYMOUS | (advise ? 0 : MAP_POPULATE), -1, 0);
+    if (p != MAP_FAILED && advise) (void)populate(p, all);
+    return p == MAP_FAILED ? NULL : p;
 #else
     (void)all;
     return NULL;
 #endif
 }
 
-/* Small blocks (at most SMALL_MAX bytes, a buffer's header included: the
- * vectors of a few numbers that a loop of supersteps scatters and gathers
- * every step) come from a per-thread cache of freed blocks, a list per
- * size class (64, 128, 256 bytes) of at most SMALL_KEEP blocks, instead
- * of malloc and free: at the process level the master's two vectors per
- * superstep cost some 230 instructions of its critical path
- * (docs/execution.md).  Such a block's kind is -1 - its class.  A block
+/* Small blocks (at most SMALL_MAX bytes, a buffer's header included: the vectors
+ * of a few numbers that a loop of supersteps scatters and gathers every step)
+ * come from a per-thread cache of freed blocks, a list per size class (64, 128,
+ * 256 bytes) of at most SMALL_KEEP blocks, instead of malloc and free: at the
+ * process level the master's two vectors per superstep cost some 230
+ * instructions of its critical path (docs/execution.md).  Such a block's kind is -1 - its class.  A block
  * freed by another thread than the one that allocated it goes to the
  * freeing thread's cache.  A thread that ends frees its cache (a
  * thread-specific key's destructor, registered with its first cached
@@ -773,8 +774,8 @@ void *sgl_block_grow(void *blk, int64_t kind, size_t all, int64_t *newkind)
         return NULL;
     /* the new part: kept buffers' pages first, then new pages */
     size_t filled = want - had >= FILL_MIN ? kept_fill(q + had, want - had) : 0;
-    if (filled < want - had)
-        populate(q + had + filled, want - had - filled);
+    if (filled < want - had && !advice_refused) /* else the new pages fault in */
+        (void)populate(q + had + filled, want - had - filled);
     *newkind = (int64_t)want;
     return q;
 #else

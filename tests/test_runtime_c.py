@@ -272,6 +272,13 @@ def test_library_call_boundary(config: str, tmp_path: Path) -> None:
     assert (res.returncode, res.stdout) == (0, "ok\n"), res.stderr
 
 
+def test_c_populate_refused(build) -> None:
+    """Big blocks where the kernel refuses MADV_POPULATE_WRITE (before
+    Linux 5.14): asked once, then mapped with MAP_POPULATE
+    (runtime_c/tests/test_populate.c)."""
+    _run_unit(build("test_populate"))
+
+
 @pytest.mark.parametrize("sanitize", [False, True], ids=["plain", "asan"])
 def test_c_block_tests(build, sanitize: bool, tmp_path: Path) -> None:
     """Big blocks kept for reuse, split, grown and unmapped after their
