@@ -86,6 +86,7 @@ _Noreturn void sgl_raise(sgl_node *n, char *msg)
      * (out of memory); drop the partial line it leaves.  Everything before
      * it in the buffer ends with a newline. */
     while (n->out.len > 0 && n->out.data[n->out.len - 1] != '\n') n->out.len--;
+    n->out.line = n->out.col = 0; /* a failed print's position goes with its line */
     n->errmsg = msg;
     if (!n->boundary) sgl_internal_error(msg);
     longjmp(*n->boundary, 1);
