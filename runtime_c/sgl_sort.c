@@ -263,7 +263,7 @@ int sgl_sort_runs_i64(const int64_t *a, int64_t n, int64_t *bounds, int maxruns)
  * front takes the least element left (x's on a tie), the back the
  * greatest (y's on a tie), until each has written half of out; the two
  * chains of dependent loads run side by side, twice as fast as one
- * (5*10^6 ints: 7.1 -> 3.8 ms).  The front's k elements are the k least
+ * (2.5*10^6 ints: 7.1 -> 3.8 ms).  The front's k elements are the k least
  * and the back's m the m greatest, in the stable order, and k + m <= nx +
  * ny: the two never take the same element; a forward merge does what is
  * left in the middle. */

@@ -99,21 +99,33 @@ static int64_t concat_len(const sgl_vec *vv, int64_t *first, int64_t *nonempty, 
     return total;
 }
 
-/* Copies the elements of parts i0 .. of vv into r from element `at` on. */
-static void copy_parts(const sgl_type *et, sgl_vec *r, int64_t at, const sgl_vec *vv, int64_t i0)
+/* Copies the elements of parts i0 .. of vv (of vectors of type vt) into r
+ * from element `at` on.  With `drop` (vv is owned and given up), each part
+ * is dropped as soon as it is copied: a big buffer that only these parts
+ * and another's (a sibling's concat) hold is freed, and kept for reuse,
+ * as soon as both have copied from it, not after the whole copy (PSRS: a
+ * child's sort of its concat then finds one of the sorted blocks its
+ * buckets were cut from). */
+static void copy_parts(const sgl_type *vt, sgl_vec *r, int64_t at, const sgl_vec *vv, int64_t i0,
+                       bool drop)
 {
-    size_t esz = sgl_sizeof(et);
-    const sgl_vec *parts = vv->data;
+    size_t esz = sgl_sizeof(vt->elem);
+    sgl_vec *parts = vv->data;
     for (int64_t i = i0; i < vv->len; i++) {
-        sgl_copy_elems_into(et, elem_ptr(r, esz, at), parts[i].data, parts[i].len);
+        sgl_copy_elems_into(vt->elem, elem_ptr(r, esz, at), parts[i].data, parts[i].len);
         at += parts[i].len;
+        if (drop) {
+            sgl_vec_free(vt, &parts[i]);
+            parts[i] = (sgl_vec){NULL, 0, NULL}; /* vv's free skips it */
+        }
     }
 }
 
-static sgl_vec concat_copy(const sgl_type *et, const sgl_vec *vv, int64_t total, int line, int col)
+static sgl_vec concat_copy(const sgl_type *vt, const sgl_vec *vv, int64_t total, bool drop,
+                           int line, int col)
 {
-    sgl_vec r = sgl_vec_alloc(et, total, false, line, col);
-    copy_parts(et, &r, 0, vv, 0);
+    sgl_vec r = sgl_vec_alloc(vt->elem, total, false, line, col);
+    copy_parts(vt, &r, 0, vv, 0, drop);
     return r;
 }
 
@@ -135,7 +147,7 @@ sgl_vec sgl_concat(const sgl_type *vvt, const sgl_vec *vv, int line, int col)
         sgl_vbuf_retain(same);
         return (sgl_vec){parts[first].data, total, same};
     }
-    return concat_copy(et, vv, total, line, col);
+    return concat_copy(vt, vv, total, false, line, col);
 }
 
 /* Whether part p is in a buffer with no other owner, so that it can
@@ -159,7 +171,7 @@ static sgl_vec concat_onto_first(const sgl_type *vt, sgl_vec *vv, int64_t first,
     sgl_vec r = parts[first];
     parts[first] = (sgl_vec){NULL, 0, NULL}; /* moved out: vv's free skips it */
     sgl_vec_reserve(vt, &r, total, line, col);
-    copy_parts(vt->elem, &r, r.len, vv, first + 1);
+    copy_parts(vt, &r, r.len, vv, first + 1, true);
     r.len = total;
     r.buf->used = total;
     return r;
@@ -197,19 +209,7 @@ sgl_vec sgl_concat_take(const sgl_type *vvt, sgl_vec *vv, int line, int col)
     } else if (grows_in_place(&parts[first])) {
         r = concat_onto_first(vt, vv, first, total, line, col);
     } else {
-        /* each part dropped as soon as it is copied: a big buffer that
-         * only these parts and another's (a sibling's concat) hold is
-         * freed, and kept for reuse, as soon as both have copied from it
-         * (PSRS: a child's sort of its concat then finds one of the
-         * sorted blocks its buckets were cut from) */
-        r = sgl_vec_alloc(et, total, false, line, col);
-        sgl_vec *ps = vv->data;
-        for (int64_t i = 0, at = 0; i < vv->len; i++) {
-            sgl_copy_elems_into(et, elem_ptr(&r, esz, at), ps[i].data, ps[i].len);
-            at += ps[i].len;
-            sgl_vec_free(vt, &ps[i]);
-            ps[i] = (sgl_vec){NULL, 0, NULL};
-        }
+        r = concat_copy(vt, vv, total, true, line, col);
     }
     sgl_vec_free(vvt, vv); /* drops the parts' references */
     return r;
