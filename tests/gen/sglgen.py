@@ -231,13 +231,11 @@ class Gen:
 
     # ------------------------------------------------------------ tree functions
 
-    def f_map(self) -> tuple[str, Callable[[str], list[str]]]:
-        """[int] -> [int], elementwise with the global index, concat."""
-        name = self.fresh("map")
-        body = self.seq_block(["y", "k", "g"], None, "            ", self.r.randint(1, 3),
-                              readonly=("k",))
-        bc = self.r.choice(["bcast k -> kk;", "bcast k -> kk;\n    bcast k + 0 -> k;"])
-        src = f"""func {name}(v: [int], k: int, off: int) -> [int] {{
+    def map_worker(self, name: str, body: list[str]) -> str:
+        """The head of a kernel [int] -> [int] and its worker's part: body
+        on each element y with its global index g, then one int of y, k
+        and g pushed."""
+        return f"""func {name}(v: [int], k: int, off: int) -> [int] {{
     if worker {{
         var out: [int] = [];
         for i in 0 .. len(v) {{
@@ -247,20 +245,22 @@ class Gen:
             push(out, {self.int_expr(['y', 'k', 'g'])});
         }}
         return out;
-    }}
-    var blocks = split(v, nchildren);
-    var offs = fill(nchildren, off);
-    for c in 1 .. nchildren {{
-        offs[c] = offs[c - 1] + len(blocks[c - 1]);
-    }}
-    var part: [int];
+    }}"""
+
+    @staticmethod
+    def fan_out(name: str, elem: str, send: str = "bcast k -> kk;") -> str:
+        """The master's end of a kernel over [elem] (the lines after
+        `blocks` and `offs` are made): each child gets its block, its
+        offset and k (`send`), runs `name` on them, and the master joins
+        the results in order."""
+        return f"""    var part: [{elem}];
     var o: int;
     var kk: int;
-    var r: [int];
-    var rs: [[int]];
+    var r: [{elem}];
+    var rs: [[{elem}]];
     scatter blocks -> part;
     scatter offs -> o;
-    {bc}
+    {send}
     pardo {{
         r = {name}(part, kk, o);
     }}
@@ -268,6 +268,20 @@ class Gen:
     return concat(rs);
 }}
 """
+
+    def f_map(self) -> tuple[str, Callable[[str], list[str]]]:
+        """[int] -> [int], elementwise with the global index, concat."""
+        name = self.fresh("map")
+        body = self.seq_block(["y", "k", "g"], None, "            ", self.r.randint(1, 3),
+                              readonly=("k",))
+        bc = self.r.choice(["bcast k -> kk;", "bcast k -> kk;\n    bcast k + 0 -> k;"])
+        src = f"""{self.map_worker(name, body)}
+    var blocks = split(v, nchildren);
+    var offs = fill(nchildren, off);
+    for c in 1 .. nchildren {{
+        offs[c] = offs[c - 1] + len(blocks[c - 1]);
+    }}
+{self.fan_out(name, "int", bc)}"""
         self.funcs.append(src)
         return name, lambda v: [f"print(\"{name}\", {name}({v}, {self.int_expr([])}, 0));"]
 
@@ -651,21 +665,7 @@ func {name}(v: [string], k: int, off: int) -> [string] {{
     for c in 1 .. nchildren {{
         offs[c] = offs[c - 1] + len(blocks[c - 1]);
     }}
-    var part: [string];
-    var o: int;
-    var kk: int;
-    var r: [string];
-    var rs: [[string]];
-    scatter blocks -> part;
-    scatter offs -> o;
-    bcast k -> kk;
-    pardo {{
-        r = {name}(part, kk, o);
-    }}
-    gather r -> rs;
-    return concat(rs);
-}}
-
+{self.fan_out(name, "string")}
 func {join}(v: [string], sep: string) -> {sj} {{
     var acc = {sj}("", "", 0);
     if worker {{
@@ -1036,17 +1036,7 @@ func {peek}(old: int, vold: [int]) -> int {{
                    "    print(\"bad split_bounds\", bnd, len(v));",
                    "}"]
         cut_s = "\n".join("    " + ln for ln in cut)
-        src = f"""func {name}(v: [int], k: int, off: int) -> [int] {{
-    if worker {{
-        var out: [int] = [];
-        for i in 0 .. len(v) {{
-            var g = off + i;
-            var y = v[i];
-{chr(10).join(body)}
-            push(out, {self.int_expr(['y', 'k', 'g'])});
-        }}
-        return out;
-    }}
+        src = f"""{self.map_worker(name, body)}
 {cut_s}
     var offs: [int] = [];
     for c in 0 .. nchildren {{
@@ -1055,21 +1045,7 @@ func {peek}(old: int, vold: [int]) -> int {{
             print("bad bounds", c, bnd, len(blocks[c]));
         }}
     }}
-    var part: [int];
-    var o: int;
-    var kk: int;
-    var r: [int];
-    var rs: [[int]];
-    scatter blocks -> part;
-    scatter offs -> o;
-    bcast k -> kk;
-    pardo {{
-        r = {name}(part, kk, o);
-    }}
-    gather r -> rs;
-    return concat(rs);
-}}
-"""
+{self.fan_out(name, "int")}"""
         main = [f"print(\"{name}\", {name}(v, {self.int_expr([])}, 0));"]
         # the builtins at the root, on literal arguments
         for _ in range(self.r.randint(1, 3)):
