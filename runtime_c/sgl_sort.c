@@ -747,7 +747,7 @@ sgl_vec sgl_sort_take(const sgl_type *vt, sgl_vec *v, int line, int col)
             sort_data(vt, r.data, r.data, r.len, runs, bounds, line, col);
             return r;
         }
-        merge2(r.data, bounds[1], (const int64_t *)r.data + bounds[1], r.len - bounds[1], s.data);
+        sort_data(vt, r.data, s.data, r.len, runs, bounds, line, col);
         sgl_vec_free(vt, &r);
         return s;
     }
