@@ -7,7 +7,8 @@
  *                 superstep that does not depend on the transport
  *   sgl_output.c  ordered output and run-time errors (sgl_fail)
  *   sgl_local.c   the local transport: children in this process, run one
- *                 after the other (seq) or on OpenMP threads
+ *                 after the other (seq) or on a team of threads
+ *   sgl_team.c    that team: n threads, one fork and join per superstep
  *   sgl_mpi.c     the MPI transport and the MPI process start-up; compiled
  *                 to nothing without SGL_USE_MPI
  *   sgl_mpi_output.c  a remote child's output that does not fit in its
@@ -23,8 +24,8 @@
  *
  *   sgl_transport_local  the children are nodes of this process (`kids`,
  *                        all nchildren of them); a superstep runs them one
- *                        after the other, or, with SGL_USE_OMP, in an
- *                        OpenMP parallel region, one thread per child;
+ *                        after the other, or, with SGL_USE_OMP, on the
+ *                        master's team of threads, one thread per child;
  *   sgl_transport_mpi    the children are MPI processes of a communicator
  *                        in which the master is rank 0 (comm_down); child 0
  *                        lives in the master's process (`kids`, one node)
@@ -212,6 +213,7 @@ struct sgl_node {
     const sgl_transport *via; /* how the children are reached; NULL on a worker */
     sgl_node *kids; /* the children that live in this process: nlocal nodes */
     int nlocal;     /* local transport: nchildren; MPI: 1 (child 0) */
+    struct sgl_team *team; /* local transport with threads: one per child (sgl_team.h) */
 #ifdef SGL_USE_MPI
     MPI_Comm comm_down; /* to the children (this node is rank 0) */
     MPI_Comm comm_up;   /* to the master, for a node run by sgl_mpi_serve */

@@ -1,22 +1,25 @@
 /*
  * sgl_local.c: the local transport (sgl_internal.h): the children of a
  * master are nodes of this process.  A superstep runs them one after the
- * other, op by op (the seq target: seq_superstep), or, with SGL_USE_OMP, in an OpenMP parallel
- * region with one thread per child; thread levels nest.  Inputs are
+ * other, op by op (the seq target: seq_superstep), or, with SGL_USE_OMP,
+ * on the master's team of threads (sgl_team.c), one thread per child;
+ * thread levels nest (a child's own team).  Inputs are
  * handed over in shared memory: a scatter's element is moved (an owned,
  * unshared source) or copied, a bcast's value is copied for each child.
  */
-#define _POSIX_C_SOURCE 200809L /* clock_gettime, CLOCK_REALTIME under -std=c11 */
 #include "sgl_internal.h"
 #include "sgl_vbuf.h"
 
 #include <stdlib.h>
 
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "sgl_team.h"
+
 #ifdef SGL_USE_OMP
 #include <omp.h>
-#include <pthread.h>
-#include <stdatomic.h>
-#include <time.h>
 #endif
 
 /* Child i's input (or output place) for op j of site s. */
@@ -99,69 +102,33 @@ static void local_child(sgl_node *n, sgl_key k, const sgl_site *s, sgl_arg *args
 }
 
 #ifdef SGL_USE_OMP
-/* ---- a join that polls (docs/execution.md, cancellation) ----
- * In an MPI process whose main thread must keep polling for remote
- * failures and stop messages (sgl_mpi_polling), the main thread does not
- * wait for its sibling threads in OpenMP's barrier, where it would poll
- * nothing, so that a thread child that loops for ever past a remote
- * failure could never be stopped: it waits on a condition variable that
- * the last child to end signals, waking every POLL_MS to poll. */
+/* A superstep of a thread level runs on the master's team (sgl_team.h):
+ * child i on member i's thread, child 0 on the master's own.  In an MPI
+ * process whose main thread must keep polling for remote failures and
+ * stop messages (sgl_mpi_polling), the main thread, once its own child
+ * is done, polls every POLL_MS while it waits for the others, so that a
+ * thread child that loops for ever past a remote failure can be stopped
+ * (docs/execution.md, cancellation). */
 #define POLL_MS 5
 
-typedef struct joiner {
-    _Atomic int done;
-    int nk;
-    pthread_mutex_t mu;
-    pthread_cond_t cv;
-} joiner;
+typedef struct step_ctx {
+    sgl_node *n;
+    sgl_key k;
+    const sgl_site *s;
+    sgl_arg *args;
+    sgl_child_result *res;
+} step_ctx;
 
-static void join_done(joiner *jn)
+static void step_member(void *ctx, int i)
 {
-    if (atomic_fetch_add_explicit(&jn->done, 1, memory_order_acq_rel) + 1 < jn->nk) return;
-    pthread_mutex_lock(&jn->mu);
-    pthread_cond_signal(&jn->cv);
-    pthread_mutex_unlock(&jn->mu);
+    step_ctx *c = ctx;
+    local_child(c->n, c->k, c->s, c->args, c->res, i);
 }
 
-static void join_wait(joiner *jn)
+static void start_member(void *ctx, int i)
 {
-    pthread_mutex_lock(&jn->mu);
-    while (atomic_load_explicit(&jn->done, memory_order_acquire) < jn->nk) {
-        struct timespec ts;
-        clock_gettime(CLOCK_REALTIME, &ts);
-        ts.tv_nsec += POLL_MS * 1000000L;
-        if (ts.tv_nsec >= 1000000000L) {
-            ts.tv_sec++;
-            ts.tv_nsec -= 1000000000L;
-        }
-        if (pthread_cond_timedwait(&jn->cv, &jn->mu, &ts) == 0) continue;
-        pthread_mutex_unlock(&jn->mu);
-        sgl_mpi_poll(); /* may stop the children that run (sgl_cancel_from) */
-        pthread_mutex_lock(&jn->mu);
-    }
-    pthread_mutex_unlock(&jn->mu);
+    sgl_tree_start(&((sgl_node *)ctx)->kids[i]);
 }
-
-static void polling_superstep(sgl_node *n, sgl_key k, const sgl_site *s, sgl_arg *args,
-                              sgl_child_result *res)
-{
-    int nk = n->nchildren;
-    joiner jn = {.nk = nk};
-    if (pthread_mutex_init(&jn.mu, NULL) != 0 || pthread_cond_init(&jn.cv, NULL) != 0)
-        sgl_internal_error("cannot make a mutex");
-#pragma omp parallel num_threads(nk)
-    {
-        int t = omp_get_thread_num(), nt = omp_get_num_threads();
-        for (int i = t; i < nk; i += nt) {
-            local_child(n, k, s, args, res, i);
-            join_done(&jn);
-        }
-        if (t == 0) join_wait(&jn);
-    }
-    pthread_cond_destroy(&jn.cv);
-    pthread_mutex_destroy(&jn.mu);
-}
-/* ---- end of the join that polls */
 #endif
 
 static void local_superstep(sgl_node *n, sgl_key k, const sgl_site *s, sgl_arg *args,
@@ -177,16 +144,12 @@ static void local_superstep(sgl_node *n, sgl_key k, const sgl_site *s, sgl_arg *
         return;
     }
 #else
-    if (nk > 1 && !sgl_local_serial) {
+    if (nk > 1 && !sgl_local_serial && n->team) {
         /* every core may run a child: the big buffers the children free
          * are unmapped after the join (sgl_blocks.c) */
         sgl_unmap_hold();
-        if (sgl_mpi_polling()) {
-            polling_superstep(n, k, s, args, res);
-        } else {
-#pragma omp parallel for schedule(static, 1) num_threads(nk)
-            for (int i = 0; i < nk; i++) local_child(n, k, s, args, res, i);
-        }
+        step_ctx c = {n, k, s, args, res};
+        sgl_team_run(n->team, step_member, &c, sgl_mpi_polling() ? sgl_mpi_poll : NULL, POLL_MS);
         sgl_unmap_release();
         sgl_release_sources(s, args);
         return;
@@ -200,15 +163,22 @@ static void local_superstep(sgl_node *n, sgl_key k, const sgl_site *s, sgl_arg *
 }
 
 
-/* Start the OpenMP threads of n's thread levels now (nested teams
- * included), so that the first superstep does not pay for creating them. */
+/* Start the threads of n's thread levels now (nested teams included,
+ * each child started on its own thread), so that the first superstep does
+ * not pay for creating them. */
 static void local_start(sgl_node *n)
 {
     int nk = n->nchildren;
 #ifdef SGL_USE_OMP
-    if (!sgl_local_serial) {
-#pragma omp parallel for schedule(static, 1) num_threads(nk)
-        for (int i = 0; i < nk; i++) sgl_tree_start(&n->kids[i]);
+    if (nk > 1 && !sgl_local_serial) {
+        n->team = sgl_team_new(nk, sgl_team_stacksize());
+        if (!n->team) {
+            char what[200];
+            snprintf(what, sizeof what, "cannot start the %d threads of a thread level (%s)", nk - 1,
+                     strerror(errno));
+            sgl_internal_error(what);
+        }
+        sgl_team_run(n->team, start_member, n, NULL, 0);
         return;
     }
 #endif
@@ -216,11 +186,13 @@ static void local_start(sgl_node *n)
 }
 
 /* Local children need no message to stop, and every node below them is
- * local too (thread levels are below process levels). */
+ * local too (thread levels are below process levels): stop the threads
+ * of n's team and of the teams below. */
 static void local_shutdown(sgl_node *n, int status)
 {
-    (void)n;
-    (void)status;
+    for (int i = 0; i < n->nlocal; i++) sgl_tree_shutdown(&n->kids[i], status);
+    sgl_team_free(n->team);
+    n->team = NULL;
 }
 
 const sgl_transport sgl_transport_local = {

@@ -29,24 +29,25 @@ const sgl_program *sgl_prog;
 /* libgomp's idle threads                                               */
 
 #if defined(SGL_USE_OMP) && !defined(SGL_LIBRARY) && defined(__linux__) && !defined(__clang__)
-/* A thread of an OpenMP team that has nothing to do spins before it
- * sleeps: GOMP_SPINCOUNT iterations, 300000 by default (a few ms), fewer
- * only while libgomp counts more threads than CPUs, which it does not for
- * the idle threads of nested teams or of other processes.  A tree with
- * nested thread levels (2x2), or several processes of threads on one
- * host, then has idle threads spinning on the cores that the busy ones
- * need: 1000 supersteps of a small iterative program took 3.0 s at 2x2
- * against 0.05 s at 4 on two cores, and 2.7 s for 300 at 2x2 on two MPI
- * processes; 0.13 s and 0.03 s with a spin of 1000 (libgomp's own figure
- * for an oversubscribed machine), while a superstep that follows at once
- * still finds its threads awake (bench/sgl/superstep.sgl: the same time).
- * libgomp reads its variables when it is loaded, before main, and no code
- * of the program can run between libc's start, which sets the
- * environment, and libgomp's: so a program started with neither
- * GOMP_SPINCOUNT nor OMP_WAIT_POLICY set sets GOMP_SPINCOUNT=1000 and
- * executes itself again, before anything else (MPI_Init included).  Not
- * under valgrind, which would not follow the exec, nor when started
- * through the dynamic loader; libomp (clang) has a policy of its own.  docs/execution.md, "Idle threads". */
+/* The thread levels run on the runtime's own teams (sgl_team.c), which
+ * read GOMP_SPINCOUNT and OMP_WAIT_POLICY themselves; OpenMP still runs
+ * child_speeds()' measurement (sgl_speed.c).  A thread of an OpenMP team
+ * that has nothing to do spins before it sleeps: GOMP_SPINCOUNT
+ * iterations, 300000 by default (a few ms), fewer only while libgomp
+ * counts more threads than CPUs, which it does not for the idle threads of
+ * nested teams or of other processes, so that idle threads would spin on
+ * the cores that the busy ones need (when libgomp's teams ran the thread
+ * levels, 1000 supersteps of a small iterative program took 3.0 s at 2x2
+ * against 0.05 s at 4 on two cores; 0.13 s with a spin of 1000, libgomp's
+ * own figure for an oversubscribed machine).  libgomp reads its variables
+ * when it is loaded, before main, and no code of the program can run
+ * between libc's start, which sets the environment, and libgomp's: so a
+ * program started with neither GOMP_SPINCOUNT nor OMP_WAIT_POLICY set sets
+ * GOMP_SPINCOUNT=1000 (the teams' default too) and executes itself again,
+ * before anything else (MPI_Init included).  Not under valgrind, which
+ * would not follow the exec, nor when started through the dynamic loader;
+ * libomp (clang) has a policy of its own.  docs/execution.md, "Idle
+ * threads". */
 static void omp_spin_reexec(char **argv)
 {
     if (getenv("GOMP_SPINCOUNT") || getenv("OMP_WAIT_POLICY")) return;

@@ -33,8 +33,8 @@
 #define _GNU_SOURCE /* pthread_getattr_np */
 #include "sgl_internal.h"
 #include "sgl_speed.h"
+#include "sgl_team.h"
 
-#include <ctype.h>
 #include <limits.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -296,31 +296,6 @@ _Noreturn void sgl_stack_fail(int line, int col) { sgl_fail(line, col, "recursio
  * Smaller stacks crashed (SIGSEGV) instead of reporting it. */
 #define STACK_MIN ((size_t)128 << 10)
 
-#ifdef _OPENMP
-/* OMP_STACKSIZE in bytes, as libgomp reads it (a size with an optional
- * unit B, K, M or G, K by default); 0 when unset or not a size. */
-static size_t omp_stacksize(void)
-{
-    const char *e = getenv("OMP_STACKSIZE");
-    if (!e) return 0;
-    while (isspace((unsigned char)*e)) e++;
-    char *end = NULL;
-    unsigned long long x = strtoull(e, &end, 10);
-    if (end == e || *e == '-') return 0;
-    while (isspace((unsigned char)*end)) end++;
-    size_t unit = (size_t)1 << 10;
-    switch (toupper((unsigned char)*end)) {
-    case 'B': unit = 1; end++; break;
-    case 'K': end++; break;
-    case 'M': unit = (size_t)1 << 20; end++; break;
-    case 'G': unit = (size_t)1 << 30; end++; break;
-    default: break;
-    }
-    while (isspace((unsigned char)*end)) end++;
-    if (*end || x > SIZE_MAX / unit) return 0;
-    return (size_t)x * unit;
-}
-#endif
 
 /* True if this process's stacks are big enough for the recursion check
  * to report `recursion too deep` (else a message; on every rank, so that
@@ -331,8 +306,8 @@ bool sgl_stacks_fit(int rank, int nprocs)
     struct rlimit rl;
     if (getrlimit(RLIMIT_STACK, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY && rl.rlim_cur < STACK_MIN)
         snprintf(msg, sizeof msg, "the stack limit (ulimit -s) is %llu KiB", (unsigned long long)rl.rlim_cur >> 10);
-#ifdef _OPENMP
-    size_t t = omp_stacksize();
+#ifdef SGL_USE_OMP
+    size_t t = sgl_team_stacksize();
     if (!*msg && t && t < STACK_MIN)
         snprintf(msg, sizeof msg, "OMP_STACKSIZE=%.40s gives each thread %zu KiB of stack", getenv("OMP_STACKSIZE"),
                  t >> 10);

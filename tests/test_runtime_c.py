@@ -32,7 +32,7 @@ RUNTIME = Path(__file__).resolve().parent.parent / "runtime_c"
 SOURCES = [RUNTIME / name
            for name in ("sgl_value.c", "sgl_blocks.c", "sgl_views.c", "sgl_sort.c", "sgl_introsort.c",
                         "sgl_ser.c", "sgl_print.c", "sgl_misc.c", "sgl_files.c", "sgl_npy.c",
-                        "sgl_registry.c", "sgl_string.c", "sgl_crash.c")]
+                        "sgl_registry.c", "sgl_string.c", "sgl_crash.c", "sgl_team.c")]
 STUB = RUNTIME / "tests" / "stub_tree.c"
 BASE_FLAGS = ["-std=c11", "-Wall", "-Wextra", "-Werror", "-O1"]
 SANITIZE = ["-fsanitize=address,undefined", "-fno-sanitize-recover=undefined"]
@@ -46,7 +46,7 @@ def _cc() -> list[str]:
 
 
 def _compile(out: Path, main: Path, flags: list[str]) -> subprocess.CompletedProcess:
-    cmd = [*_cc(), *flags, "-o", str(out), str(main), str(STUB), *map(str, SOURCES), "-lm"]
+    cmd = [*_cc(), *flags, "-o", str(out), str(main), str(STUB), *map(str, SOURCES), "-lm", "-pthread"]
     return subprocess.run(cmd, capture_output=True, text=True)
 
 
@@ -270,6 +270,30 @@ def test_library_call_boundary(config: str, tmp_path: Path) -> None:
     res = subprocess.run([str(exe)], capture_output=True, text=True, timeout=60,
                          env={**os.environ, "OMP_NUM_THREADS": "2"})
     assert (res.returncode, res.stdout) == (0, "ok\n"), res.stderr
+
+
+def test_c_team(build) -> None:
+    """The team of threads of a thread-level master (runtime_c/tests/test_team.c)."""
+    assert _run_unit(build("test_team")) > 150
+
+
+def test_c_team_tsan(tmp_path: Path) -> None:
+    """The same under ThreadSanitizer (clang, or $CC if it is one that can):
+    every handover between the caller and the members is ordered."""
+    cc = shlex.split(os.environ.get("CC") or "clang")
+    exe = tmp_path / "test_team_tsan"
+    cmd = [*cc, "-std=c11", "-Wall", "-Wextra", "-O1", "-fsanitize=thread", "-o", str(exe),
+           str(RUNTIME / "tests" / "test_team.c"), str(RUNTIME / "sgl_team.c"), "-pthread"]
+    try:
+        res = subprocess.run(cmd, capture_output=True, text=True)
+    except FileNotFoundError:
+        pytest.skip("no clang for ThreadSanitizer")
+    if res.returncode != 0:
+        pytest.skip(f"cannot build with -fsanitize=thread: {res.stderr[-300:]}")
+    out = subprocess.run([str(exe)], capture_output=True, text=True, timeout=300,
+                         env={**os.environ, "TSAN_OPTIONS": "halt_on_error=1 exitcode=66"})
+    assert out.returncode == 0 and "WARNING: ThreadSanitizer" not in out.stderr, out.stdout + out.stderr
+    assert out.stdout.strip().splitlines()[-1].endswith(" passed, 0 failed"), out.stdout
 
 
 def test_c_populate_refused(build) -> None:
