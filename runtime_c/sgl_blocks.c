@@ -646,8 +646,8 @@ __attribute__((noinline)) static void *map_block(size_t all)
  * freed by another thread than the one that allocated it goes to the
  * freeing thread's cache.  A thread that ends frees its cache (a
  * thread-specific key's destructor, registered with its first cached
- * block): libgomp ends the threads of a nested team after each of its
- * parallel regions.  Not in builds with the registry (library builds and
+ * block): a team's threads end with its tree (sgl_team.c), libgomp's
+ * of a nested team (a library's) after each of its parallel regions.  Not in builds with the registry (library builds and
  * AddressSanitizer builds, which must see every free). */
 #ifndef SGL_REGISTRY
 #define SMALL_CLASSES 3

@@ -101,7 +101,24 @@ static void local_child(sgl_node *n, sgl_key k, const sgl_site *s, sgl_arg *args
     sgl_local_inputs_done(s, args, in, tmp);
 }
 
-#ifdef SGL_USE_OMP
+#if defined(SGL_USE_OMP) && defined(SGL_LIBRARY)
+/* A library's thread levels run in an OpenMP parallel region, one thread
+ * per child: a host may load many copies of a library (sglc.load) and
+ * never end them, and the copies share libgomp's pool of idle threads,
+ * where each copy's teams would keep threads of their own for ever. */
+static void run_children(sgl_node *n, sgl_key k, const sgl_site *s, sgl_arg *args,
+                         sgl_child_result *res)
+{
+#pragma omp parallel for schedule(static, 1) num_threads(n->nchildren)
+    for (int i = 0; i < n->nchildren; i++) local_child(n, k, s, args, res, i);
+}
+
+static void start_children(sgl_node *n)
+{
+#pragma omp parallel for schedule(static, 1) num_threads(n->nchildren)
+    for (int i = 0; i < n->nchildren; i++) sgl_tree_start(&n->kids[i]);
+}
+#elif defined(SGL_USE_OMP)
 /* A superstep of a thread level runs on the master's team (sgl_team.h):
  * child i on member i's thread, child 0 on the master's own.  In an MPI
  * process whose main thread must keep polling for remote failures and
@@ -125,9 +142,28 @@ static void step_member(void *ctx, int i)
     local_child(c->n, c->k, c->s, c->args, c->res, i);
 }
 
+static void run_children(sgl_node *n, sgl_key k, const sgl_site *s, sgl_arg *args,
+                         sgl_child_result *res)
+{
+    step_ctx c = {n, k, s, args, res};
+    sgl_team_run(n->team, step_member, &c, sgl_mpi_polling() ? sgl_mpi_poll : NULL, POLL_MS);
+}
+
 static void start_member(void *ctx, int i)
 {
     sgl_tree_start(&((sgl_node *)ctx)->kids[i]);
+}
+
+static void start_children(sgl_node *n)
+{
+    n->team = sgl_team_new(n->nchildren, sgl_team_stacksize());
+    if (!n->team) {
+        char what[200];
+        snprintf(what, sizeof what, "cannot start the %d threads of a thread level (%s)",
+                 n->nchildren - 1, strerror(errno));
+        sgl_internal_error(what);
+    }
+    sgl_team_run(n->team, start_member, n, NULL, 0);
 }
 #endif
 
@@ -144,12 +180,11 @@ static void local_superstep(sgl_node *n, sgl_key k, const sgl_site *s, sgl_arg *
         return;
     }
 #else
-    if (nk > 1 && !sgl_local_serial && n->team) {
+    if (nk > 1 && !sgl_local_serial) {
         /* every core may run a child: the big buffers the children free
          * are unmapped after the join (sgl_blocks.c) */
         sgl_unmap_hold();
-        step_ctx c = {n, k, s, args, res};
-        sgl_team_run(n->team, step_member, &c, sgl_mpi_polling() ? sgl_mpi_poll : NULL, POLL_MS);
+        run_children(n, k, s, args, res);
         sgl_unmap_release();
         sgl_release_sources(s, args);
         return;
@@ -162,7 +197,6 @@ static void local_superstep(sgl_node *n, sgl_key k, const sgl_site *s, sgl_arg *
     sgl_release_sources(s, args);
 }
 
-
 /* Start the threads of n's thread levels now (nested teams included,
  * each child started on its own thread), so that the first superstep does
  * not pay for creating them. */
@@ -171,14 +205,7 @@ static void local_start(sgl_node *n)
     int nk = n->nchildren;
 #ifdef SGL_USE_OMP
     if (nk > 1 && !sgl_local_serial) {
-        n->team = sgl_team_new(nk, sgl_team_stacksize());
-        if (!n->team) {
-            char what[200];
-            snprintf(what, sizeof what, "cannot start the %d threads of a thread level (%s)", nk - 1,
-                     strerror(errno));
-            sgl_internal_error(what);
-        }
-        sgl_team_run(n->team, start_member, n, NULL, 0);
+        start_children(n);
         return;
     }
 #endif
@@ -187,11 +214,11 @@ static void local_start(sgl_node *n)
 
 /* Local children need no message to stop, and every node below them is
  * local too (thread levels are below process levels): stop the threads
- * of n's team and of the teams below. */
+ * of n's team and of the teams below (none in a library). */
 static void local_shutdown(sgl_node *n, int status)
 {
     for (int i = 0; i < n->nlocal; i++) sgl_tree_shutdown(&n->kids[i], status);
-    sgl_team_free(n->team);
+    sgl_team_free(n->team); /* (NULL: none) */
     n->team = NULL;
 }
 

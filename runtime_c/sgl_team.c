@@ -57,6 +57,7 @@ struct sgl_team {
     _Alignas(LINE) _Atomic int sleepers; /* members asleep or going to sleep */
     _Atomic int caller_sleeps;
     int n;
+    int started; /* member threads started: n - 1, unless sgl_team_new failed */
     long spin;
     int ncpus;
     pid_t pid; /* the process whose threads these are */
@@ -117,6 +118,12 @@ static inline bool spin_turn(const sgl_team *t, long i)
     return true;
 }
 
+static bool blank(const char *s)
+{
+    while (isspace((unsigned char)*s)) s++;
+    return *s == '\0';
+}
+
 long sgl_team_spin_of(const char *c, const char *w)
 {
     while (c && isspace((unsigned char)*c)) c++;
@@ -127,7 +134,7 @@ long sgl_team_spin_of(const char *c, const char *w)
         long long x = strtoll(c, &end, 10);
         if (end != c && x >= 0 && errno == 0) {
             while (isspace((unsigned char)*end)) end++;
-            /* libgomp's suffixes: k, M, G, T (thousands) */
+            /* libgomp's suffixes: k, M, G, T (10^3, 10^6, 10^9, 10^12) */
             long long mul = 1;
             switch (*end) {
             case 'k': mul = 1000LL; end++; break;
@@ -140,8 +147,9 @@ long sgl_team_spin_of(const char *c, const char *w)
             if (*end == '\0') return x > LONG_MAX / mul ? LONG_MAX : (long)(x * mul);
         }
     }
-    if (w && strcasecmp(w, "passive") == 0) return 0;
-    if (w && strcasecmp(w, "active") == 0) return LONG_MAX;
+    while (w && isspace((unsigned char)*w)) w++;
+    if (w && strncasecmp(w, "passive", 7) == 0 && blank(w + 7)) return 0;
+    if (w && strncasecmp(w, "active", 6) == 0 && blank(w + 6)) return LONG_MAX;
     return SGL_TEAM_SPIN_DEFAULT;
 }
 
@@ -180,10 +188,11 @@ size_t sgl_team_stacksize(void)
 
 /* Sleeps while *w == v, at most ms milliseconds if ms > 0 (spurious
  * returns are the caller's to check). */
-static void word_wait(_Atomic int *w, int v, int ms)
+static void word_wait(_Atomic int *w, int v, double ms)
 {
 #ifdef __linux__
-    struct timespec ts = {ms / 1000, (long)(ms % 1000) * 1000000L};
+    long ns = (long)(ms * 1e6) + 1;
+    struct timespec ts = {ns / 1000000000L, ns % 1000000000L};
     syscall(SYS_futex, (int *)w, FUTEX_WAIT_PRIVATE, v, ms > 0 ? &ts : NULL, NULL, 0);
 #else
     struct timespec ts = {0, 50000L}; /* 50 us */
@@ -277,18 +286,17 @@ sgl_team *sgl_team_new(int n, size_t stack)
         if (stack < (size_t)PTHREAD_STACK_MIN) stack = (size_t)PTHREAD_STACK_MIN;
         err = pthread_attr_setstacksize(&attr, (stack + p - 1) / p * p);
     }
-    int started = 1;
-    for (; !err && started < n; started++) {
-        member *m = &t->members[started];
+    for (int i = 1; !err && i < n; i++) {
+        member *m = &t->members[i];
         m->team = t;
-        m->index = started;
+        m->index = i;
         err = pthread_create(&m->thread, &attr, member_main, m);
         if (err) break;
+        t->started++;
         atomic_fetch_add_explicit(&awake, 1, memory_order_relaxed);
     }
     pthread_attr_destroy(&attr);
     if (err) {
-        t->n = started; /* the threads that run */
         sgl_team_free(t);
         errno = err;
         return NULL;
@@ -312,8 +320,8 @@ static void wait_done(sgl_team *t, void (*poll)(void), int poll_ms)
             continue;
         }
         double ms = next - now_ms();
-        if (ms >= 1) {
-            word_wait(&t->left, l, (int)ms);
+        if (ms > 0) {
+            word_wait(&t->left, l, ms);
             continue;
         }
         poll();
@@ -343,7 +351,7 @@ void sgl_team_free(sgl_team *t)
     if (t->pid == getpid()) {
         t->quit = true;
         publish(t);
-        for (int i = 1; i < t->n; i++) pthread_join(t->members[i].thread, NULL);
+        for (int i = 1; i <= t->started; i++) pthread_join(t->members[i].thread, NULL);
     }
     free(t->members);
     free(t);

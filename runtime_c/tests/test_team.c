@@ -133,6 +133,7 @@ static void test_poll(void)
     poll_thread = pthread_self();
     sgl_team_run(t, slow_member, NULL, poll_fn, 2);
     CHECK(atomic_load(&polls) >= 5);
+    CHECK(atomic_load(&polls) <= 60); /* every 2 ms for about 55 ms, not in a busy loop */
     CHECK(atomic_load(&poll_early) == 0);
     sgl_team_free(t);
 }
@@ -243,6 +244,8 @@ static void test_env(void)
     CHECK(sgl_team_spin_of(NULL, "ACTIVE") == LONG_MAX);
     CHECK(sgl_team_spin_of(NULL, "sometimes") == SGL_TEAM_SPIN_DEFAULT);
     CHECK(sgl_team_spin_of("500", "passive") == 500);
+    CHECK(sgl_team_spin_of(NULL, " passive ") == 0);
+    CHECK(sgl_team_spin_of(NULL, "passively") == SGL_TEAM_SPIN_DEFAULT);
 
     unsetenv("OMP_STACKSIZE");
     CHECK(sgl_team_stacksize() == 0);
