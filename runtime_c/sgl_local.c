@@ -8,15 +8,13 @@
  * unshared source) or copied, a bcast's value is copied for each child.
  */
 #include "sgl_internal.h"
+#include "sgl_team.h"
 #include "sgl_vbuf.h"
-
-#include <stdlib.h>
 
 #include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
-
-#include "sgl_team.h"
 
 #ifdef SGL_USE_OMP
 #include <omp.h>
