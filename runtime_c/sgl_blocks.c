@@ -646,9 +646,9 @@ __attribute__((noinline)) static void *map_block(size_t all)
  * freed by another thread than the one that allocated it goes to the
  * freeing thread's cache.  A thread that ends frees its cache (a
  * thread-specific key's destructor, registered with its first cached
- * block): a team's threads end with its tree (sgl_team.c), libgomp's
- * of a nested team (a library's) after each of its parallel regions.  Not in builds with the registry (library builds and
- * AddressSanitizer builds, which must see every free). */
+ * block): a team's threads end with its tree (sgl_team.c), libgomp's of
+ * a nested team (a library's) after each of its parallel regions.  Not in
+ * builds with the registry (library and ASan builds: they see every free). */
 #ifndef SGL_REGISTRY
 #define SMALL_CLASSES 3
 #define SMALL_MAX ((size_t)64 << (SMALL_CLASSES - 1))
