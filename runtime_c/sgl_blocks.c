@@ -1,8 +1,8 @@
 /* sgl_blocks.c: the memory blocks of vector buffers (sgl_vbuf.h): big
  * ones mapped, kept for reuse once freed, then unmapped by a background
- * thread, small ones from a per-thread cache, the others malloc'd.  A
- * block's kind (sgl_vbuf's `mapped`) says which: the bytes mapped (> 0),
- * malloc'd (0), or a small block of class -1 - kind (< 0). */
+ * thread, small ones from a per-thread cache (sgl_small.c), the others
+ * malloc'd.  A block's kind (sgl_vbuf's `mapped`) says which: the bytes
+ * mapped (> 0), malloc'd (0), or a small block of class -1 - kind (< 0). */
 #define _GNU_SOURCE /* MAP_ANONYMOUS, MAP_POPULATE; sched_getcpu, sched_setaffinity */
 #include "sgl_vbuf.h"
 
@@ -622,6 +622,24 @@ static void unmap_wait(void)
     pthread_mutex_unlock(&unmap_mu);
 }
 
+/* A mapping is advised for transparent huge pages (MADV_HUGEPAGE) before
+ * it is populated, as NumPy advises its arrays of 4 MB and more: where the
+ * system gives them on advice only (THP `madvise`, many distributions'
+ * default), 2 MiB pages instead of 4 KiB ones (reduce's sum of 400 MB,
+ * median of 25: 14.9 -> 13.2 ms; populating them may wait for a VM's
+ * host: docs/execution.md, "Freeing").  SGL_MADVISE_HUGEPAGE=0: none. */
+static bool huge_pages(void)
+{
+    static _Atomic int on = -1; /* -1: not yet read */
+    int v = atomic_load_explicit(&on, memory_order_relaxed);
+    if (v < 0) {
+        const char *e = getenv("SGL_MADVISE_HUGEPAGE");
+        v = !(e && strcmp(e, "0") == 0);
+        atomic_store_explicit(&on, v, memory_order_relaxed);
+    }
+    return v;
+}
+
 __attribute__((noinline)) static void *map_block(size_t all)
 {
     unmap_wait();
@@ -629,6 +647,9 @@ __attribute__((noinline)) static void *map_block(size_t all)
     bool advise = !advice_refused;
     void *p = mmap(NULL, all, PROT_READ | PROT_WRITE,
                    MAP_PRIVATE | MAP_ANONYMOUS | (advise ? 0 : MAP_POPULATE), -1, 0);
+#ifdef MADV_HUGEPAGE
+    if (p != MAP_FAILED && huge_pages()) (void)madvise(p, all, MADV_HUGEPAGE);
+#endif
     if (p != MAP_FAILED && advise) (void)populate(p, all);
     return p == MAP_FAILED ? NULL : p;
 #else
@@ -636,93 +657,6 @@ __attribute__((noinline)) static void *map_block(size_t all)
     return NULL;
 #endif
 }
-
-/* Small blocks (at most SMALL_MAX bytes, a buffer's header included: the vectors
- * of a few numbers that a loop of supersteps scatters and gathers every step)
- * come from a per-thread cache of freed blocks, a list per size class (64, 128,
- * 256 bytes) of at most SMALL_KEEP blocks, instead of malloc and free: at the
- * process level the master's two vectors per superstep cost some 230
- * instructions of its critical path (docs/execution.md).  Such a block's kind is -1 - its class.  A block
- * freed by another thread than the one that allocated it goes to the
- * freeing thread's cache.  A thread that ends frees its cache (a
- * thread-specific key's destructor, registered with its first cached
- * block): a team's threads end with its tree (sgl_team.c), libgomp's of
- * a nested team (a library's) after each of its parallel regions.  Not in
- * builds with the registry (library and ASan builds: they see every free). */
-#ifndef SGL_REGISTRY
-#define SMALL_CLASSES 3
-#define SMALL_MAX ((size_t)64 << (SMALL_CLASSES - 1))
-#define SMALL_KEEP 8
-typedef struct small_block {
-    struct small_block *next;
-} small_block;
-static _Thread_local struct {
-    small_block *head[SMALL_CLASSES];
-    int n[SMALL_CLASSES];
-    int keyed; /* 0: not yet; 1: the key's destructor will free them; -1: no cache */
-} small_cache;
-static pthread_key_t small_key;
-static pthread_once_t small_once = PTHREAD_ONCE_INIT;
-static bool small_key_made;
-
-static void small_flush(void *unused)
-{
-    (void)unused;
-    for (int c = 0; c < SMALL_CLASSES; c++) {
-        while (small_cache.head[c]) {
-            small_block *p = small_cache.head[c];
-            small_cache.head[c] = p->next;
-            free(p);
-        }
-        small_cache.n[c] = 0;
-    }
-    small_cache.keyed = -1; /* a block freed after this, by another destructor, is freed */
-}
-
-static void small_make_key(void)
-{
-    small_key_made = pthread_key_create(&small_key, small_flush) == 0;
-}
-
-/* Whether this thread may cache blocks: its key is set (once per thread). */
-static bool small_keyed(void)
-{
-    if (small_cache.keyed == 0) {
-        (void)pthread_once(&small_once, small_make_key);
-        small_cache.keyed =
-            small_key_made && pthread_setspecific(small_key, &small_cache) == 0 ? 1 : -1;
-    }
-    return small_cache.keyed > 0;
-}
-
-static int small_class(size_t all)
-{
-    return all <= 64 ? 0 : all <= 128 ? 1 : 2;
-}
-
-static void *small_get(int cls)
-{
-    small_block *p = small_cache.head[cls];
-    if (p) {
-        small_cache.head[cls] = p->next;
-        small_cache.n[cls]--;
-        return p;
-    }
-    return malloc((size_t)64 << cls);
-}
-
-static void small_put(int cls, void *blk)
-{
-    if (small_cache.n[cls] >= SMALL_KEEP || !small_keyed()) {
-        free(blk);
-        return;
-    }
-    small_block *p = blk;
-    p->next = small_cache.head[cls];
-    small_cache.head[cls] = p;
-    small_cache.n[cls]++;
-}
-#endif
 
 void *sgl_block_alloc(size_t all, bool zero, int64_t *kind)
 {
@@ -746,9 +680,9 @@ void *sgl_block_alloc(size_t all, bool zero, int64_t *kind)
         }
     }
 #ifndef SGL_REGISTRY
-    if (all <= SMALL_MAX) {
-        int cls = small_class(all);
-        void *p = small_get(cls);
+    if (all <= SGL_SMALL_MAX) {
+        int cls = sgl_small_class(all);
+        void *p = sgl_small_get(cls);
         if (p && zero)
             memset(p, 0, all);
         *kind = -1 - cls;
@@ -793,7 +727,7 @@ void sgl_block_free(void *blk, int64_t kind)
         unmap_block(blk, (size_t)kind);
 #ifndef SGL_REGISTRY
     else if (kind < 0)
-        small_put((int)(-1 - kind), blk);
+        sgl_small_put((int)(-1 - kind), blk);
 #endif
     else
         free(blk);

@@ -96,6 +96,14 @@ void sgl_vbuf_discard(sgl_vbuf *b);
  * or more are mapped, those of 4 to 16 MiB too when a kept mapped block
  * holds them, small ones come from a per-thread cache (sgl_blocks.c). */
 void *sgl_block_alloc(size_t all, bool zero, int64_t *kind);
+/* The per-thread cache of blocks of at most SGL_SMALL_MAX bytes, in size
+ * classes of 64, 128 and 256 bytes (sgl_small.c; not in builds with the
+ * registry): a class's block, taken from the cache or malloc'd, and one
+ * given back (cached, or freed when the cache is full). */
+#define SGL_SMALL_MAX ((size_t)256)
+int sgl_small_class(size_t all);
+void *sgl_small_get(int cls);
+void sgl_small_put(int cls, void *blk);
 void sgl_block_free(void *blk, int64_t kind);
 /* A mapped block (kind > 0) grown to at least `all` bytes in place or
  * moved with its pages (mremap: nothing copied, only the new pages

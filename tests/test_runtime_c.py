@@ -32,7 +32,7 @@ RUNTIME = Path(__file__).resolve().parent.parent / "runtime_c"
 SOURCES = [RUNTIME / name
            for name in ("sgl_value.c", "sgl_blocks.c", "sgl_views.c", "sgl_sort.c", "sgl_introsort.c",
                         "sgl_ser.c", "sgl_print.c", "sgl_misc.c", "sgl_files.c", "sgl_npy.c",
-                        "sgl_registry.c", "sgl_string.c", "sgl_crash.c", "sgl_team.c")]
+                        "sgl_registry.c", "sgl_string.c", "sgl_crash.c", "sgl_team.c", "sgl_small.c")]
 STUB = RUNTIME / "tests" / "stub_tree.c"
 BASE_FLAGS = ["-std=c11", "-Wall", "-Wextra", "-Werror", "-O1"]
 SANITIZE = ["-fsanitize=address,undefined", "-fno-sanitize-recover=undefined"]
@@ -306,16 +306,21 @@ def test_c_populate_refused(build) -> None:
 @pytest.mark.parametrize("sanitize", [False, True], ids=["plain", "asan"])
 def test_c_block_tests(build, sanitize: bool, tmp_path: Path) -> None:
     """Big blocks kept for reuse, split, grown and unmapped after their
-    time (runtime_c/tests/test_blocks.c); AddressSanitizer keeps none."""
+    time, advised for huge pages unless SGL_MADVISE_HUGEPAGE=0
+    (runtime_c/tests/test_blocks.c); AddressSanitizer keeps none."""
     if sanitize:
         exe = build("test_blocks")
     else:
         exe = tmp_path / "test_blocks"
         res = _compile(exe, RUNTIME / "tests" / "test_blocks.c", BASE_FLAGS)
         assert res.returncode == 0, res.stdout + res.stderr
-    res = subprocess.run(
-        [str(exe)], capture_output=True, text=True, env={**os.environ, **SAN_ENV}, timeout=60
-    )
-    assert res.returncode == 0, res.stdout + res.stderr
-    last = res.stdout.strip().splitlines()[-1]
-    assert last.endswith(" passed, 0 failed") and not last.startswith("0 "), res.stdout
+    env = {**os.environ, **SAN_ENV}
+    env.pop("SGL_MADVISE_HUGEPAGE", None)
+    for hp in ([None, "0"] if not sanitize else [None]):  # the advice given, then left out
+        res = subprocess.run([str(exe)], capture_output=True, text=True, timeout=60,
+                             env=env if hp is None else {**env, "SGL_MADVISE_HUGEPAGE": hp})
+        assert res.returncode == 0, res.stdout + res.stderr
+        last = res.stdout.strip().splitlines()[-1]
+        assert last.endswith(" passed, 0 failed") and not last.startswith("0 "), res.stdout
+        if Path("/sys/kernel/mm/transparent_hugepage/enabled").exists():
+            assert ("huge-page advice: left out" if hp else "huge-page advice: given") in res.stdout

@@ -8,7 +8,9 @@
  * populated; a forked child neither inherits the kept blocks nor breaks
  * them; sgl_block_grow keeps a block's bytes and takes kept blocks' pages
  * for its new part; a block of 4-16 MiB takes a kept one; two threads allocating and freeing blocks of random lengths while
- * a third runs supersteps never get overlapping or non-zeroed blocks.
+ * a third runs supersteps never get overlapping or non-zeroed blocks; a
+ * mapped block is advised for huge pages (MADV_HUGEPAGE: the kernel shows
+ * "hg" in its VmFlags) unless SGL_MADVISE_HUGEPAGE=0.
  * Under AddressSanitizer nothing is kept (freed blocks are queued
  * and unmapped) and the same resident-memory checks hold.
  * Prints the counts, exits 1 on any failure.
@@ -40,6 +42,28 @@ static long long rss(void)
         if (sscanf(line, "VmRSS: %lld kB", &kb) == 1) break;
     fclose(f);
     return kb < 0 ? -1 : kb * 1024;
+}
+
+/* Whether the VmFlags of the mapping that holds p (/proc/self/smaps) have
+ * the two-letter flag: 1 or 0, -1 if they could not be read. */
+static int vm_flag(const void *p, const char *flag)
+{
+    FILE *f = fopen("/proc/self/smaps", "r");
+    if (!f) return -1;
+    char line[512];
+    int in = 0, found = -1;
+    while (found < 0 && fgets(line, sizeof line, f)) {
+        unsigned long lo, hi;
+        if (sscanf(line, "%lx-%lx ", &lo, &hi) == 2)
+            in = (uintptr_t)p >= lo && (uintptr_t)p < hi;
+        else if (in && strncmp(line, "VmFlags:", 8) == 0) {
+            found = 0;
+            for (char *t = strtok(line + 8, " \n"); t; t = strtok(NULL, " \n"))
+                if (strcmp(t, flag) == 0) found = 1;
+        }
+    }
+    fclose(f);
+    return found;
 }
 
 static bool all_zero(const unsigned char *p, size_t n)
@@ -128,6 +152,13 @@ int main(void)
     int64_t k1, k2;
     unsigned char *a = sgl_block_alloc(20 * MB, false, &k1);
     CHECK(a != NULL && k1 >= (int64_t)(20 * MB));
+    /* a new mapping, advised for huge pages where the kernel has them */
+    const char *hp = getenv("SGL_MADVISE_HUGEPAGE");
+    int hg = vm_flag(a, "hg");
+    if (access("/sys/kernel/mm/transparent_hugepage/enabled", F_OK) == 0 && hg >= 0) {
+        CHECK(hg == !(hp && strcmp(hp, "0") == 0));
+        printf("huge-page advice: %s\n", hg ? "given" : "left out");
+    }
     memset(a, 0xab, 20 * MB);
     sgl_block_free(a, k1);
     unsigned char *b = sgl_block_alloc(20 * MB, true, &k2);
