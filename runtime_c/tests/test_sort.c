@@ -521,7 +521,7 @@ static void test_two_runs(void)
     static const int64_t ns[] = {2, 3, 7, 300, 4001};
     for (size_t ni = 0; ni < sizeof ns / sizeof ns[0]; ni++)
         for (int64_t cut = 1; cut < ns[ni]; cut += cut < 9 || cut > ns[ni] - 9 ? 1 : ns[ni] / 8)
-            for (int pattern = 0; pattern < 4; pattern++) {
+            for (int pattern = 0; pattern < 5; pattern++) {
                 int64_t n = ns[ni], n1 = cut;
                 size_t bytes = (size_t)n * 8;
                 int64_t *in = xmalloc(bytes), *want = xmalloc(bytes), *got = xmalloc(bytes);
@@ -531,7 +531,9 @@ static void test_two_runs(void)
                     case 0: in[i] = (int64_t)(next_u64() % 50); break;  /* ties */
                     case 1: in[i] = first ? 1000 + i : i; break;        /* second below */
                     case 2: in[i] = first ? 2 * i : 2 * (i - n1) + 1; break; /* interleaved */
-                    default: in[i] = first ? (int64_t)(next_u64() % 8) : 4; break; /* one value */
+                    case 3: in[i] = first ? (int64_t)(next_u64() % 8) : 4; break; /* one value */
+                    default: /* the first inside the second's range */
+                        in[i] = first ? n + (int64_t)(next_u64() % 9) : (int64_t)(next_u64() % (3 * n));
                     }
                 }
                 ref_sort(in, n1, cmp_int);
