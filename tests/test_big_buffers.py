@@ -3,8 +3,10 @@ split or grown with mremap; runtime_c/sgl_blocks.c, docs/execution.md
 "Freeing") as a program uses them, on every kind of shape and from Python:
 tests/big/grow.sgl fills a 20 MB vector on every worker, pushes as many
 elements again (the mapped buffer grows in place), sums it, and does it
-again in the next round in the buffer the last one freed.  The expected
-sum is computed here from the program's definition, not from sglc.
+again in the next round in the buffer the last one freed, with the
+mappings advised for huge pages (the default) and without
+(SGL_MADVISE_HUGEPAGE=0).  The expected sum is computed here from the
+program's definition, not from sglc.
 The runtime's own unit test of the blocks is runtime_c/tests/test_blocks.c."""
 
 from __future__ import annotations
@@ -38,9 +40,14 @@ def _expected(n: int, rounds: int, workers: int) -> int:
     return workers * sum(n * r + n * (n - 1) // 2 + 2 * n for r in range(rounds))
 
 
+@pytest.mark.parametrize("huge", [True, False], ids=["huge-pages", "no-huge-pages"])
 @pytest.mark.parametrize("target,nprocs,shape", target_params(RUNS))
 def test_big_buffers_grow_and_are_reused(sglc_compile: CompileCache, target: str, nprocs: int,
-                                         shape: str) -> None:
+                                         shape: str, huge: bool, monkeypatch) -> None:
+    if huge:
+        monkeypatch.delenv("SGL_MADVISE_HUGEPAGE", raising=False)
+    else:
+        monkeypatch.setenv("SGL_MADVISE_HUGEPAGE", "0")
     exe = sglc_compile(SRC, target).require()
     rc, out, err = run_program(exe, nprocs, shape, [str(N), str(ROUNDS)], timeout=120)
     assert rc == 0, err
