@@ -258,22 +258,22 @@ int sgl_sort_runs_i64(const int64_t *a, int64_t n, int64_t *bounds, int maxruns)
     return r;
 }
 
-/* A merge of the ascending x[0..nx) and y[0..ny) into out, stably (x
- * first on ties), without a branch on the comparison, from both ends at
- * once: the front takes the least element left (x's on a tie), the back
- * the greatest (y's on a tie), until each has written half of out; the
- * two chains of dependent loads run side by side (2.5*10^6 ints: 7.1 ->
- * 3.8 ms).  The front's k elements are the k least and the back's m the m
- * greatest, in the stable order, and k + m <= nx + ny: the two never take
- * the same element; a forward merge does what is left in the middle. */
+/* A merge of the ascending x[0..nx) and y[0..ny) into out, stably, with
+ * no branch on the comparison, from both ends: the front takes the least
+ * left (x's on a tie), the back the greatest (y's), each until it wrote
+ * half of out, two chains of loads side by side (2.5*10^6 ints: 7.1 ->
+ * 3.8 ms); they never take the same element (the k least and the m
+ * greatest, k + m <= nx + ny); a forward merge does the middle left. */
 typedef struct {
     const int64_t *x, *y;
     int64_t *out;
     int64_t nx, ny, i, j, k, ie, je, ke;
-} merging; /* MERGE_STEP: one element at each end (each run has one left at both) */
+} merging;
 
-#define MERGING(x, nx, y, ny, out) ((merging){x, y, out, nx, ny, 0, 0, 0, (nx) - 1, (ny) - 1, (nx) + (ny) - 1})
+#define MERGING(x, nx, y, ny, out)                                             \
+    ((merging){x, y, out, nx, ny, 0, 0, 0, (nx) - 1, (ny) - 1, (nx) + (ny) - 1})
 
+/* One element at each end of m: each run must have one left at both. */
 #define MERGE_STEP(m)                                                        \
     do {                                                                     \
         int64_t a_ = m.x[m.i], b_ = m.y[m.j], c_ = m.x[m.ie], d_ = m.y[m.je]; \
