@@ -238,6 +238,18 @@ void sgl_ser_oob(sgl_buf *b, const sgl_type *t, const void *v, size_t min_oob, s
     }
     int64_t len = x->len;
     sgl_buf_put(b, &len, sizeof len);
+    if ((et->kind == SGL_T_VEC || et->kind == SGL_T_STR) && is_flat(et->elem) && min_oob > 1) {
+        /* rows of numbers: all out of band when they hold min_oob bytes
+         * together (the receiver lays them out in one buffer, deser_rows;
+         * the sender sends adjacent rows from where they lie and packs
+         * the others once), else all in the string */
+        size_t esz = sgl_sizeof(et->elem), bytes = 0;
+        const sgl_vec *row = x->data;
+        for (int64_t i = 0; i < len && bytes < min_oob; i++)
+            bytes += (size_t)row[i].len * esz;
+        if (bytes >= min_oob)
+            min_oob = 1;
+    }
     for (int64_t i = 0; i < len; i++)
         sgl_ser_oob(b, et, elem_at(x, et, i), min_oob, l);
 }

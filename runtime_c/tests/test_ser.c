@@ -86,7 +86,39 @@ static void test_nested(void)
     sgl_vec m = {0};
     for (int r = 0; r < 9; r++) push_move(&T_IVV, &m, ints(lens[r], r));
     int64_t pieces = round_trip(&T_IVV, &m, __LINE__);
-    CHECK(pieces == 3); /* the rows of 100, 257 and 8 ints (64 bytes), each from its own storage */
+    /* together 376 ints (over MIN_OOB bytes): every non-empty row out of
+     * band, each from its own storage */
+    CHECK(pieces == 6);
+
+    /* short rows under MIN_OOB bytes together: all in the string */
+    sgl_vec few = {0};
+    for (int r = 1; r <= 3; r++) push_move(&T_IVV, &few, ints(r, r));
+    CHECK(round_trip(&T_IVV, &few, __LINE__) == 0);
+    sgl_vec_free(&T_IVV, &few);
+
+    /* short rows over MIN_OOB bytes together (each of 5 ints, 40 bytes):
+     * all out of band, received as adjacent views of one buffer */
+    sgl_vec shorts = {0};
+    for (int r = 0; r < 6; r++) push_move(&T_IVV, &shorts, ints(5, r));
+    {
+        sgl_buf sb = {0};
+        sgl_pieces sp = {0}, rp = {0};
+        sgl_ser_oob(&sb, &T_IVV, &shorts, MIN_OOB, &sp);
+        CHECK(sp.n == 6 && sp.bytes == 30 * sizeof(sgl_int));
+        sgl_vec got = {0};
+        sgl_deser_oob(sb.data, &T_IVV, &got, &rp);
+        CHECK(rp.n == 1 && rp.bytes == sp.bytes); /* one receive */
+        transfer(&sp, &rp);
+        CHECK(sgl_value_eq(&T_IVV, &shorts, &got));
+        const sgl_vec *gr = got.data;
+        CHECK(got.len == 6 && gr[0].buf && gr[5].buf == gr[0].buf &&
+              (char *)gr[5].data == (char *)gr[0].data + 25 * sizeof(sgl_int));
+        sgl_vec_free(&T_IVV, &got);
+        sgl_pieces_free(&sp);
+        sgl_pieces_free(&rp);
+        sgl_buf_free(&sb);
+    }
+    sgl_vec_free(&T_IVV, &shorts);
 
     /* the rows of one vector's slices are adjacent: one piece, from v */
     sgl_vec flat = ints(4000, 1), rows = {0};
@@ -139,7 +171,7 @@ static void test_nested(void)
         for (int j = 0; j < r * 50; j++) ((sgl_bool *)x.data)[j] = (j + r) % 3 == 0;
         push_move(&T_BVV, &bm, x);
     }
-    CHECK(round_trip(&T_BVV, &bm, __LINE__) == 2); /* the rows of 100 and 150 bools */
+    CHECK(round_trip(&T_BVV, &bm, __LINE__) == 3); /* the rows of 50, 100 and 150 bools */
 
     /* scalars are inline */
     sgl_int k = 42;
