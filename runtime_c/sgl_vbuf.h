@@ -110,6 +110,9 @@ void sgl_block_free(void *blk, int64_t kind);
  * populated), its new kind in *newkind; NULL (blk unchanged) for any
  * other block or where that fails. */
 void *sgl_block_grow(void *blk, int64_t kind, size_t all, int64_t *newkind);
+/* For the runtime's tests: the CPU time over which a watched 2 MiB step
+ * of huge pages marks the process slow (sgl_blocks.c), and not slow yet. */
+void sgl_block_huge_limit(int64_t ns);
 
 /* A superstep on threads begins (hold) and ends (release), on its
  * master: a big buffer freed meanwhile is queued for the background
