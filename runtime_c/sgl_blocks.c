@@ -21,10 +21,11 @@
 #include <time.h>
 #include <unistd.h>
 
-/* Buffers of at least MAP_MIN bytes are mapped, then populated in one call
- * (a fault per 4 KiB costs several times more) by MADV_POPULATE_WRITE: two
- * threads' mappings do not wait for each other's populating (docs/execution.md,
- * "Freeing"); by MAP_POPULATE without the advice (headers, or Linux < 5.14). */
+/* Buffers of at least MAP_MIN bytes are mapped, then populated (a fault per
+ * 4 KiB costs several times more) by MADV_POPULATE_WRITE, in steps while huge
+ * pages are watched (below): two threads' mappings do not wait for each
+ * other's populating (docs/execution.md, "Freeing"); by MAP_POPULATE without
+ * the advice (headers, or Linux < 5.14): advised after, never watched. */
 #define MAP_MIN ((size_t)16 << 20)
 #ifdef MADV_POPULATE_WRITE
 static _Atomic bool advice_refused; /* populate's false: MAP_POPULATE from then on */
@@ -696,11 +697,11 @@ static bool populate_block(char *blk, size_t all, char *p, size_t len)
         int64_t t0 = thread_cpu_ns();
         if (!populate(p, (size_t)(next - p))) return false;
         p = next;
-        if (thread_cpu_ns() - t0 > atomic_load(&huge_slow_ns)) {
+        if (thread_cpu_ns() - t0 > atomic_load(&huge_slow_ns))
             atomic_store(&huge_slow, true);
-            huge_advise(blk, all);
-        }
     }
+    if (p < end && huge_mode() == HUGE_WATCH) /* slow: this step, or another thread's */
+        huge_advise(blk, all);
     return p == end || populate(p, (size_t)(end - p));
 }
 

@@ -45,28 +45,6 @@ static long long rss(void)
     return kb < 0 ? -1 : kb * 1024;
 }
 
-/* Whether the VmFlags of the mapping that holds p (/proc/self/smaps) have
- * the two-letter flag: 1 or 0, -1 if they could not be read. */
-static int vm_flag(const void *p, const char *flag)
-{
-    FILE *f = fopen("/proc/self/smaps", "r");
-    if (!f) return -1;
-    char line[512];
-    int in = 0, found = -1;
-    while (found < 0 && fgets(line, sizeof line, f)) {
-        unsigned long lo, hi;
-        if (sscanf(line, "%lx-%lx ", &lo, &hi) == 2)
-            in = (uintptr_t)p >= lo && (uintptr_t)p < hi;
-        else if (in && strncmp(line, "VmFlags:", 8) == 0) {
-            found = 0;
-            for (char *t = strtok(line + 8, " \n"); t; t = strtok(NULL, " \n"))
-                if (strcmp(t, flag) == 0) found = 1;
-        }
-    }
-    fclose(f);
-    return found;
-}
-
 static bool all_zero(const unsigned char *p, size_t n)
 {
     for (size_t i = 0; i < n; i += 4093)
