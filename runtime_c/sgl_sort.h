@@ -82,6 +82,24 @@ int sgl_sort_runs_i64(const int64_t *a, int64_t n, int64_t *bounds, int maxruns)
 void sgl_merge_runs_i64(const int64_t *src, int64_t *dst, int64_t *tmp, int64_t n,
                         int64_t *bounds, int nruns);
 
+/* Merges the ascending x[0..nx) and y[0..ny) into out (neither), stably
+ * (x's first on a tie). */
+void sgl_merge2_i64(const int64_t *x, int64_t nx, const int64_t *y, int64_t ny, int64_t *out);
+
+/* Merges the ascending a[0..n1) and a[n1..n1+n2) in place, stably.  False
+ * (a unchanged) without memory for a buffer as long as the shorter run. */
+bool sgl_merge2_in_place_i64(int64_t *a, int64_t n1, int64_t n2);
+
+/* The buffer pass `i` (from 0) of `passes` out-of-place passes writes to,
+ * when the first reads src and the last must write dst, tmp being the
+ * other buffer; when src is dst, the passes start in tmp and an odd count
+ * ends there (the caller copies back). */
+static inline void *sgl_pass_dest(const void *src, void *dst, void *tmp, int passes, int i)
+{
+    bool first_in_dst = src != dst && passes % 2 == 1;
+    return (i % 2 == 0) == first_in_dst ? dst : tmp;
+}
+
 /* Sorts a[0..n) ascending in place, with scratch it allocates (the
  * introsort when it cannot). */
 void sgl_sort_i64(int64_t *a, int64_t n);

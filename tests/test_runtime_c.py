@@ -1,4 +1,4 @@
-"""Tests of the C runtime: its value half (runtime_c/sgl_value.c, sgl_sort.c, sgl_introsort.c,
+"""Tests of the C runtime: its value half (runtime_c/sgl_value.c, sgl_sort.c, sgl_merge.c, sgl_introsort.c,
 sgl_ser.c, sgl_print.c, sgl_misc.c, the buffers' registry sgl_registry.c, and the crash report's
 addresses in sgl_crash.c), its warning-free build, and how sglc
 builds it.
@@ -30,7 +30,8 @@ from sglc import build as sglc_build
 
 RUNTIME = Path(__file__).resolve().parent.parent / "runtime_c"
 SOURCES = [RUNTIME / name
-           for name in ("sgl_value.c", "sgl_blocks.c", "sgl_views.c", "sgl_sort.c", "sgl_introsort.c",
+           for name in ("sgl_value.c", "sgl_blocks.c", "sgl_views.c", "sgl_sort.c", "sgl_merge.c",
+                        "sgl_introsort.c",
                         "sgl_ser.c", "sgl_print.c", "sgl_misc.c", "sgl_files.c", "sgl_npy.c",
                         "sgl_registry.c", "sgl_string.c", "sgl_crash.c", "sgl_team.c", "sgl_small.c")]
 STUB = RUNTIME / "tests" / "stub_tree.c"

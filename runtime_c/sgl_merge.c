@@ -1,0 +1,185 @@
+/*
+ * sgl_merge.c: the sort of an int input made of a few ascending runs
+ * (sgl_sort.c sends it here: PSRS's concatenated sorted blocks): its runs
+ * found (sgl_sort_runs_i64), then merged pairwise, stably, two runs in one
+ * pass, from both ends at once, with no branch on the comparison.
+ */
+#include "sgl_sort.h"
+
+#include <stdbool.h>
+#include <string.h>
+
+#include "sgl_vbuf.h"
+
+int sgl_sort_runs_i64(const int64_t *a, int64_t n, int64_t *bounds, int maxruns)
+{
+    int r = 0;
+    bounds[0] = 0;
+    for (int64_t i = 1; i < n; i++)
+        if (a[i] < a[i - 1]) {
+            if (++r == maxruns)
+                return 0; /* stops after maxruns descents: cheap on random data */
+            bounds[r] = i;
+        }
+    bounds[++r] = n;
+    return r;
+}
+
+/* A merge of the ascending x[0..nx) and y[0..ny) into out, stably, with
+ * no branch on the comparison, from both ends: the front takes the least
+ * left (x's on a tie), the back the greatest (y's), each until it wrote
+ * half of out, two chains of loads side by side (2.5*10^6 ints: 7.1 ->
+ * 3.8 ms); they never take the same element (the k least and the m
+ * greatest, k + m <= nx + ny); a forward merge does the middle left. */
+typedef struct {
+    const int64_t *x, *y;
+    int64_t *out;
+    int64_t nx, ny, i, j, k, ie, je, ke;
+} merging;
+
+#define MERGING(x, nx, y, ny, out)                                             \
+    ((merging){x, y, out, nx, ny, 0, 0, 0, (nx) - 1, (ny) - 1, (nx) + (ny) - 1})
+
+/* One element at each end of m: each run must have one left at both. */
+#define MERGE_STEP(m)                                                        \
+    do {                                                                     \
+        int64_t a_ = m.x[m.i], b_ = m.y[m.j], c_ = m.x[m.ie], d_ = m.y[m.je]; \
+        bool t_ = b_ < a_, u_ = d_ < c_;                                     \
+        m.out[m.k++] = t_ ? b_ : a_;                                         \
+        m.j += t_;                                                           \
+        m.i += !t_;                                                          \
+        m.out[m.ke--] = u_ ? c_ : d_;                                        \
+        m.ie -= u_;                                                          \
+        m.je -= !u_;                                                         \
+    } while (0)
+
+static void merging_finish(merging m)
+{
+    int64_t half = (m.nx + m.ny) / 2;
+    while (m.k < half && m.i < m.nx && m.j < m.ny && m.ie >= 0 && m.je >= 0)
+        MERGE_STEP(m);
+    while (m.i <= m.ie && m.j <= m.je) {
+        int64_t a = m.x[m.i], b = m.y[m.j];
+        bool t = b < a;
+        m.out[m.k++] = t ? b : a;
+        m.j += t;
+        m.i += !t;
+    }
+    memcpy(m.out + m.k, m.x + m.i, (size_t)(m.ie + 1 - m.i) * sizeof *m.x);
+    m.k += m.ie + 1 - m.i;
+    memcpy(m.out + m.k, m.y + m.j, (size_t)(m.je + 1 - m.j) * sizeof *m.y);
+}
+
+/* Split at the middle of out (the count of x's in its first h elements:
+ * a binary search), the halves' merges run side by side, four chains, for
+ * as many steps as no run can run out at either end (each half's half and
+ * each run's length at most): 2.5*10^6 ints 3.8 -> 2.4 ms. */
+void sgl_merge2_i64(const int64_t *x, int64_t nx, const int64_t *y, int64_t ny, int64_t *out)
+{
+    if (nx > 0 && ny > 0 && !(y[0] < x[nx - 1])) { /* already in order */
+        memcpy(out, x, (size_t)nx * sizeof *x);
+        memcpy(out + nx, y, (size_t)ny * sizeof *y);
+        return;
+    }
+    int64_t h = (nx + ny) / 2, lo = h > ny ? h - ny : 0, hi = h < nx ? h : nx;
+    while (lo < hi) { /* the least i such that y[h - i - 1] < x[i] (or none is left) */
+        int64_t i = lo + (hi - lo) / 2, j = h - i;
+        if (j > 0 && i < nx && x[i] <= y[j - 1])
+            lo = i + 1;
+        else
+            hi = i;
+    }
+    merging a = MERGING(x, lo, y, h - lo, out);
+    merging b = MERGING(x + lo, nx - lo, y + (h - lo), ny - (h - lo), out + h);
+    int64_t steps = h / 2, bound[] = {(nx + ny - h) / 2, a.nx, a.ny, b.nx, b.ny};
+    for (int r = 0; r < 5; r++)
+        steps = bound[r] < steps ? bound[r] : steps;
+    for (int64_t s = 0; s < steps; s++) {
+        MERGE_STEP(a);
+        MERGE_STEP(b);
+    }
+    merging_finish(a);
+    merging_finish(b);
+}
+
+/* Merges the ascending a[0..n1) and a[n1..n1+n2) in place, stably, with
+ * only the shorter run set aside: from the front (the first run aside) or
+ * from the back (the second), one chain of loads; buf holds the run. */
+static void merge2_aside(int64_t *a, int64_t n1, int64_t n2, int64_t *buf)
+{
+    if (n1 <= n2) {
+        memcpy(buf, a, (size_t)n1 * sizeof *a);
+        int64_t i = 0, j = n1, k = 0, n = n1 + n2;
+        while (i < n1 && j < n) {
+            int64_t x = buf[i], y = a[j];
+            bool t = y < x;
+            a[k++] = t ? y : x;
+            j += t;
+            i += !t;
+        }
+        memcpy(a + k, buf + i, (size_t)(n1 - i) * sizeof *a);
+    } else {
+        memcpy(buf, a + n1, (size_t)n2 * sizeof *a);
+        int64_t i = n1 - 1, j = n2 - 1, k = n1 + n2 - 1;
+        while (i >= 0 && j >= 0) {
+            int64_t x = a[i], y = buf[j];
+            bool t = y < x; /* on a tie the second run's element goes last */
+            a[k--] = t ? x : y;
+            i -= t;
+            j -= !t;
+        }
+        memcpy(a, buf, (size_t)(j + 1) * sizeof *a);
+    }
+}
+
+/* Merges the ascending a[0..n1) and a[n1..n1+n2) in place, stably: a is
+ * copied aside whole and merged back from both ends (merge2), which is
+ * faster than merge2_aside (the copy is the cheaper part); merge2_aside
+ * where a buffer as long as a cannot be had.  False (a unchanged) without
+ * memory for either. */
+bool sgl_merge2_in_place_i64(int64_t *a, int64_t n1, int64_t n2)
+{
+    if (n1 == 0 || n2 == 0 || !(a[n1] < a[n1 - 1]))
+        return true;
+    int64_t kind;
+    int64_t *buf = sgl_block_alloc((size_t)(n1 + n2) * sizeof *a, false, &kind);
+    if (buf) {
+        memcpy(buf, a, (size_t)(n1 + n2) * sizeof *a);
+        sgl_merge2_i64(buf, n1, buf + n1, n2, a);
+    } else if ((buf = sgl_block_alloc((size_t)(n1 < n2 ? n1 : n2) * sizeof *a, false, &kind))) {
+        merge2_aside(a, n1, n2, buf);
+    } else {
+        return false;
+    }
+    sgl_block_free(buf, kind);
+    return true;
+}
+
+void sgl_merge_runs_i64(const int64_t *src, int64_t *dst, int64_t *tmp, int64_t n,
+                        int64_t *bounds, int nruns)
+{
+    int rounds = 0;
+    for (int r = nruns; r > 1; r = (r + 1) / 2)
+        rounds++;
+    if (rounds == 0) {
+        if (dst != src)
+            memcpy(dst, src, (size_t)n * sizeof *dst);
+        return;
+    }
+    const int64_t *from = src;
+    for (int p = 0; p < rounds; p++) {
+        int64_t *to = sgl_pass_dest(src, dst, tmp, rounds, p);
+        int k = 0;
+        for (int r = 0; r < nruns; r += 2) {
+            int64_t lo = bounds[r], mid = bounds[r + 1];
+            int64_t hi = r + 1 < nruns ? bounds[r + 2] : mid;
+            sgl_merge2_i64(from + lo, mid - lo, from + mid, hi - mid, to + lo);
+            bounds[k++] = lo;
+        }
+        bounds[k] = n;
+        nruns = k;
+        from = to;
+    }
+    if (from != dst)
+        memcpy(dst, from, (size_t)n * sizeof *dst);
+}
