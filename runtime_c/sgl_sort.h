@@ -36,6 +36,11 @@
 #ifndef SGL_SORT_TOP_BITS
 #define SGL_SORT_TOP_BITS 10
 #endif
+/* Splits of at least this many elements (more than the L2 cache holds)
+ * scatter through write-combining lines with non-temporal stores. */
+#ifndef SGL_SORT_WC_MIN
+#define SGL_SORT_WC_MIN ((int64_t)1 << 19)
+#endif
 /* Buckets of the top digit up to this length are sorted by the LSD radix
  * sort (in the cache); longer ones are split again by their own top
  * digit. */

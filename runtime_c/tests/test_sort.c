@@ -554,6 +554,43 @@ static void test_two_runs(void)
             }
 }
 
+/* Splits long enough for the write-combining scatter (SGL_SORT_WC_MIN),
+ * into outputs at every offset in a 64-byte line (the lines' partial ends),
+ * with buckets of every size (few distinct: most buckets empty; outlier:
+ * one bucket split again), ints and floats, against the reference. */
+static void test_write_combining(void)
+{
+    static const int PATS[] = {RANDOM_SMALL, RANDOM_FULL, FEW, DIGITS, OUTLIER, EXTREMES};
+    {
+        int64_t n = SGL_SORT_WC_MIN + 4099;
+        size_t bytes = (size_t)n * 8;
+        for (size_t k = 0; k < sizeof PATS / sizeof PATS[0]; k++) {
+            int p = PATS[k];
+            for (int fl = 0; fl < 2; fl++) {
+                uint64_t *in = xmalloc(bytes), *want = xmalloc(bytes), *buf = xmalloc(bytes + 64);
+                if (fl)
+                    make_floats((double *)(void *)in, n, p);
+                else
+                    make_ints((int64_t *)(void *)in, n, p);
+                memcpy(want, in, bytes);
+                ref_sort(want, n, fl ? cmp_float : cmp_int);
+                for (int off = 0; off < 8; off += fl ? 5 : 1) {
+                    uint64_t *got = (uint64_t *)(((uintptr_t)buf + 63) & ~(uintptr_t)63) + off;
+                    memcpy(got, in, bytes);
+                    if (fl)
+                        CHECK(sgl_sort_f64((double *)(void *)got, n), PATTERN[p], n);
+                    else
+                        sgl_sort_i64((int64_t *)(void *)got, n);
+                    CHECK(memcmp(got, want, bytes) == 0, PATTERN[p], n + off * 1000000000LL);
+                }
+                free(in);
+                free(want);
+                free(buf);
+            }
+        }
+    }
+}
+
 int main(void)
 {
     rng_state = 2024;
@@ -562,6 +599,7 @@ int main(void)
     test_runs();
     test_blocks();
     test_two_runs();
+    test_write_combining();
     test_ints();
     test_floats();
     printf("%d passed, %d failed\n", n_passed, n_failed);
