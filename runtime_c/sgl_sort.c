@@ -159,11 +159,13 @@ static int digit_max(int64_t n)
  * into the fewest digits of at most digit_max(n) bits of equal widths,
  * with tmp (n elements) as scratch and cnt (2 << SGL_SORT_DIGIT_MAX
  * entries) for the counts.  A first pass counts digit 0; every scatter
- * pass counts the next digit as it moves the elements.  The MAKE_LSD
+ * pass counts the next digit as it moves the elements; the first one
+ * prefetches pf[0..pfn) (the next bucket of a split), a line every 8
+ * elements.  The MAKE_LSD
  * sort first finds the bits that differ (one read pass). */
 #define MAKE_LSD(CORE, NAME, KEY)                                                               \
     static void CORE(const uint64_t *src, uint64_t *dst, uint64_t *tmp, int64_t n, int64_t *cnt, \
-                     span sp)                                                                   \
+                     span sp, const uint64_t *pf, int64_t pfn)                                  \
     {                                                                                           \
         if (sp.lo > sp.hi) {                                                                    \
             if (dst != src)                                                                     \
@@ -187,11 +189,13 @@ static int digit_max(int64_t n)
                 cur[b] = sum;                                                                   \
                 sum += c;                                                                       \
             }                                                                                   \
-            uint64_t *to = sgl_pass_dest(src, dst, tmp, count, p);                                  \
+            uint64_t *to = sgl_pass_dest(src, dst, tmp, count, p);                              \
             int shift = sp.lo + p * width;                                                      \
             if (p + 1 < count) {                                                                \
                 memset(next, 0, nb * sizeof *next);                                             \
                 for (int64_t i = 0; i < n; i++) {                                               \
+                    if (p == 0 && (i & 7) == 0 && i < pfn)                                      \
+                        __builtin_prefetch(pf + i);                                             \
                     uint64_t x = from[i], k = KEY(x) >> shift;                                  \
                     to[cur[k & mask]++] = x;                                                    \
                     next[(k >> width) & mask]++;                                                \
@@ -218,7 +222,7 @@ static int digit_max(int64_t n)
             any |= k;                                                                           \
             all &= k;                                                                           \
         }                                                                                       \
-        CORE(src, dst, tmp, n, cnt, span_of(any ^ all));                                        \
+        CORE(src, dst, tmp, n, cnt, span_of(any ^ all), NULL, 0);                                  \
     }
 
 MAKE_LSD(lsd_int, radix_int, key_int)
@@ -287,6 +291,8 @@ static inline void wc_line(uint64_t *dst, const uint64_t *line)
         int64_t a0 = (int64_t)(((uintptr_t)(to) >> 3) & 7);                                    \
         uint64_t m_ = (nb) - 1;                                                                 \
         for (int64_t i = 0; i < (n); i++) {                                                     \
+            if ((i & 7) == 0)                                                                   \
+                __builtin_prefetch((from) + i + SGL_SORT_AHEAD);                                   \
             uint64_t x = (from)[i];                                                             \
             size_t b = (KEY(x) >> (shift)) & m_;                                                \
             int64_t p = (pos)[b]++, slot = (p + a0) & 7;                                        \
@@ -310,6 +316,10 @@ static inline void wc_line(uint64_t *dst, const uint64_t *line)
 #define WC_OK 0
 #define WC_SCATTER(KEY, from, to, n, pos, start, nb, shift) ((void)0)
 #endif
+
+/* The length of the bucket after bucket b of the split sl (0 after the
+ * last): the LSD sort of bucket b prefetches it. */
+#define NEXT_LEN(sl, b) ((sl).start[(b) + 2 <= (sl).nb ? (b) + 2 : (b) + 1] - (sl).start[(b) + 1])
 
 /* HYBRID_SORT(NAME, KEY, CORE, SMALL, SMALL_N) defines NAME(src, dst, n):
  * sorts src[0..n) into dst (not src) by KEY, stably.  The highest
@@ -340,13 +350,16 @@ static inline void wc_line(uint64_t *dst, const uint64_t *line)
         int gshift = guess.lo > guess.hi ? 0 : top_shift(guess, n);                             \
         int gw = guess.lo > guess.hi ? 1 : guess.hi - gshift + 1;                               \
         size_t nb = (size_t)1 << SGL_SORT_TOP_BITS;                                             \
-        if (!scratch_get(&sl->meta, 0, (int64_t)(10 * nb + 9))) /* + WC_SCATTER's lines */                                  \
+        /* 2 nb + 1 counts, then 8 nb + 8 for WC_SCATTER's lines */                             \
+        if (!scratch_get(&sl->meta, 0, (int64_t)(10 * nb + 9)))                                 \
             return false;                                                                       \
         int64_t *top = sl->meta.cnt, *start = sl->meta.cnt + nb;                                \
         nb = (size_t)1 << gw;                                                                   \
         memset(top, 0, nb * sizeof *top);                                                       \
         uint64_t any = 0, all = ~(uint64_t)0, gmask = nb - 1;                                   \
         for (int64_t i = 0; i < n; i++) {                                                       \
+            if ((i & 7) == 0)                                                                   \
+                __builtin_prefetch(from + i + SGL_SORT_AHEAD);                                     \
             uint64_t k = KEY(from[i]);                                                          \
             any |= k;                                                                           \
             all &= k;                                                                           \
@@ -406,7 +419,8 @@ static inline void wc_line(uint64_t *dst, const uint64_t *line)
                 if (m < SMALL_N)                                                                \
                     SMALL(to + o, m);                                                           \
                 else if (m <= SGL_SORT_CACHE_MAX)                                               \
-                    CORE(to + o, to + o, c->tmp, m, c->cnt, low);                               \
+                    CORE(to + o, to + o, c->tmp, m, c->cnt, low, to + o + m,                       \
+                         NEXT_LEN(sl, b));                                                         \
                 else                                                                            \
                     ok = NAME##_in(to + o, aux + o, m, c);                                      \
             }                                                                                   \
@@ -430,7 +444,7 @@ static inline void wc_line(uint64_t *dst, const uint64_t *line)
                     if (sl.shift > sl.sp.lo)                                                    \
                         SMALL(x + o, m);                                                        \
                 } else if (m <= SGL_SORT_CACHE_MAX)                                             \
-                    CORE(y + o, x + o, c->tmp, m, c->cnt, low);                                 \
+                    CORE(y + o, x + o, c->tmp, m, c->cnt, low, y + o + m, NEXT_LEN(sl, b));        \
                 else                                                                            \
                     ok = NAME##_to(y + o, x + o, y + o, m, c);                                  \
             }                                                                                   \
@@ -460,7 +474,8 @@ static inline void wc_line(uint64_t *dst, const uint64_t *line)
                 if (m < SMALL_N)                                                                \
                     SMALL(dst + o, m);                                                          \
                 else if (m <= SGL_SORT_CACHE_MAX)                                               \
-                    CORE(dst + o, dst + o, c.tmp, m, c.cnt, low);                               \
+                    CORE(dst + o, dst + o, c.tmp, m, c.cnt, low, dst + o + m,                      \
+                         NEXT_LEN(sl, b));                                                         \
                 else                                                                            \
                     ok = NAME##_in(dst + o, aux.tmp, m, &c);                                    \
             }                                                                                   \

@@ -41,6 +41,13 @@
 #ifndef SGL_SORT_WC_MIN
 #define SGL_SORT_WC_MIN ((int64_t)1 << 19)
 #endif
+/* The passes that stream an input out of the cache ask for the line this
+ * many elements ahead (__builtin_prefetch): the hardware's prefetchers
+ * stop at each 4 KiB page, and a bucket's LSD sort asks for the next
+ * bucket's lines while it sorts its own (bench/README.md). */
+#ifndef SGL_SORT_AHEAD
+#define SGL_SORT_AHEAD 512
+#endif
 /* Buckets of the top digit up to this length are sorted by the LSD radix
  * sort (in the cache); longer ones are split again by their own top
  * digit. */
