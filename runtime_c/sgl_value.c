@@ -591,12 +591,22 @@ sgl_vec sgl_range(sgl_int a, sgl_int b, int line, int col)
 /* Wrapping addition is associative and commutative, so the int sum may
  * run in four independent chains (the same result as one): gcc vectorizes
  * the four lanes at -O2 (two SSE2 paddq), where the one-chain loop stays
- * scalar, one dependent add per element. */
+ * scalar, one dependent add per element.  A line (8 elements) per step,
+ * with the line SGL_SUM_AHEAD elements ahead prefetched: the hardware's
+ * prefetchers stop at each 4 KiB page (bench/README.md, "Reductions"). */
+#define SGL_SUM_AHEAD 256
 sgl_int sgl_sum_int(const sgl_vec *v)
 {
     const sgl_int *d = v->data;
     int64_t n = v->len, i = 0;
     uint64_t s0 = 0, s1 = 0, s2 = 0, s3 = 0;
+    for (; i + 8 <= n; i += 8) {
+        __builtin_prefetch(d + i + SGL_SUM_AHEAD);
+        s0 += (uint64_t)d[i] + (uint64_t)d[i + 4];
+        s1 += (uint64_t)d[i + 1] + (uint64_t)d[i + 5];
+        s2 += (uint64_t)d[i + 2] + (uint64_t)d[i + 6];
+        s3 += (uint64_t)d[i + 3] + (uint64_t)d[i + 7];
+    }
     for (; i + 4 <= n; i += 4) {
         s0 += (uint64_t)d[i];
         s1 += (uint64_t)d[i + 1];
