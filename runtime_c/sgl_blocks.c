@@ -700,7 +700,7 @@ static bool populate_block(char *blk, size_t all, char *p, size_t len)
         if (thread_cpu_ns() - t0 > atomic_load(&huge_slow_ns))
             atomic_store(&huge_slow, true);
     }
-    if (p < end && huge_mode() == HUGE_WATCH) /* slow: this step, or another thread's */
+    if (huge_mode() == HUGE_WATCH && atomic_load(&huge_slow)) /* this step, or another thread's */
         huge_advise(blk, all);
     return p == end || populate(p, (size_t)(end - p));
 }

@@ -160,8 +160,8 @@ static int digit_max(int64_t n)
  * with tmp (n elements) as scratch and cnt (2 << SGL_SORT_DIGIT_MAX
  * entries) for the counts.  A first pass counts digit 0; every scatter
  * pass counts the next digit as it moves the elements; the first one
- * prefetches pf[0..pfn) (the next bucket of a split), a line every 8
- * elements.  The MAKE_LSD
+ * prefetches pf[0..min(n, pfn)) (the next bucket of a split: about as
+ * long), a line every 8 elements.  The MAKE_LSD
  * sort first finds the bits that differ (one read pass). */
 #define MAKE_LSD(CORE, NAME, KEY)                                                               \
     static void CORE(const uint64_t *src, uint64_t *dst, uint64_t *tmp, int64_t n, int64_t *cnt, \
@@ -202,6 +202,8 @@ static int digit_max(int64_t n)
                 }                                                                               \
             } else {                                                                            \
                 for (int64_t i = 0; i < n; i++) {                                               \
+                    if (p == 0 && (i & 7) == 0 && i < pfn)                                      \
+                        __builtin_prefetch(pf + i);                                             \
                     uint64_t x = from[i];                                                       \
                     to[cur[(KEY(x) >> shift) & mask]++] = x;                                    \
                 }                                                                               \
@@ -351,7 +353,8 @@ static inline void wc_line(uint64_t *dst, const uint64_t *line)
         int gw = guess.lo > guess.hi ? 1 : guess.hi - gshift + 1;                               \
         size_t nb = (size_t)1 << SGL_SORT_TOP_BITS;                                             \
         /* 2 nb + 1 counts, then 8 nb + 8 for WC_SCATTER's lines */                             \
-        if (!scratch_get(&sl->meta, 0, (int64_t)(10 * nb + 9)))                                 \
+        int64_t lines = WC_OK && n >= SGL_SORT_WC_MIN ? (int64_t)(8 * nb + 8) : 0;              \
+        if (!scratch_get(&sl->meta, 0, (int64_t)(2 * nb + 1) + lines))                          \
             return false;                                                                       \
         int64_t *top = sl->meta.cnt, *start = sl->meta.cnt + nb;                                \
         nb = (size_t)1 << gw;                                                                   \
@@ -374,8 +377,11 @@ static inline void wc_line(uint64_t *dst, const uint64_t *line)
             /* not the digit counted: count it */                                               \
             nb = (size_t)1 << w;                                                                \
             memset(top, 0, nb * sizeof *top);                                                   \
-            for (int64_t i = 0; i < n; i++)                                                     \
+            for (int64_t i = 0; i < n; i++) {                                                   \
+                if ((i & 7) == 0)                                                               \
+                    __builtin_prefetch(from + i + SGL_SORT_AHEAD);                              \
                 top[(KEY(from[i]) >> shift) & (nb - 1)]++;                                      \
+            }                                                                                   \
         }                                                                                       \
         uint64_t mask = nb - 1;                                                                 \
         int64_t sum = 0, longest = 0;                                                           \

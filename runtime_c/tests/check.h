@@ -2,7 +2,8 @@
  * check.h: the checks of the runtime's C unit tests (test_values.c,
  * test_ser.c): CHECK(cond) counts a pass or prints the failed condition
  * and its line; each test's main prints the counts and exits 1 on any
- * failure; vm_flag reads a mapping's flags.
+ * failure; vm_flag reads a mapping's flags, populate_advice asks the
+ * kernel whether it populates on advice.
  */
 #ifndef SGL_TEST_CHECK_H
 #define SGL_TEST_CHECK_H
@@ -11,6 +12,7 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/mman.h>
 
 static int n_passed, n_failed;
 
@@ -46,6 +48,22 @@ static inline int vm_flag(const void *p, const char *flag)
     }
     fclose(f);
     return found;
+}
+
+/* Whether the kernel populates on MADV_POPULATE_WRITE (Linux 5.14 on):
+ * before, the runtime maps big blocks with MAP_POPULATE, not watched. */
+static inline bool populate_advice(void)
+{
+#ifdef MADV_POPULATE_WRITE
+    size_t len = (size_t)1 << 16;
+    void *p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (p == MAP_FAILED) return false;
+    bool ok = madvise(p, len, MADV_POPULATE_WRITE) == 0;
+    munmap(p, len);
+    return ok;
+#else
+    return false;
+#endif
 }
 
 #endif /* SGL_TEST_CHECK_H */

@@ -196,7 +196,7 @@ int main(void)
      * (here every step) advises the whole block MADV_NOHUGEPAGE, one
      * mapping still, and every block mapped after; in a child, which has
      * no kept block */
-    if (!hp && thp) {
+    if (!hp && thp && populate_advice()) {
         fflush(stdout);
         pid_t w = fork();
         if (w == 0) {

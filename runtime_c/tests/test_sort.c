@@ -118,7 +118,7 @@ enum {
 static const char *PATTERN[NPATTERNS] = {
     "sorted", "reversed", "all equal", "few distinct", "organ pipe", "sawtooth",
     "3 sorted blocks", "high and lowest digit", "random small", "random full",
-    "random with INT64_MIN/MAX"};
+    "random with INT64_MIN/MAX", "one outlier"};
 
 static void make_ints(int64_t *a, int64_t n, int pattern)
 {
@@ -567,7 +567,7 @@ static void test_write_combining(void)
         for (size_t k = 0; k < sizeof PATS / sizeof PATS[0]; k++) {
             int p = PATS[k];
             for (int fl = 0; fl < 2; fl++) {
-                uint64_t *in = xmalloc(bytes), *want = xmalloc(bytes), *buf = xmalloc(bytes + 64);
+                uint64_t *in = xmalloc(bytes), *want = xmalloc(bytes), *buf = xmalloc(bytes + 128);
                 if (fl)
                     make_floats((double *)(void *)in, n, p);
                 else
