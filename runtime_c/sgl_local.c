@@ -20,16 +20,44 @@
 #include <omp.h>
 #endif
 
-/* Child i's input (or output place) for op j of site s. */
-static void local_input(const sgl_site *s, sgl_arg *args, int i, int j, void **in, void **out,
+/* What a child needs of the master's argument for op j: a scatter's
+ * elements or a gather's places (base, each `size` bytes), a bcast's
+ * value (base); owned: a scatter's elements may be moved.  The master of
+ * a thread level reads them once for all its children before they start
+ * (run_children), so that a member's first reads are of one struct
+ * instead of a chain of the master's lines (args, the vector, its data),
+ * each a miss from another core. */
+typedef struct op_plan {
+    char *base;
+    size_t size;
+    bool owned;
+} op_plan;
+
+static op_plan plan_of(const sgl_site *s, const sgl_arg *args, int j)
+{
+    const sgl_op *op = &s->ops[j];
+    op_plan p = {NULL, 0, args[j].owned};
+    if (op->kind == SGL_OP_SCATTER) {
+        p.base = ((sgl_vec *)args[j].src)->data;
+        p.size = sgl_sizeof(op->type);
+    } else if (op->kind == SGL_OP_BCAST) {
+        p.base = args[j].src;
+    } else if (op->kind == SGL_OP_GATHER) {
+        p.base = ((sgl_vec *)args[j].dst)->data;
+        p.size = sgl_sizeof(op->type);
+    }
+    return p;
+}
+
+/* Child i's input (or output place) for op j of site s, planned as p. */
+static void local_input(const sgl_site *s, const op_plan *p, int i, int j, void **in, void **out,
                         sgl_slot *tmp)
 {
     const sgl_op *op = &s->ops[j];
     in[j] = out[j] = NULL;
     if (op->kind == SGL_OP_SCATTER) {
-        sgl_vec *v = args[j].src;
-        char *elem = (char *)v->data + (size_t)i * sgl_sizeof(op->type);
-        if (args[j].owned) {
+        char *elem = p->base + (size_t)i * p->size;
+        if (p->owned) {
             in[j] = elem;
         } else {
             in[j] = sgl_op_place(s, j, &tmp[j]);
@@ -37,17 +65,19 @@ static void local_input(const sgl_site *s, sgl_arg *args, int i, int j, void **i
         }
     } else if (op->kind == SGL_OP_BCAST) {
         in[j] = sgl_op_place(s, j, &tmp[j]);
-        sgl_value_copy(op->type, in[j], args[j].src);
+        sgl_value_copy(op->type, in[j], p->base);
     } else if (op->kind == SGL_OP_GATHER) {
-        sgl_vec *d = args[j].dst;
-        out[j] = (char *)d->data + (size_t)i * sgl_sizeof(op->type);
+        out[j] = p->base + (size_t)i * p->size;
     }
 }
 
 void sgl_local_inputs(const sgl_site *s, sgl_arg *args, int i, void **in, void **out,
                       sgl_slot *tmp)
 {
-    for (int j = 0; j < s->nops; j++) local_input(s, args, i, j, in, out, tmp);
+    for (int j = 0; j < s->nops; j++) {
+        op_plan p = plan_of(s, args, j);
+        local_input(s, &p, i, j, in, out, tmp);
+    }
 }
 
 /* Op j's input was placed by sgl_slot_place (a copy), not the owned
@@ -78,7 +108,8 @@ static void seq_superstep(sgl_node *n, sgl_key k, const sgl_site *s, sgl_arg *ar
             void *in[SGL_MAX_OPS], *out[SGL_MAX_OPS];
             sgl_slot tmp[SGL_MAX_OPS];
             bool runs = res[i].failed_op < 0;
-            if (runs) local_input(s, args, i, j, in, out, tmp);
+            op_plan p = plan_of(s, args, j);
+            if (runs) local_input(s, &p, i, j, in, out, tmp);
             sgl_child_ops(&n->kids[i], s, k, in, out, &res[i], j, j + 1);
             if (runs && placed(&s->ops[j], &args[j])) sgl_slot_release(&tmp[j], in[j]);
         }
@@ -132,18 +163,29 @@ typedef struct step_ctx {
     const sgl_site *s;
     sgl_arg *args;
     sgl_child_result *res;
+    op_plan plan[SGL_MAX_OPS]; /* the first s->nops */
 } step_ctx;
 
 static void step_member(void *ctx, int i)
 {
     step_ctx *c = ctx;
-    local_child(c->n, c->k, c->s, c->args, c->res, i);
+    void *in[SGL_MAX_OPS], *out[SGL_MAX_OPS];
+    sgl_slot tmp[SGL_MAX_OPS];
+    for (int j = 0; j < c->s->nops; j++) local_input(c->s, &c->plan[j], i, j, in, out, tmp);
+    sgl_child_run(&c->n->kids[i], c->s, c->k, in, out, &c->res[i]);
+    sgl_local_inputs_done(c->s, c->args, in, tmp);
 }
 
 static void run_children(sgl_node *n, sgl_key k, const sgl_site *s, sgl_arg *args,
                          sgl_child_result *res)
 {
-    step_ctx c = {n, k, s, args, res};
+    step_ctx c; /* (only the first s->nops plans are written and read) */
+    c.n = n;
+    c.k = k;
+    c.s = s;
+    c.args = args;
+    c.res = res;
+    for (int j = 0; j < s->nops; j++) c.plan[j] = plan_of(s, args, j);
     sgl_team_run(n->team, step_member, &c, sgl_mpi_polling() ? sgl_mpi_poll : NULL, POLL_MS);
 }
 
