@@ -23,8 +23,8 @@
 /* What a child needs of the master's argument for op j: a scatter's
  * elements or a gather's places (base, each `size` bytes), a bcast's
  * value (base); owned: a scatter's elements may be moved.  The master of
- * a thread level reads them once for all its children before they start
- * (run_children), so that a member's first reads are of one struct
+ * a thread level on a team (run_children; not a library's OpenMP levels)
+ * reads them once for all its children before they start, so that a member's first reads are of one struct
  * instead of a chain of the master's lines (args, the vector, its data),
  * each a miss from another core. */
 typedef struct op_plan {
