@@ -21,12 +21,13 @@
 #endif
 
 /* What a child needs of the master's argument for op j: a scatter's
- * elements or a gather's places (base, each `size` bytes), a bcast's
- * value (base); owned: a scatter's elements may be moved.  The master of
- * a thread level on a team (run_children; not a library's OpenMP levels)
- * reads them once for all its children before they start, so that a member's first reads are of one struct
- * instead of a chain of the master's lines (args, the vector, its data),
- * each a miss from another core. */
+ * elements or a gather's places (base, each `size` bytes), where a
+ * bcast's value is (base); owned: a scatter's elements may be moved.  The
+ * master of a thread level on a team (run_children; not a library's
+ * OpenMP levels) plans once for all its children before they start, so
+ * that a member's first reads are of one struct instead of a chain of the
+ * master's lines (args, the vector, its data), each a miss from another
+ * core. */
 typedef struct op_plan {
     char *base;
     size_t size;
@@ -120,14 +121,24 @@ static void seq_superstep(sgl_node *n, sgl_key k, const sgl_site *s, sgl_arg *ar
 
 bool sgl_local_serial;
 
-static void local_child(sgl_node *n, sgl_key k, const sgl_site *s, sgl_arg *args,
-                        sgl_child_result *res, int i)
+/* Runs child i of the superstep, its inputs and output places from plan
+ * (one per op of s). */
+static void planned_child(sgl_node *n, sgl_key k, const sgl_site *s, const sgl_arg *args,
+                          const op_plan *plan, sgl_child_result *res, int i)
 {
     void *in[SGL_MAX_OPS], *out[SGL_MAX_OPS];
     sgl_slot tmp[SGL_MAX_OPS];
-    sgl_local_inputs(s, args, i, in, out, tmp);
+    for (int j = 0; j < s->nops; j++) local_input(s, &plan[j], i, j, in, out, tmp);
     sgl_child_run(&n->kids[i], s, k, in, out, &res[i]);
     sgl_local_inputs_done(s, args, in, tmp);
+}
+
+static void local_child(sgl_node *n, sgl_key k, const sgl_site *s, sgl_arg *args,
+                        sgl_child_result *res, int i)
+{
+    op_plan plan[SGL_MAX_OPS];
+    for (int j = 0; j < s->nops; j++) plan[j] = plan_of(s, args, j);
+    planned_child(n, k, s, args, plan, res, i);
 }
 
 #if defined(SGL_USE_OMP) && defined(SGL_LIBRARY)
@@ -169,11 +180,7 @@ typedef struct step_ctx {
 static void step_member(void *ctx, int i)
 {
     step_ctx *c = ctx;
-    void *in[SGL_MAX_OPS], *out[SGL_MAX_OPS];
-    sgl_slot tmp[SGL_MAX_OPS];
-    for (int j = 0; j < c->s->nops; j++) local_input(c->s, &c->plan[j], i, j, in, out, tmp);
-    sgl_child_run(&c->n->kids[i], c->s, c->k, in, out, &c->res[i]);
-    sgl_local_inputs_done(c->s, c->args, in, tmp);
+    planned_child(c->n, c->k, c->s, c->args, c->plan, c->res, i);
 }
 
 static void run_children(sgl_node *n, sgl_key k, const sgl_site *s, sgl_arg *args,
