@@ -224,7 +224,7 @@ static int digit_max(int64_t n)
             any |= k;                                                                           \
             all &= k;                                                                           \
         }                                                                                       \
-        CORE(src, dst, tmp, n, cnt, span_of(any ^ all), NULL, 0);                                  \
+        CORE(src, dst, tmp, n, cnt, span_of(any ^ all), NULL, 0);                               \
     }
 
 MAKE_LSD(lsd_int, radix_int, key_int)
@@ -285,21 +285,20 @@ static inline void wc_line(uint64_t *dst, const uint64_t *line)
                          _mm_load_si128((const __m128i *)(const void *)(line + j)));
 }
 #define WC_OK 1
-#define WC_SCATTER(KEY, from, to, n, pos, start, nb, shift)                                     \
+#define WC_SCATTER(KEY, from, to, n, pos, start, nb, mask, shift)                               \
     do {                                                                                        \
         /* the lines after start[nb], aligned; a0: to's offset in its line */                   \
         uint64_t(*line)[8] =                                                                    \
             (uint64_t(*)[8])(void *)(((uintptr_t)((start) + (nb) + 1) + 63) & ~(uintptr_t)63);  \
-        int64_t a0 = (int64_t)(((uintptr_t)(to) >> 3) & 7);                                    \
-        uint64_t m_ = (nb) - 1;                                                                 \
+        int64_t a0 = (int64_t)(((uintptr_t)(to) >> 3) & 7);                                     \
         for (int64_t i = 0; i < (n); i++) {                                                     \
             if ((i & 7) == 0)                                                                   \
-                __builtin_prefetch((from) + i + SGL_SORT_AHEAD);                                   \
+                __builtin_prefetch((from) + i + SGL_SORT_AHEAD);                                \
             uint64_t x = (from)[i];                                                             \
-            size_t b = (KEY(x) >> (shift)) & m_;                                                \
+            size_t b = (KEY(x) >> (shift)) & (mask);                                            \
             int64_t p = (pos)[b]++, slot = (p + a0) & 7;                                        \
             line[b][slot] = x;                                                                  \
-            if (slot == 7) { /* full: all of it, or the part from the bucket's start */        \
+            if (slot == 7) { /* full: all of it, or the part from the bucket's start */         \
                 if (p - 7 >= (start)[b])                                                        \
                     wc_line((to) + p - 7, line[b]);                                             \
                 else                                                                            \
@@ -307,7 +306,7 @@ static inline void wc_line(uint64_t *dst, const uint64_t *line)
                         (to)[q] = line[b][(q + a0) & 7];                                        \
             }                                                                                   \
         }                                                                                       \
-        for (size_t b = 0; b < (nb); b++) { /* the last lines, partial */                      \
+        for (size_t b = 0; b < (nb); b++) { /* the last lines, partial */                       \
             int64_t p = (pos)[b], from_q = p - ((p + a0) & 7);                                  \
             for (int64_t q = from_q > (start)[b] ? from_q : (start)[b]; q < p; q++)             \
                 (to)[q] = line[b][(q + a0) & 7];                                                \
@@ -316,7 +315,7 @@ static inline void wc_line(uint64_t *dst, const uint64_t *line)
     } while (0)
 #else
 #define WC_OK 0
-#define WC_SCATTER(KEY, from, to, n, pos, start, nb, shift) ((void)0)
+#define WC_SCATTER(KEY, from, to, n, pos, start, nb, mask, shift) ((void)0)
 #endif
 
 /* The length of the bucket after bucket b of the split sl (0 after the
@@ -337,7 +336,7 @@ static inline void wc_line(uint64_t *dst, const uint64_t *line)
  * that a sample of 256 elements predicts (another count pass only when
  * the prediction was wrong).  False (dst unspecified) without memory. */
 #define HYBRID_SORT(NAME, KEY, CORE, SMALL, SMALL_N)                                            \
-    /* Splits from[0..n) into to by its top digit (sp empty: all equal,    \
+    /* Splits from[0..n) into to by its top digit (sp empty: all equal,                         \
      * nothing moved). */                                                                       \
     static bool NAME##_split(const uint64_t *from, uint64_t *to, int64_t n, split *sl)          \
     {                                                                                           \
@@ -362,7 +361,7 @@ static inline void wc_line(uint64_t *dst, const uint64_t *line)
         uint64_t any = 0, all = ~(uint64_t)0, gmask = nb - 1;                                   \
         for (int64_t i = 0; i < n; i++) {                                                       \
             if ((i & 7) == 0)                                                                   \
-                __builtin_prefetch(from + i + SGL_SORT_AHEAD);                                     \
+                __builtin_prefetch(from + i + SGL_SORT_AHEAD);                                  \
             uint64_t k = KEY(from[i]);                                                          \
             any |= k;                                                                           \
             all &= k;                                                                           \
@@ -394,7 +393,7 @@ static inline void wc_line(uint64_t *dst, const uint64_t *line)
         }                                                                                       \
         start[nb] = n;                                                                          \
         if (WC_OK && n >= SGL_SORT_WC_MIN)                                                      \
-            WC_SCATTER(KEY, from, to, n, top, start, nb, shift);                                \
+            WC_SCATTER(KEY, from, to, n, top, start, nb, mask, shift);                          \
         else                                                                                    \
             for (int64_t i = 0; i < n; i++) {                                                   \
                 uint64_t x = from[i];                                                           \
@@ -407,8 +406,8 @@ static inline void wc_line(uint64_t *dst, const uint64_t *line)
         return true;                                                                            \
     }                                                                                           \
     static bool NAME##_in(uint64_t *x, uint64_t *y, int64_t n, scratch *c);                     \
-    /* Sorts from into to, with aux (n elements, may be from) as scratch   \
-     * for the long buckets; c: scratch for the buckets sorted in cache. */                    \
+    /* Sorts from into to, with aux (n elements, may be from) as scratch                        \
+     * for the long buckets; c: scratch for the buckets sorted in cache. */                     \
     static bool NAME##_to(const uint64_t *from, uint64_t *to, uint64_t *aux, int64_t n,         \
                           scratch *c)                                                           \
     {                                                                                           \
@@ -425,8 +424,8 @@ static inline void wc_line(uint64_t *dst, const uint64_t *line)
                 if (m < SMALL_N)                                                                \
                     SMALL(to + o, m);                                                           \
                 else if (m <= SGL_SORT_CACHE_MAX)                                               \
-                    CORE(to + o, to + o, c->tmp, m, c->cnt, low, to + o + m,                       \
-                         NEXT_LEN(sl, b));                                                         \
+                    CORE(to + o, to + o, c->tmp, m, c->cnt, low, to + o + m,                    \
+                         NEXT_LEN(sl, b));                                                      \
                 else                                                                            \
                     ok = NAME##_in(to + o, aux + o, m, c);                                      \
             }                                                                                   \
@@ -434,7 +433,7 @@ static inline void wc_line(uint64_t *dst, const uint64_t *line)
         scratch_put(&sl.meta);                                                                  \
         return ok;                                                                              \
     }                                                                                           \
-    /* Sorts x in place, with y (n elements) as scratch. */                                    \
+    /* Sorts x in place, with y (n elements) as scratch. */                                     \
     static bool NAME##_in(uint64_t *x, uint64_t *y, int64_t n, scratch *c)                      \
     {                                                                                           \
         split sl;                                                                               \
@@ -450,7 +449,7 @@ static inline void wc_line(uint64_t *dst, const uint64_t *line)
                     if (sl.shift > sl.sp.lo)                                                    \
                         SMALL(x + o, m);                                                        \
                 } else if (m <= SGL_SORT_CACHE_MAX)                                             \
-                    CORE(y + o, x + o, c->tmp, m, c->cnt, low, y + o + m, NEXT_LEN(sl, b));        \
+                    CORE(y + o, x + o, c->tmp, m, c->cnt, low, y + o + m, NEXT_LEN(sl, b));     \
                 else                                                                            \
                     ok = NAME##_to(y + o, x + o, y + o, m, c);                                  \
             }                                                                                   \
@@ -480,8 +479,8 @@ static inline void wc_line(uint64_t *dst, const uint64_t *line)
                 if (m < SMALL_N)                                                                \
                     SMALL(dst + o, m);                                                          \
                 else if (m <= SGL_SORT_CACHE_MAX)                                               \
-                    CORE(dst + o, dst + o, c.tmp, m, c.cnt, low, dst + o + m,                      \
-                         NEXT_LEN(sl, b));                                                         \
+                    CORE(dst + o, dst + o, c.tmp, m, c.cnt, low, dst + o + m,                   \
+                         NEXT_LEN(sl, b));                                                      \
                 else                                                                            \
                     ok = NAME##_in(dst + o, aux.tmp, m, &c);                                    \
             }                                                                                   \

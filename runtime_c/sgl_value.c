@@ -593,8 +593,8 @@ sgl_vec sgl_range(sgl_int a, sgl_int b, int line, int col)
  * the four lanes at -O2 (two SSE2 paddq), where the one-chain loop stays
  * scalar, one dependent add per element.  Eight elements (a line, where
  * they are aligned) per step, with the line SGL_SUM_AHEAD elements ahead
- * prefetched: the hardware's
- * prefetchers stop at each 4 KiB page (bench/README.md, "Reductions"). */
+ * prefetched: the hardware's prefetchers stop at each 4 KiB page
+ * (bench/README.md, "Reductions"). */
 #define SGL_SUM_AHEAD 256
 sgl_int sgl_sum_int(const sgl_vec *v)
 {
