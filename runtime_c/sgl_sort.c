@@ -29,6 +29,11 @@
  * copy copies nothing extra) and the buffers alternate so that the last
  * pass writes the output.
  *
+ * From SGL_SORT_HYBRID_MIN elements on, one MSD pass on the top digit
+ * first, then LSD passes in the cache (HYBRID_SORT, below); ints whose
+ * bits that differ below that digit fit in 32 are split as those bits
+ * alone, 4 bytes an element (sgl_sort_packed.c).
+ *
  * An int input of at most SGL_SORT_MAX_RUNS ascending runs (the
  * concatenation of sorted blocks that PSRS sorts at each level) is
  * merged instead (sgl_merge.c), in rounds of pairwise (stable) merges
@@ -58,9 +63,6 @@
 #include "sgl.h"
 #include "sgl_vbuf.h"
 
-#ifdef __SSE2__
-#include <emmintrin.h> /* _mm_stream_si128: baseline x86-64 */
-#endif
 
 /* ------------------------------------------------------------------ */
 /* Keys                                                                */
@@ -134,11 +136,7 @@ static void insertion_sort_float(uint64_t *a, int64_t n)
 /* ------------------------------------------------------------------ */
 /* LSD radix sort                                                      */
 
-/* The bits of the keys that differ: the lowest and the highest (lo > hi
- * when all keys are equal). */
-typedef struct {
-    int lo, hi;
-} span;
+typedef sgl_sort_span span;
 
 static span span_of(uint64_t diff)
 {
@@ -256,75 +254,24 @@ static int top_shift(span sp, int64_t n)
     return sp.hi + 1 - (bits < w ? bits : w);
 }
 
-/* A split of n elements by one digit: the span of bits that differ, the
- * digit's lowest bit and its bucket count, and the buckets' starts
- * (start[nb] = n), in `meta` (free with scratch_put). */
-typedef struct {
-    span sp;
-    int shift;
-    size_t nb;
-    int64_t *start, longest;
-    scratch meta;
-} split;
+/* A split of n elements by one digit (sgl_sort.h). */
+typedef sgl_sort_split split;
 
-/* The scatter of a split out of the cache, with software write-combining:
- * each bucket's elements are gathered in a 64-byte line of its own (the
- * lines: 64 KiB for 1024 buckets, in L1/L2) and a full line goes to its
- * place in memory with non-temporal stores (whole lines: no read of the
- * line before the write, no eviction of what the cache holds); the partial
- * lines at each bucket's two ends are copied element by element.  One
- * store per element into the cache, instead of one into a line of DRAM
- * among 1024 (more lines than the write-combining buffers and the TLB
- * hold): 5*10^6 ints, 59 -> 52 ms on a 2-core Intel VM (bench/README.md).
- * WC_SCATTER does nothing where WC_OK is 0 (no SSE2). */
-#ifdef __SSE2__
-static inline void wc_line(uint64_t *dst, const uint64_t *line)
+static void split_put(split *sl)
 {
-    for (int j = 0; j < 8; j += 2)
-        _mm_stream_si128((__m128i *)(void *)(dst + j),
-                         _mm_load_si128((const __m128i *)(const void *)(line + j)));
+    sgl_block_free(sl->meta, sl->meta_kind);
 }
-#define WC_OK 1
-#define WC_SCATTER(KEY, from, to, n, pos, start, nb, mask, shift)                               \
-    do {                                                                                        \
-        /* the lines after start[nb], aligned; a0: to's offset in its line */                   \
-        uint64_t(*line)[8] =                                                                    \
-            (uint64_t(*)[8])(void *)(((uintptr_t)((start) + (nb) + 1) + 63) & ~(uintptr_t)63);  \
-        int64_t a0 = (int64_t)(((uintptr_t)(to) >> 3) & 7);                                     \
-        for (int64_t i = 0; i < (n); i++) {                                                     \
-            if ((i & 7) == 0)                                                                   \
-                __builtin_prefetch((from) + i + SGL_SORT_AHEAD);                                \
-            uint64_t x = (from)[i];                                                             \
-            size_t b = (KEY(x) >> (shift)) & (mask);                                            \
-            int64_t p = (pos)[b]++, slot = (p + a0) & 7;                                        \
-            line[b][slot] = x;                                                                  \
-            if (slot == 7) { /* full: all of it, or the part from the bucket's start */         \
-                if (p - 7 >= (start)[b])                                                        \
-                    wc_line((to) + p - 7, line[b]);                                             \
-                else                                                                            \
-                    for (int64_t q = (start)[b]; q <= p; q++)                                   \
-                        (to)[q] = line[b][(q + a0) & 7];                                        \
-            }                                                                                   \
-        }                                                                                       \
-        for (size_t b = 0; b < (nb); b++) { /* the last lines, partial */                       \
-            int64_t p = (pos)[b], from_q = p - ((p + a0) & 7);                                  \
-            for (int64_t q = from_q > (start)[b] ? from_q : (start)[b]; q < p; q++)             \
-                (to)[q] = line[b][(q + a0) & 7];                                                \
-        }                                                                                       \
-        _mm_sfence();                                                                           \
-    } while (0)
-#else
-#define WC_OK 0
-#define WC_SCATTER(KEY, from, to, n, pos, start, nb, mask, shift) ((void)0)
-#endif
 
 /* The length of the bucket after bucket b of the split sl (0 after the
  * last): the LSD sort of bucket b prefetches it. */
 #define NEXT_LEN(sl, b) ((sl).start[(b) + 2 <= (sl).nb ? (b) + 2 : (b) + 1] - (sl).start[(b) + 1])
 
-/* HYBRID_SORT(NAME, KEY, CORE, SMALL, SMALL_N) defines NAME(src, dst, n):
- * sorts src[0..n) into dst (not src) by KEY, stably.  The highest
- * SGL_SORT_TOP_BITS bits that differ are one digit, counted, then
+#define ID(x) (x)
+#define NO_PACK(src, dst, n, sl, tmp, cnt) false
+
+/* HYBRID_SORT(NAME, KEY, CORE, SMALL, SMALL_N, PACK) defines NAME(src,
+ * dst, n): sorts src[0..n) into dst (not src) by KEY, stably.  The
+ * highest SGL_SORT_TOP_BITS bits that differ are one digit, counted, then
  * scattered from src to dst in one pass; that leaves buckets of about
  * n / 2^SGL_SORT_TOP_BITS elements on spread-out keys, each then sorted
  * where it lies, in the cache: by SMALL below SMALL_N elements, by the
@@ -334,11 +281,12 @@ static inline void wc_line(uint64_t *dst, const uint64_t *line)
  * into a scratch buffer and back, recursively.  The first read pass of a
  * split finds the bits that differ and, at once, counts the top digit
  * that a sample of 256 elements predicts (another count pass only when
- * the prediction was wrong).  False (dst unspecified) without memory. */
-#define HYBRID_SORT(NAME, KEY, CORE, SMALL, SMALL_N)                                            \
-    /* Splits from[0..n) into to by its top digit (sp empty: all equal,                         \
-     * nothing moved). */                                                                       \
-    static bool NAME##_split(const uint64_t *from, uint64_t *to, int64_t n, split *sl)          \
+ * the prediction was wrong).  After the first count, PACK (sgl_sort.h's
+ * sgl_sort_packed_i64, or NO_PACK) may sort the whole input instead.
+ * False (dst unspecified) without memory. */
+#define HYBRID_SORT(NAME, KEY, CORE, SMALL, SMALL_N, PACK)                                      \
+    /* Counts the top digit of from[0..n) into sl (sp empty: all equal). */                     \
+    static bool NAME##_count(const uint64_t *from, int64_t n, split *sl)                        \
     {                                                                                           \
         uint64_t sany = 0, sall = ~(uint64_t)0;                                                 \
         int64_t step = n / 256 > 0 ? n / 256 : 1;                                               \
@@ -352,10 +300,14 @@ static inline void wc_line(uint64_t *dst, const uint64_t *line)
         int gw = guess.lo > guess.hi ? 1 : guess.hi - gshift + 1;                               \
         size_t nb = (size_t)1 << SGL_SORT_TOP_BITS;                                             \
         /* 2 nb + 1 counts, then 8 nb + 8 for WC_SCATTER's lines */                             \
-        int64_t lines = WC_OK && n >= SGL_SORT_WC_MIN ? (int64_t)(8 * nb + 8) : 0;              \
-        if (!scratch_get(&sl->meta, 0, (int64_t)(2 * nb + 1) + lines))                          \
+        bool wc = SGL_SORT_WC && n >= SGL_SORT_WC_MIN;                                          \
+        size_t bytes = ((2 * nb + 1) + (wc ? 8 * nb + 8 : 0)) * sizeof(int64_t);                \
+        if (!(sl->meta = sgl_block_alloc(bytes, false, &sl->meta_kind)))                        \
             return false;                                                                       \
-        int64_t *top = sl->meta.cnt, *start = sl->meta.cnt + nb;                                \
+        int64_t *top = sl->meta, *start = top + nb;                                             \
+        sl->lines = wc ? (uint64_t(*)[8])(void *)(((uintptr_t)(start + nb + 1) + 63) &          \
+                                                   ~(uintptr_t)63)                              \
+                       : NULL;                                                                  \
         nb = (size_t)1 << gw;                                                                   \
         memset(top, 0, nb * sizeof *top);                                                       \
         uint64_t any = 0, all = ~(uint64_t)0, gmask = nb - 1;                                   \
@@ -369,6 +321,7 @@ static inline void wc_line(uint64_t *dst, const uint64_t *line)
         }                                                                                       \
         span sp = span_of(any ^ all);                                                           \
         sl->sp = sp;                                                                            \
+        sl->all = all;                                                                          \
         if (sp.lo > sp.hi)                                                                      \
             return true;                                                                        \
         int shift = top_shift(sp, n), w = sp.hi - shift + 1;                                    \
@@ -382,7 +335,6 @@ static inline void wc_line(uint64_t *dst, const uint64_t *line)
                 top[(KEY(from[i]) >> shift) & (nb - 1)]++;                                      \
             }                                                                                   \
         }                                                                                       \
-        uint64_t mask = nb - 1;                                                                 \
         int64_t sum = 0, longest = 0;                                                           \
         for (size_t b = 0; b < nb; b++) {                                                       \
             int64_t c = top[b];                                                                 \
@@ -392,17 +344,34 @@ static inline void wc_line(uint64_t *dst, const uint64_t *line)
             sum += c;                                                                           \
         }                                                                                       \
         start[nb] = n;                                                                          \
-        if (WC_OK && n >= SGL_SORT_WC_MIN)                                                      \
-            WC_SCATTER(KEY, from, to, n, top, start, nb, mask, shift);                          \
-        else                                                                                    \
-            for (int64_t i = 0; i < n; i++) {                                                   \
-                uint64_t x = from[i];                                                           \
-                to[top[(KEY(x) >> shift) & mask]++] = x;                                        \
-            }                                                                                   \
         sl->shift = shift;                                                                      \
         sl->nb = nb;                                                                            \
+        sl->pos = top;                                                                          \
         sl->start = start;                                                                      \
         sl->longest = longest;                                                                  \
+        return true;                                                                            \
+    }                                                                                           \
+    /* Scatters from[0..n) into to by the digit counted in sl. */                               \
+    static void NAME##_scatter(const uint64_t *from, uint64_t *to, int64_t n, split *sl)        \
+    {                                                                                           \
+        if (sl->lines) {                                                                        \
+            WC_SCATTER(uint64_t, 8, ID, KEY, from, to, n, *sl);                                 \
+            return;                                                                             \
+        }                                                                                       \
+        uint64_t mask = sl->nb - 1;                                                             \
+        for (int64_t i = 0; i < n; i++) {                                                       \
+            uint64_t x = from[i];                                                               \
+            to[sl->pos[(KEY(x) >> sl->shift) & mask]++] = x;                                    \
+        }                                                                                       \
+    }                                                                                           \
+    /* Splits from[0..n) into to by its top digit (sp empty: all equal,                         \
+     * nothing moved). */                                                                       \
+    static bool NAME##_split(const uint64_t *from, uint64_t *to, int64_t n, split *sl)          \
+    {                                                                                           \
+        if (!NAME##_count(from, n, sl))                                                         \
+            return false;                                                                       \
+        if (sl->sp.lo <= sl->sp.hi)                                                             \
+            NAME##_scatter(from, to, n, sl);                                                    \
         return true;                                                                            \
     }                                                                                           \
     static bool NAME##_in(uint64_t *x, uint64_t *y, int64_t n, scratch *c);                     \
@@ -430,7 +399,7 @@ static inline void wc_line(uint64_t *dst, const uint64_t *line)
                     ok = NAME##_in(to + o, aux + o, m, c);                                      \
             }                                                                                   \
         }                                                                                       \
-        scratch_put(&sl.meta);                                                                  \
+        split_put(&sl);                                                                         \
         return ok;                                                                              \
     }                                                                                           \
     /* Sorts x in place, with y (n elements) as scratch. */                                     \
@@ -454,7 +423,7 @@ static inline void wc_line(uint64_t *dst, const uint64_t *line)
                     ok = NAME##_to(y + o, x + o, y + o, m, c);                                  \
             }                                                                                   \
         }                                                                                       \
-        scratch_put(&sl.meta);                                                                  \
+        split_put(&sl);                                                                         \
         return ok;                                                                              \
     }                                                                                           \
     static bool NAME(const uint64_t *src, uint64_t *dst, int64_t n)                             \
@@ -463,14 +432,16 @@ static inline void wc_line(uint64_t *dst, const uint64_t *line)
         scratch c, aux = {NULL, NULL, 0};                                                       \
         if (!scratch_get(&c, SGL_SORT_CACHE_MAX, 2 << SGL_SORT_DIGIT_MAX))                      \
             return false;                                                                       \
-        if (!NAME##_split(src, dst, n, &sl)) {                                                  \
+        if (!NAME##_count(src, n, &sl)) {                                                       \
             scratch_put(&c);                                                                    \
             return false;                                                                       \
         }                                                                                       \
         bool ok = true;                                                                         \
         if (sl.sp.lo > sl.sp.hi)                                                                \
             memcpy(dst, src, (size_t)n * sizeof *dst);                                          \
-        else if (sl.shift > sl.sp.lo) {                                                         \
+        else if (PACK(src, dst, n, &sl, c.tmp, c.cnt))                                          \
+            ;                                                                                   \
+        else if ((NAME##_scatter(src, dst, n, &sl), sl.shift > sl.sp.lo)) {                     \
             span low = {sl.sp.lo, sl.shift - 1};                                                \
             if (sl.longest > SGL_SORT_CACHE_MAX)                                                \
                 ok = scratch_get(&aux, sl.longest, 0);                                          \
@@ -487,7 +458,7 @@ static inline void wc_line(uint64_t *dst, const uint64_t *line)
             if (aux.tmp)                                                                        \
                 scratch_put(&aux);                                                              \
         }                                                                                       \
-        scratch_put(&sl.meta);                                                                  \
+        split_put(&sl);                                                                         \
         scratch_put(&c);                                                                        \
         return ok;                                                                              \
     }
@@ -497,8 +468,12 @@ static void small_int(uint64_t *a, int64_t n)
     sgl_introsort_i64((int64_t *)a, n);
 }
 
-HYBRID_SORT(hybrid_int, key_int, lsd_int, small_int, SGL_SORT_RADIX_MIN)
-HYBRID_SORT(hybrid_float, key_float, lsd_float, insertion_sort_float, SGL_SORT_FLOAT_SMALL)
+#define PACK_INT(src, dst, n, sl, tmp, cnt)                                                     \
+    sgl_sort_packed_i64((const int64_t *)(src), (int64_t *)(dst), n, sl, tmp, cnt)
+
+HYBRID_SORT(hybrid_int, key_int, lsd_int, small_int, SGL_SORT_RADIX_MIN, PACK_INT)
+HYBRID_SORT(hybrid_float, key_float, lsd_float, insertion_sort_float, SGL_SORT_FLOAT_SMALL,
+            NO_PACK)
 
 /* ------------------------------------------------------------------ */
 /* Sorting between buffers                                             */

@@ -10,6 +10,7 @@
 #define SGL_SORT_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 /* Below this length the introsort uses insertion sort. */
@@ -111,6 +112,96 @@ static inline void *sgl_pass_dest(const void *src, void *dst, void *tmp, int pas
     bool first_in_dst = src != dst && passes % 2 == 1;
     return (i % 2 == 0) == first_in_dst ? dst : tmp;
 }
+
+/* ------------------------------------------------------------------ */
+/* Shared by sgl_sort.c and sgl_sort_packed.c                          */
+
+/* The key bits in which the elements differ, the lowest and the highest
+ * (lo > hi when all keys are equal). */
+typedef struct {
+    int lo, hi;
+} sgl_sort_span;
+
+/* The counted top digit of a split of n elements (sgl_sort.c): the
+ * buckets' starts, and where each bucket's next element goes (the scatter
+ * advances pos), in one block with the scatter's write-combining lines. */
+typedef struct {
+    sgl_sort_span sp;
+    uint64_t all;            /* the AND of all keys: their bits outside sp */
+    int shift;               /* the digit: bits shift..sp.hi of the key */
+    size_t nb;               /* its buckets, 1 << (sp.hi - shift + 1) */
+    int64_t *pos, *start;    /* nb, nb + 1 entries (start[nb] = n) */
+    int64_t longest;         /* the most elements of one bucket */
+    uint64_t (*lines)[8];    /* nb 64-byte lines (NULL: scatter directly) */
+    void *meta;              /* the block of pos, start and lines */
+    int64_t meta_kind;
+} sgl_sort_split;
+
+/* Sorts the ints src[0..n) into dst (not src) after their split's top
+ * digit was counted into sl, when all the key bits below the digit fit in
+ * 32 bits and every bucket in the cache (SGL_SORT_CACHE_MAX): each
+ * element's low bits are scattered as 4 bytes into the first half of dst,
+ * then each bucket is radix-sorted in the cache and written back whole
+ * (sgl_sort_packed.c).  tmp: SGL_SORT_CACHE_MAX 8-byte elements of
+ * scratch; cnt: 2 << SGL_SORT_DIGIT_MAX counts.  False (nothing written)
+ * when the keys do not fit. */
+bool sgl_sort_packed_i64(const int64_t *src, int64_t *dst, int64_t n, sgl_sort_split *sl,
+                         uint64_t *tmp, int64_t *cnt);
+
+/* WC_SCATTER(T, L, VAL, KEY, from, to, n, sl): the scatter of a split out
+ * of the cache, with software write-combining: each bucket's elements
+ * (VAL(x) of type T, L of them in 64 bytes) are gathered in sl's 64-byte
+ * line of the bucket, and a full line goes to its place in `to` with
+ * non-temporal stores (whole lines: no read of the line before the write,
+ * no eviction of what the cache holds); the partial lines at each
+ * bucket's two ends are copied element by element.  One store per element
+ * into the cache, instead of one into a line of DRAM among 1024 (more
+ * lines than the write-combining buffers and the TLB hold): 5*10^6 ints,
+ * 59 -> 52 ms on a 2-core Intel VM (bench/README.md).  SGL_SORT_WC is 0
+ * where there is no SSE2 (WC_SCATTER then does nothing). */
+#ifdef __SSE2__
+#include <emmintrin.h> /* _mm_stream_si128: baseline x86-64 */
+#define SGL_SORT_WC 1
+static inline void sgl_sort_wc_line(void *dst, const void *line)
+{
+    for (int j = 0; j < 64; j += 16)
+        _mm_stream_si128((__m128i *)(void *)((char *)dst + j),
+                         _mm_load_si128((const __m128i *)(const void *)((const char *)line + j)));
+}
+#define WC_SCATTER(T, L, VAL, KEY, from, to, n, sl)                                             \
+    do {                                                                                        \
+        T(*line_)[L] = (T(*)[L])(void *)(sl).lines;                                             \
+        /* a0: to's offset in its line */                                                       \
+        int64_t a0 = (int64_t)(((uintptr_t)(to) / sizeof(T)) & ((L) - 1));                     \
+        const int64_t *start_ = (sl).start;                                                     \
+        int64_t *pos_ = (sl).pos;                                                               \
+        uint64_t mask_ = (sl).nb - 1;                                                           \
+        for (int64_t i = 0; i < (n); i++) {                                                     \
+            if ((i & 7) == 0)                                                                   \
+                __builtin_prefetch((from) + i + SGL_SORT_AHEAD);                                \
+            uint64_t x = (from)[i];                                                             \
+            size_t b = (KEY(x) >> (sl).shift) & mask_;                                          \
+            int64_t p = pos_[b]++, slot = (p + a0) & ((L) - 1);                                 \
+            line_[b][slot] = VAL(x);                                                            \
+            if (slot == (L) - 1) { /* full: all of it, or the part from the bucket's start */   \
+                if (p - ((L) - 1) >= start_[b])                                                 \
+                    sgl_sort_wc_line((to) + p - ((L) - 1), line_[b]);                           \
+                else                                                                            \
+                    for (int64_t q = start_[b]; q <= p; q++)                                    \
+                        (to)[q] = line_[b][(q + a0) & ((L) - 1)];                               \
+            }                                                                                   \
+        }                                                                                       \
+        for (size_t b = 0; b < (sl).nb; b++) { /* the last lines, partial */                    \
+            int64_t p = pos_[b], from_q = p - ((p + a0) & ((L) - 1));                           \
+            for (int64_t q = from_q > start_[b] ? from_q : start_[b]; q < p; q++)               \
+                (to)[q] = line_[b][(q + a0) & ((L) - 1)];                                       \
+        }                                                                                       \
+        _mm_sfence();                                                                           \
+    } while (0)
+#else
+#define SGL_SORT_WC 0
+#define WC_SCATTER(T, L, VAL, KEY, from, to, n, sl) ((void)0)
+#endif
 
 /* Sorts a[0..n) ascending in place, with scratch it allocates (the
  * introsort when it cannot). */

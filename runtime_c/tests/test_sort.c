@@ -591,6 +591,55 @@ static void test_write_combining(void)
     }
 }
 
+/* The packed int sort (sgl_sort_packed.c): keys whose bits below the
+ * top digit fit in 32, sorted from their low bits alone, each int rebuilt
+ * from its bucket and the bits every key shares: negative ints, bits
+ * shared below the ones that differ, exactly 32 bits below the digit, one
+ * LSD pass (whose bucket's ints overlap its packed bits), buckets short
+ * enough for the introsort, with and without the write-combined split;
+ * and 33 bits below the digit, which must not be packed. */
+static void test_packed(void)
+{
+    static const char *const KIND[] = {
+        "below 10^9", "in [-10^9, 0)", "x * 4096 + 7", "below 2^12 (one pass)",
+        "below 2^40 (32 bits under the digit)", "short buckets",
+        "below 2^41 (33 bits: not packed)"};
+    static const int64_t NS[] = {SGL_SORT_HYBRID_MIN + 17, SGL_SORT_WC_MIN + 4099};
+    for (size_t s = 0; s < sizeof NS / sizeof NS[0]; s++) {
+        int64_t n = NS[s];
+        size_t bytes = (size_t)n * 8;
+        for (int k = 0; k < 7; k++) {
+            int64_t *in = xmalloc(bytes), *want = xmalloc(bytes), *got = xmalloc(bytes);
+            for (int64_t i = 0; i < n; i++) {
+                uint64_t r = next_u64();
+                switch (k) {
+                case 0: in[i] = (int64_t)(r % 1000000000); break;
+                case 1: in[i] = -1 - (int64_t)(r % 1000000000); break;
+                case 2: in[i] = (int64_t)(r % 1000000) * 4096 + 7; break;
+                case 3: in[i] = (int64_t)(r % 4096); break;
+                case 4: in[i] = (int64_t)(r >> 24); break;
+                case 6: in[i] = (int64_t)(r >> 23); break;
+                default: { /* the odd values of the top 8 bits 16 times rarer */
+                    uint64_t t = r % 256;
+                    if ((t & 1) && (r >> 8) % 16 != 0)
+                        t--;
+                    in[i] = (int64_t)(t << 22 | (r >> 32) % (1 << 22));
+                }
+                }
+            }
+            memcpy(want, in, bytes);
+            ref_sort(want, n, cmp_int);
+            memcpy(got, in, bytes);
+            sgl_sort_i64(got, n);
+            CHECK(memcmp(got, want, bytes) == 0, KIND[k], n);
+            check_builtin(&T_IV, in, want, n, KIND[k]);
+            free(in);
+            free(want);
+            free(got);
+        }
+    }
+}
+
 int main(void)
 {
     rng_state = 2024;
@@ -600,6 +649,7 @@ int main(void)
     test_blocks();
     test_two_runs();
     test_write_combining();
+    test_packed();
     test_ints();
     test_floats();
     printf("%d passed, %d failed\n", n_passed, n_failed);
