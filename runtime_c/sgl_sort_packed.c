@@ -1,7 +1,8 @@
 /*
  * sgl_sort_packed.c: the long int sort of sgl_sort.c when the bits that
- * differ below the top digit fit in 32 (ints below 10^9: 30 bits in all,
- * 20 below a 10-bit digit).
+ * differ below the top digit fit in 32 (ints in [0, 10^9): 30 bits in
+ * all, 20 below the 10-bit digit of 2^21 elements and more; ints of both
+ * signs differ in all 64).
  *
  * An int's key (its bits, the sign bit flipped) is determined by its
  * bucket (the top digit, bits shift..sp.hi), the bits that every key
