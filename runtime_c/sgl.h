@@ -357,9 +357,8 @@ sgl_vec sgl_sort(const sgl_type *vt, const sgl_vec *v, int line, int col);
  * elements (sgl_vec_unique) is sorted in place and returned below 65,536
  * elements, from there into a new vector (the sort needs one that long;
  * two runs of ints are merged in place where there is not the memory for
- * it) and *v freed, but ints that pack (sgl_sort.c) in a buffer of their
- * own are sorted in place; a shared one is sorted as by sgl_sort, and
- * *v's reference dropped. */
+ * it) and *v freed; a shared one is sorted as by sgl_sort, and *v's
+ * reference dropped. */
 sgl_vec sgl_sort_take(const sgl_type *vt, sgl_vec *v, int line, int col);
 sgl_int sgl_sum_int(const sgl_vec *v);
 sgl_float sgl_sum_float(const sgl_vec *v);

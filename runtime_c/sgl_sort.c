@@ -46,11 +46,9 @@
  * The builtin reads its input once to count its runs (count_runs) and
  * passes what it found on: an input already in order is not sorted at all
  * (the result shares it); the owned form (sgl_sort_take) sorts in place a
- * vector shorter than SGL_SORT_HYBRID_MIN that no one else sees, and ints
- * that pack in a buffer of their own (a scratch of 4 bytes an element:
- * int_in_place; not a block of a split), and sorts
- * any other into a new vector (a longer sort needs a buffer as long as
- * the input anyway) and frees the input; but two runs of ints that no
+ * vector shorter than SGL_SORT_HYBRID_MIN that no one else sees, and
+ * sorts any other into a new vector (a longer sort needs a buffer as long
+ * as the input anyway) and frees the input; but two runs of ints that no
  * one else sees are merged in place, the shorter run set aside, where
  * there is not the memory for a new vector.  Scratch buffers and results
  * come from the runtime's block allocator (big ones mapped populated, or
@@ -287,8 +285,8 @@ static void split_put(split *sl)
  * sgl_sort_packed_i64, or NO_PACK) may sort the whole input instead.
  * False (dst unspecified) without memory. */
 #define HYBRID_SORT(NAME, KEY, CORE, SMALL, SMALL_N, PACK)                                      \
-    /* The bits that differ in a sample of about 256 of from[0..n). */                          \
-    static span NAME##_sample(const uint64_t *from, int64_t n)                                  \
+    /* Counts the top digit of from[0..n) into sl (sp empty: all equal). */                     \
+    static bool NAME##_count(const uint64_t *from, int64_t n, split *sl)                        \
     {                                                                                           \
         uint64_t sany = 0, sall = ~(uint64_t)0;                                                 \
         int64_t step = n / 256 > 0 ? n / 256 : 1;                                               \
@@ -297,12 +295,7 @@ static void split_put(split *sl)
             sany |= k;                                                                          \
             sall &= k;                                                                          \
         }                                                                                       \
-        return span_of(sany ^ sall);                                                            \
-    }                                                                                           \
-    /* Counts the top digit of from[0..n) into sl (sp empty: all equal). */                     \
-    static bool NAME##_count(const uint64_t *from, int64_t n, split *sl)                        \
-    {                                                                                           \
-        span guess = NAME##_sample(from, n);                                                    \
+        span guess = span_of(sany ^ sall);                                                      \
         int gshift = guess.lo > guess.hi ? 0 : top_shift(guess, n);                             \
         int gw = guess.lo > guess.hi ? 1 : guess.hi - gshift + 1;                               \
         size_t nb = (size_t)1 << SGL_SORT_TOP_BITS;                                             \
@@ -433,36 +426,10 @@ static void split_put(split *sl)
         split_put(&sl);                                                                         \
         return ok;                                                                              \
     }                                                                                           \
-    /* Sorts src[0..n) into dst (not src) once sl has counted its top                         \
-     * digit (sp not empty); c: scratch for the buckets sorted in cache. */                     \
-    static bool NAME##_rest(const uint64_t *src, uint64_t *dst, int64_t n, split *sl,           \
-                            scratch *c)                                                         \
-    {                                                                                           \
-        if (PACK(src, dst, n, sl, c->tmp, c->cnt))                                              \
-            return true;                                                                        \
-        NAME##_scatter(src, dst, n, sl);                                                        \
-        if (sl->shift == sl->sp.lo)                                                             \
-            return true;                                                                        \
-        span low = {sl->sp.lo, sl->shift - 1};                                                  \
-        scratch aux = {NULL, NULL, 0};                                                          \
-        bool ok = sl->longest <= SGL_SORT_CACHE_MAX || scratch_get(&aux, sl->longest, 0);       \
-        for (size_t b = 0; ok && b < sl->nb; b++) {                                             \
-            int64_t o = sl->start[b], m = sl->start[b + 1] - o;                                 \
-            if (m < SMALL_N)                                                                    \
-                SMALL(dst + o, m);                                                              \
-            else if (m <= SGL_SORT_CACHE_MAX)                                                   \
-                CORE(dst + o, dst + o, c->tmp, m, c->cnt, low, dst + o + m, NEXT_LEN(*sl, b));  \
-            else                                                                                \
-                ok = NAME##_in(dst + o, aux.tmp, m, c);                                         \
-        }                                                                                       \
-        if (aux.tmp)                                                                            \
-            scratch_put(&aux);                                                                  \
-        return ok;                                                                              \
-    }                                                                                           \
     static bool NAME(const uint64_t *src, uint64_t *dst, int64_t n)                             \
     {                                                                                           \
         split sl;                                                                               \
-        scratch c;                                                                              \
+        scratch c, aux = {NULL, NULL, 0};                                                       \
         if (!scratch_get(&c, SGL_SORT_CACHE_MAX, 2 << SGL_SORT_DIGIT_MAX))                      \
             return false;                                                                       \
         if (!NAME##_count(src, n, &sl)) {                                                       \
@@ -472,8 +439,25 @@ static void split_put(split *sl)
         bool ok = true;                                                                         \
         if (sl.sp.lo > sl.sp.hi)                                                                \
             memcpy(dst, src, (size_t)n * sizeof *dst);                                          \
-        else                                                                                    \
-            ok = NAME##_rest(src, dst, n, &sl, &c);                                             \
+        else if (PACK(src, dst, n, &sl, c.tmp, c.cnt))                                          \
+            ;                                                                                   \
+        else if ((NAME##_scatter(src, dst, n, &sl), sl.shift > sl.sp.lo)) {                     \
+            span low = {sl.sp.lo, sl.shift - 1};                                                \
+            if (sl.longest > SGL_SORT_CACHE_MAX)                                                \
+                ok = scratch_get(&aux, sl.longest, 0);                                          \
+            for (size_t b = 0; ok && b < sl.nb; b++) {                                          \
+                int64_t o = sl.start[b], m = sl.start[b + 1] - o;                               \
+                if (m < SMALL_N)                                                                \
+                    SMALL(dst + o, m);                                                          \
+                else if (m <= SGL_SORT_CACHE_MAX)                                               \
+                    CORE(dst + o, dst + o, c.tmp, m, c.cnt, low, dst + o + m,                   \
+                         NEXT_LEN(sl, b));                                                      \
+                else                                                                            \
+                    ok = NAME##_in(dst + o, aux.tmp, m, &c);                                    \
+            }                                                                                   \
+            if (aux.tmp)                                                                        \
+                scratch_put(&aux);                                                              \
+        }                                                                                       \
         split_put(&sl);                                                                         \
         scratch_put(&c);                                                                        \
         return ok;                                                                              \
@@ -485,58 +469,11 @@ static void small_int(uint64_t *a, int64_t n)
 }
 
 #define PACK_INT(src, dst, n, sl, tmp, cnt)                                                     \
-    sgl_sort_packed_i64((const int64_t *)(src), (int64_t *)(dst), n, sl, tmp, cnt,              \
-                        (uint32_t *)(void *)(dst))
+    sgl_sort_packed_i64((const int64_t *)(src), (int64_t *)(dst), n, sl, tmp, cnt)
 
 HYBRID_SORT(hybrid_int, key_int, lsd_int, small_int, SGL_SORT_RADIX_MIN, PACK_INT)
 HYBRID_SORT(hybrid_float, key_float, lsd_float, insertion_sort_float, SGL_SORT_FLOAT_SMALL,
             NO_PACK)
-
-/* Sorts the ints a[0..n) (n >= SGL_SORT_HYBRID_MIN) in place when a sample
- * says that they pack (sgl_sort_packable): their low bits split into a
- * scratch buffer of 4 bytes an element, then rebuilt into a, where a sort
- * into a new vector would take 8 bytes an element of new pages.  When the
- * whole input does not pack after all (outliers the sample missed), a is
- * copied into scratch as long as it and sorted back from there.  1:
- * sorted; 0: the sample said no (nothing read but the sample); -1: no
- * memory (a unchanged). */
-static int int_in_place(uint64_t *a, int64_t n)
-{
-    span g = hybrid_int_sample(a, n);
-    int gbits = g.lo > g.hi ? 0 : top_shift(g, n) - g.lo;
-    if (gbits < 1 || gbits > 32)
-        return 0;
-    scratch c, buf;
-    split sl;
-    if (!scratch_get(&c, SGL_SORT_CACHE_MAX, 2 << SGL_SORT_DIGIT_MAX))
-        return -1;
-    if (!hybrid_int_count(a, n, &sl)) {
-        scratch_put(&c);
-        return -1;
-    }
-    int r = 1;
-    bool packs = sgl_sort_packable(&sl);
-    if (sl.sp.lo > sl.sp.hi)
-        ; /* all equal */
-    else if (!scratch_get(&buf, packs ? (n + 1) / 2 : n, 0))
-        r = -1;
-    else {
-        if (packs)
-            sgl_sort_packed_i64((int64_t *)a, (int64_t *)a, n, &sl, c.tmp, c.cnt,
-                                (uint32_t *)(void *)buf.tmp);
-        else {
-            memcpy(buf.tmp, a, (size_t)n * sizeof *a);
-            if (!hybrid_int_rest(buf.tmp, a, n, &sl, &c)) {
-                memcpy(a, buf.tmp, (size_t)n * sizeof *a);
-                r = -1;
-            }
-        }
-        scratch_put(&buf);
-    }
-    split_put(&sl);
-    scratch_put(&c);
-    return r;
-}
 
 /* ------------------------------------------------------------------ */
 /* Sorting between buffers                                             */
@@ -589,9 +526,6 @@ static bool sort_into(bool is_float, const uint64_t *src, uint64_t *dst, int64_t
     }
     if (runs == 2) /* in place (merge2_in_place) */
         return sgl_merge2_in_place_i64((int64_t *)dst, bounds[1], n - bounds[1]);
-    int done = runs == 0 && !is_float && n >= SGL_SORT_HYBRID_MIN ? int_in_place(dst, n) : 0;
-    if (done != 0) /* in place, with packed scratch */
-        return done > 0;
     scratch s;
     if (!scratch_get(&s, n, runs > 0 ? 0 : 2 << SGL_SORT_DIGIT_MAX))
         return false;
@@ -717,17 +651,6 @@ sgl_vec sgl_sort_take(const sgl_type *vt, sgl_vec *v, int line, int col)
         sgl_vec_free(vt, &r);
         return s;
     }
-    /* ints that pack, sorted where they lie with 4 bytes an element of
-     * scratch; but not a block of a split (a range handle): sorted into a
-     * new vector, it frees its range, and its parent buffer, once its
-     * last block is sorted, goes whole to the next big vectors (PSRS at
-     * --sgl-shape 2: each child's concat; sorted in place, the blocks
-     * kept the parent until after the concats, which mapped new pages:
-     * 35.2 -> 40.8 ms) */
-    if (sgl_vec_unique(&r) && r.buf->parent == NULL && runs == 0 &&
-        vt->elem->kind == SGL_T_INT && r.len >= SGL_SORT_HYBRID_MIN &&
-        int_in_place(r.data, r.len) > 0)
-        return r;
     if (!sgl_vec_unique(&r) || r.len >= SGL_SORT_HYBRID_MIN) {
         /* someone else still sees these elements, or the sort needs a
          * buffer as long as them anyway (the radix sort): sort into a new

@@ -137,21 +137,16 @@ typedef struct {
     int64_t meta_kind;
 } sgl_sort_split;
 
-/* True when the split sl (of ints, counted) packs: the key bits below
- * its top digit are 1 to 32, and every bucket fits in the cache
- * (SGL_SORT_CACHE_MAX). */
-bool sgl_sort_packable(const sgl_sort_split *sl);
-
-/* Sorts the ints src[0..n) into dst (src itself, or not src) once their
- * split's top digit was counted into sl, if sgl_sort_packable(sl): each
- * element's key bits below the digit are scattered as 4 bytes into
- * `packed` (n of them: the first half of dst when dst is not src, else
- * a buffer of its own), then each bucket is radix-sorted in the cache and
- * written back whole (sgl_sort_packed.c).  tmp: SGL_SORT_CACHE_MAX 8-byte
- * elements of scratch; cnt: 2 << SGL_SORT_DIGIT_MAX counts.  False
- * (nothing written) when sl does not pack. */
+/* Sorts the ints src[0..n) into dst (not src) after their split's top
+ * digit was counted into sl, when all the key bits below the digit fit in
+ * 32 bits and every bucket in the cache (SGL_SORT_CACHE_MAX): each
+ * element's low bits are scattered as 4 bytes into the first half of dst,
+ * then each bucket is radix-sorted in the cache and written back whole
+ * (sgl_sort_packed.c).  tmp: SGL_SORT_CACHE_MAX 8-byte elements of
+ * scratch; cnt: 2 << SGL_SORT_DIGIT_MAX counts.  False (nothing written)
+ * when the keys do not fit. */
 bool sgl_sort_packed_i64(const int64_t *src, int64_t *dst, int64_t n, sgl_sort_split *sl,
-                         uint64_t *tmp, int64_t *cnt, uint32_t *packed);
+                         uint64_t *tmp, int64_t *cnt);
 
 /* WC_SCATTER(T, L, VAL, KEY, from, to, n, sl): the scatter of a split out
  * of the cache, with software write-combining: each bucket's elements

@@ -19,12 +19,10 @@
  *
  * Against the 8-byte split: half the bytes scattered to DRAM and read
  * back, twice the elements per line, buckets of half the bytes in L1
- * (bench/README.md has the figures).  Sorting in place (sgl_sort.c's
- * int_in_place) passes a buffer of its own as `packed`.
+ * (bench/README.md has the figures).
  */
 #include "sgl_sort.h"
 
-#include <stdbool.h>
 #include <string.h>
 
 #define SIGN_BIT ((uint64_t)1 << 63)
@@ -40,12 +38,12 @@ static inline uint64_t unpack(uint64_t hb, uint32_t v, int lo)
 /* Sorts the m packed elements x (bits wide) of one bucket into out, as
  * ints (unpack with hb, lo): the fewest digits of equal width, at most
  * SGL_SORT_DIGIT_MAX bits (8 below SGL_SORT_WIDE_MIN elements), between
- * ta and tb (m elements each), the first pass from x, the last into out
- * (x inside out's buffer when `inside`); the count of digit 0 asks for out's lines, the first pass for pf[0..pfn)
+ * ta and tb (m elements each), the first pass from x, the last into out;
+ * the count of digit 0 asks for out's lines, the first pass for pf[0..pfn)
  * (the next bucket's packed bits). */
 static void lsd_packed(const uint32_t *x, uint32_t *ta, uint32_t *tb, int64_t m, int bits,
-                       uint64_t hb, int lo, uint64_t *out, bool inside, int64_t *cnt,
-                       const uint32_t *pf, int64_t pfn)
+                       uint64_t hb, int lo, uint64_t *out, int64_t *cnt, const uint32_t *pf,
+                       int64_t pfn)
 {
     int maxw = m >= SGL_SORT_WIDE_MIN ? SGL_SORT_DIGIT_MAX : 8;
     int count = (bits + maxw - 1) / maxw, width = (bits + count - 1) / count;
@@ -58,7 +56,7 @@ static void lsd_packed(const uint32_t *x, uint32_t *ta, uint32_t *tb, int64_t m,
             __builtin_prefetch(out + i, 1);
         cur[x[i] & mask]++;
     }
-    if (count == 1 && inside && (const char *)(x + m) > (const char *)out) {
+    if (count == 1 && (const char *)(x + m) > (const char *)out) {
         memcpy(ta, x, (size_t)m * sizeof *x); /* the only pass would write over x */
         x = ta;
     }
@@ -96,24 +94,16 @@ static void lsd_packed(const uint32_t *x, uint32_t *ta, uint32_t *tb, int64_t m,
     }
 }
 
-bool sgl_sort_packable(const sgl_sort_split *sl)
-{
-    /* not when no bits lie below the digit (the 8-byte split is all) */
-    int bits = sl->shift - sl->sp.lo;
-    return sl->sp.lo <= sl->sp.hi && bits >= 1 && bits <= 32 &&
-           sl->longest <= SGL_SORT_CACHE_MAX;
-}
-
 bool sgl_sort_packed_i64(const int64_t *src, int64_t *dst, int64_t n, sgl_sort_split *sl,
-                         uint64_t *tmp, int64_t *cnt, uint32_t *packed)
+                         uint64_t *tmp, int64_t *cnt)
 {
-    if (!sgl_sort_packable(sl))
-        return false;
     int lo = sl->sp.lo, bits = sl->shift - lo;
-    bool inside = (void *)packed == (void *)dst;
+    if (bits < 1 || bits > 32 || sl->longest > SGL_SORT_CACHE_MAX)
+        return false; /* none below the digit (the 8-byte split is all), or too many */
     uint64_t lowmask = bits == 32 ? 0xffffffffu : ((uint64_t)1 << bits) - 1;
 #define PACKED(x) ((uint32_t)((KEY(x) >> lo) & lowmask))
     const uint64_t *from = (const uint64_t *)(const void *)src;
+    uint32_t *packed = (uint32_t *)(void *)dst;
     if (sl->lines)
         WC_SCATTER(uint32_t, 16, PACKED, KEY, from, packed, n, *sl);
     else {
@@ -139,8 +129,7 @@ bool sgl_sort_packed_i64(const int64_t *src, int64_t *dst, int64_t n, sgl_sort_s
             sgl_introsort_i64(dst + o, m);
         } else {
             int64_t before = b > 0 ? sl->start[b - 1] : o;
-            lsd_packed(packed + o, ta, tb, m, bits, hb, lo, out, inside, cnt, packed + before,
-                       o - before);
+            lsd_packed(packed + o, ta, tb, m, bits, hb, lo, out, cnt, packed + before, o - before);
         }
     }
     return true;
