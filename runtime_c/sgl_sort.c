@@ -72,11 +72,7 @@
 /* the key of +inf, plus one */
 #define NAN_KEY ((INF_BITS | SIGN_BIT) + 1)
 
-static inline uint64_t key_int(uint64_t bits)
-{
-    return bits ^ SIGN_BIT;
-}
-
+/* A float's key (an int's: sgl_sort_key_int, sgl_sort.h). */
 static inline uint64_t key_float(uint64_t bits)
 {
     uint64_t mag = bits & ~SIGN_BIT;
@@ -225,7 +221,7 @@ static int digit_max(int64_t n)
         CORE(src, dst, tmp, n, cnt, span_of(any ^ all), NULL, 0);                               \
     }
 
-MAKE_LSD(lsd_int, radix_int, key_int)
+MAKE_LSD(lsd_int, radix_int, sgl_sort_key_int)
 MAKE_LSD(lsd_float, radix_float, key_float)
 
 void sgl_radix_sort_i64(const int64_t *src, int64_t *dst, int64_t *tmp, int64_t n, int64_t *cnt)
@@ -354,15 +350,7 @@ static void split_put(split *sl)
     /* Scatters from[0..n) into to by the digit counted in sl. */                               \
     static void NAME##_scatter(const uint64_t *from, uint64_t *to, int64_t n, split *sl)        \
     {                                                                                           \
-        if (sl->lines) {                                                                        \
-            WC_SCATTER(uint64_t, 8, ID, KEY, from, to, n, *sl);                                 \
-            return;                                                                             \
-        }                                                                                       \
-        uint64_t mask = sl->nb - 1;                                                             \
-        for (int64_t i = 0; i < n; i++) {                                                       \
-            uint64_t x = from[i];                                                               \
-            to[sl->pos[(KEY(x) >> sl->shift) & mask]++] = x;                                    \
-        }                                                                                       \
+        SGL_SORT_SCATTER(uint64_t, 8, ID, KEY, from, to, n, *sl);                               \
     }                                                                                           \
     /* Splits from[0..n) into to by its top digit (sp empty: all equal,                         \
      * nothing moved). */                                                                       \
@@ -471,7 +459,7 @@ static void small_int(uint64_t *a, int64_t n)
 #define PACK_INT(src, dst, n, sl, tmp, cnt)                                                     \
     sgl_sort_packed_i64((const int64_t *)(src), (int64_t *)(dst), n, sl, tmp, cnt)
 
-HYBRID_SORT(hybrid_int, key_int, lsd_int, small_int, SGL_SORT_RADIX_MIN, PACK_INT)
+HYBRID_SORT(hybrid_int, sgl_sort_key_int, lsd_int, small_int, SGL_SORT_RADIX_MIN, PACK_INT)
 HYBRID_SORT(hybrid_float, key_float, lsd_float, insertion_sort_float, SGL_SORT_FLOAT_SMALL,
             NO_PACK)
 

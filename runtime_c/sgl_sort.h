@@ -116,6 +116,13 @@ static inline void *sgl_pass_dest(const void *src, void *dst, void *tmp, int pas
 /* ------------------------------------------------------------------ */
 /* Shared by sgl_sort.c and sgl_sort_packed.c                          */
 
+/* An int's key: its bits with the sign bit flipped (unsigned order is
+ * the ints' order); its own inverse. */
+static inline uint64_t sgl_sort_key_int(uint64_t bits)
+{
+    return bits ^ ((uint64_t)1 << 63);
+}
+
 /* The key bits in which the elements differ, the lowest and the highest
  * (lo > hi when all keys are equal). */
 typedef struct {
@@ -147,6 +154,24 @@ typedef struct {
  * when the keys do not fit. */
 bool sgl_sort_packed_i64(const int64_t *src, int64_t *dst, int64_t n, sgl_sort_split *sl,
                          uint64_t *tmp, int64_t *cnt);
+
+/* SGL_SORT_SCATTER(T, L, VAL, KEY, from, to, n, sl): scatters the
+ * uint64_t elements from[0..n) into `to` (of T) by the digit counted in
+ * sl, VAL(x) for each element x: through sl's write-combining lines when
+ * it has them (WC_SCATTER, L elements of T to a 64-byte line), else one
+ * store per element. */
+#define SGL_SORT_SCATTER(T, L, VAL, KEY, from, to, n, sl)                                       \
+    do {                                                                                        \
+        if ((sl).lines) {                                                                       \
+            WC_SCATTER(T, L, VAL, KEY, from, to, n, sl);                                        \
+        } else {                                                                                \
+            uint64_t smask_ = (sl).nb - 1;                                                      \
+            for (int64_t i = 0; i < (n); i++) {                                                 \
+                uint64_t x = (from)[i];                                                         \
+                (to)[(sl).pos[(KEY(x) >> (sl).shift) & smask_]++] = VAL(x);                     \
+            }                                                                                   \
+        }                                                                                       \
+    } while (0)
 
 /* WC_SCATTER(T, L, VAL, KEY, from, to, n, sl): the scatter of a split out
  * of the cache, with software write-combining: each bucket's elements

@@ -25,14 +25,13 @@
 
 #include <string.h>
 
-#define SIGN_BIT ((uint64_t)1 << 63)
-#define KEY(x) ((x) ^ SIGN_BIT)
+#define KEY sgl_sort_key_int
 
 /* The int of the key bits hb (the bucket's and every key's) and the low
  * bits v (from bit lo). */
 static inline uint64_t unpack(uint64_t hb, uint32_t v, int lo)
 {
-    return (hb | (uint64_t)v << lo) ^ SIGN_BIT;
+    return sgl_sort_key_int(hb | (uint64_t)v << lo);
 }
 
 /* Sorts the m packed elements x (bits wide) of one bucket into out, as
@@ -104,15 +103,7 @@ bool sgl_sort_packed_i64(const int64_t *src, int64_t *dst, int64_t n, sgl_sort_s
 #define PACKED(x) ((uint32_t)((KEY(x) >> lo) & lowmask))
     const uint64_t *from = (const uint64_t *)(const void *)src;
     uint32_t *packed = (uint32_t *)(void *)dst;
-    if (sl->lines)
-        WC_SCATTER(uint32_t, 16, PACKED, KEY, from, packed, n, *sl);
-    else {
-        uint64_t mask = sl->nb - 1;
-        for (int64_t i = 0; i < n; i++) {
-            uint64_t x = from[i];
-            packed[sl->pos[(KEY(x) >> sl->shift) & mask]++] = PACKED(x);
-        }
-    }
+    SGL_SORT_SCATTER(uint32_t, 16, PACKED, KEY, from, packed, n, *sl);
 #undef PACKED
     /* every key's bits outside sp.lo..sp.hi */
     uint64_t span_bits = (sl->sp.hi == 63 ? ~(uint64_t)0 : ((uint64_t)1 << (sl->sp.hi + 1)) - 1) &
