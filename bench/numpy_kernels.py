@@ -39,6 +39,11 @@ def rand_ints(n: int, lo: int, hi: int, seed: int) -> np.ndarray:
     return (draws(n, seed) % U(hi - lo)).astype(np.int64) + np.int64(lo)
 
 
+def rand_floats(n: int, seed: int) -> np.ndarray:
+    """(draw >> 11) * 2^-53, as float64 (exact)."""
+    return (draws(n, seed) >> U(11)).astype(np.float64) * 2.0**-53
+
+
 def checksum(v: np.ndarray) -> int:
     """h = h * 31 + v[i] over v (flattened, row by row), wrapping in 64 bits."""
     flat = v.reshape(-1).astype(U)
@@ -72,6 +77,12 @@ def main() -> int:
         r = np.sort(v)
         t1 = time.perf_counter()
         result = checksum(r)
+    elif kernel == "fsort":  # bench/sgl/fsort.sgl
+        v = rand_floats(n, 2024)
+        t0 = time.perf_counter()
+        r = np.sort(v)
+        t1 = time.perf_counter()
+        result = checksum((r * 1048576.0).astype(np.int64))  # int() truncates toward zero
     elif kernel == "matvec":
         a = rand_ints(n * n, 0, 100, 11).reshape(n, n)
         x = rand_ints(n, 0, 100, 12)

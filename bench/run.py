@@ -59,6 +59,8 @@ KMEANS_ITERATIONS = 10  # bench/sgl/kmeans.sgl, bench/hand/kmeans.c
 # kmeans row "without the loop work" of issue 24)
 NO_LOOP_PROOFS = "restrict,nested,values,batch"
 SUPERSTEPS = (100_000, 1000)
+# the float sort (bench/sgl/fsort.sgl: the builtin on one worker, against np.sort): full, quick
+FSORT = (5_000_000, 10_000)
 # the triad's array length (three arrays of doubles) and repetitions: full, quick
 TRIAD = ((1 << 24, 5), (1 << 20, 2))
 
@@ -126,6 +128,10 @@ def build_jobs(kernels: list[str]) -> list[tuple[str, list[str]]]:
         if k != "superstep":
             jobs.append((f"seq {k}", [cc(), "-O3", "-std=gnu11", "-Wall", "-o",
                                       str(BUILD / "seq" / k), str(BENCH / "seq" / f"{k}.c")]))
+    fsort = BENCH / "sgl" / "fsort.sgl"
+    jobs.append(("sglc fsort", [*sglc, str(fsort), "-o", str(BUILD / "sglc" / "fsort")]))
+    jobs.append(("sglc unchecked fsort", [*sglc, str(fsort), "-o", str(BUILD / "unchecked" / "fsort"),
+                                          "-O3", "--unchecked"]))
     if "kmeans" in kernels:  # built with SGLC_BOUNDS_ABLATE (build() sets it for this job)
         jobs.append(("sglc noloops kmeans", [*sglc, str(BENCH / "sgl" / "kmeans.sgl"), "-o",
                                              str(BUILD / "noloops" / "kmeans")]))
@@ -329,6 +335,7 @@ def main() -> int:
                     help="comma-separated subset of " + ",".join(KERNELS))
     ap.add_argument("--runs", type=int, default=None, help="runs per cell (default 5; quick 1)")
     ap.add_argument("--no-superstep", action="store_true", help="skip the superstep benchmark")
+    ap.add_argument("--no-fsort", action="store_true", help="skip the float sort against NumPy")
     ap.add_argument("--no-build", action="store_true",
                     help="reuse the executables already in the build folder")
     ap.add_argument("--build-dir", default=None,
@@ -436,6 +443,19 @@ def main() -> int:
                         cmd = command(v, "superstep", np_, th, steps)
                     record(("superstep", level, v), cmd, th)
 
+    # the float sort: the builtin on one worker, against NumPy (both ways)
+    fsort_n = FSORT[q]
+    if not args.no_fsort:
+        for r in range(runs):
+            print(f"fsort n={fsort_n}: run {r + 1}/{runs}", file=sys.stderr)
+            for v in ("sglc", "unchecked"):
+                record(("fsort", (1, 1), v), command(v, "fsort", 1, 1, fsort_n), 1)
+            if py is not None:
+                np_cmd = [py, str(BENCH / "numpy_kernels.py"), "fsort", str(fsort_n)]
+                record(("fsort", None, "numpy"), np_cmd, 1)
+                if avx512_off:
+                    record(("fsort", None, "numpy-noavx512"), np_cmd, 1, avx512_off)
+
     # ---- check: every program of a kernel prints the same result
     disagree = []
     for k, res in results.items():
@@ -499,6 +519,20 @@ def main() -> int:
                          f"| {fmt_r(s / h)} |")
         sstep_table = "\n".join(lines)
 
+    fsort_table = ""
+    if not args.no_fsort:
+        s, u = med(("fsort", (1, 1), "sglc")), med(("fsort", (1, 1), "unchecked"))
+        as_is, off = med(("fsort", None, "numpy")), med(("fsort", None, "numpy-noavx512"))
+        best = min(as_is, off) if off == off else as_is
+        fsort_table = ("`sort(v)` of `rand_floats(n, 2024)` (in [0, 1)) on the root, "
+                       "`--sgl-shape 1` (bench/sgl/fsort.sgl), against `np.sort` of the same "
+                       "floats as it is and, where it has AVX-512 code, with that off; "
+                       "sglc/NumPy divides by the faster.\n\n"
+                       "| n | sglc [s] | sglc --unchecked [s] | NumPy [s] | NumPy, AVX-512 off [s] "
+                       "| sglc/NumPy |\n|" + "---|" * 6 + "\n"
+                       f"| {fsort_n} | {fmt_s(s)} | {fmt_s(u)} | {fmt_s(as_is)} | {fmt_s(off)} "
+                       f"| {fmt_r(s / best)} |")
+
     kmeans_table = ""
     if "kmeans" in kernels:
         kmeans_table = kmeans_tables(shapes, q, med, timeout)
@@ -509,6 +543,8 @@ def main() -> int:
     if sstep_table:
         summary += [f"## Superstep overhead ({steps} supersteps, median of {runs})", "",
                     sstep_table, ""]
+    if fsort_table:
+        summary += [f"## Float sort (median of {runs})", "", fsort_table, ""]
     if kmeans_table:
         summary += ["## kmeans: data left on the nodes", "", kmeans_table, ""]
     summary += ["## Peak memory (max RSS, median, measured by the runner)", "",

@@ -32,7 +32,10 @@
  * From SGL_SORT_HYBRID_MIN elements on, one MSD pass on the top digit
  * first, then LSD passes in the cache (HYBRID_SORT, below); ints whose
  * bits that differ below that digit fit in 32 are split as those bits
- * alone, 4 bytes an element (sgl_sort_packed.c).
+ * alone, 4 bytes an element (sgl_sort_packed.c).  Floats with no NaN (and,
+ * under SGL_SORT_HYBRID_MIN, not both -0.0 and 0.0) are sorted as ints of
+ * their order instead, by a split planned from a sample and two digits
+ * in the cache (sgl_sort_float.c); the others by the stable sorts here.
  *
  * An int input of at most SGL_SORT_MAX_RUNS ascending runs (the
  * concatenation of sorted blocks that PSRS sorts at each level) is
@@ -177,12 +180,7 @@ static int digit_max(int64_t n)
             cur[(KEY(src[i]) >> sp.lo) & mask]++;                                               \
         const uint64_t *from = src;                                                             \
         for (int p = 0; p < count; p++) {                                                       \
-            int64_t sum = 0;                                                                    \
-            for (size_t b = 0; b < nb; b++) {                                                   \
-                int64_t c = cur[b];                                                             \
-                cur[b] = sum;                                                                   \
-                sum += c;                                                                       \
-            }                                                                                   \
+            sgl_sort_offsets(cur, nb);                                                          \
             uint64_t *to = sgl_pass_dest(src, dst, tmp, count, p);                              \
             int shift = sp.lo + p * width;                                                      \
             if (p + 1 < count) {                                                                \
@@ -350,7 +348,7 @@ static void split_put(split *sl)
     /* Scatters from[0..n) into to by the digit counted in sl. */                               \
     static void NAME##_scatter(const uint64_t *from, uint64_t *to, int64_t n, split *sl)        \
     {                                                                                           \
-        SGL_SORT_SCATTER(uint64_t, 8, ID, KEY, from, to, n, *sl);                               \
+        SGL_SORT_SCATTER(uint64_t, 8, ID, SGL_SORT_DIGIT, KEY, from, to, n, *sl);               \
     }                                                                                           \
     /* Splits from[0..n) into to by its top digit (sp empty: all equal,                         \
      * nothing moved). */                                                                       \
@@ -466,6 +464,15 @@ HYBRID_SORT(hybrid_float, key_float, lsd_float, insertion_sort_float, SGL_SORT_F
 /* ------------------------------------------------------------------ */
 /* Sorting between buffers                                             */
 
+/* A long float sort from src into dst (not src): without -0.0 and NaNs
+ * by sgl_sort_float.c, else (or without its memory) by the stable
+ * hybrid sort. */
+static bool sort_float(const uint64_t *src, uint64_t *dst, int64_t n)
+{
+    return sgl_sort_float_f64((const double *)(const void *)src, (double *)(void *)dst, n) ||
+           hybrid_float(src, dst, n);
+}
+
 /* The ascending runs of an int input of n >= SGL_SORT_RADIX_MIN elements,
  * as sgl_sort_runs_i64 gives them (0: more than SGL_SORT_MAX_RUNS); a
  * float input: 1 when it is in order, else 0. */
@@ -506,7 +513,7 @@ static bool sort_into(bool is_float, const uint64_t *src, uint64_t *dst, int64_t
         return true;
     }
     if (n >= SGL_SORT_HYBRID_MIN && runs == 0 && src != dst)
-        return is_float ? hybrid_float(src, dst, n) : hybrid_int(src, dst, n);
+        return is_float ? sort_float(src, dst, n) : hybrid_int(src, dst, n);
     if (runs == 2 && src != dst) { /* one merge, straight into dst */
         sgl_merge2_i64((const int64_t *)src, bounds[1], (const int64_t *)src + bounds[1],
                        n - bounds[1], (int64_t *)dst);
@@ -523,14 +530,16 @@ static bool sort_into(bool is_float, const uint64_t *src, uint64_t *dst, int64_t
     else if (n >= SGL_SORT_HYBRID_MIN) {
         /* in place: the first pass from a copy (the scratch), into place */
         memcpy(s.tmp, src, (size_t)n * sizeof *dst);
-        bool ok = is_float ? hybrid_float(s.tmp, dst, n) : hybrid_int(s.tmp, dst, n);
+        bool ok = is_float ? sort_float(s.tmp, dst, n) : hybrid_int(s.tmp, dst, n);
         if (!ok) /* dst as it was */
             memcpy(dst, s.tmp, (size_t)n * sizeof *dst);
         scratch_put(&s);
         return ok;
-    } else if (is_float)
-        radix_float(src, dst, s.tmp, n, s.cnt);
-    else
+    } else if (is_float) {
+        if (!sgl_sort_float_short((const double *)(const void *)src, (double *)(void *)dst,
+                                  s.tmp, n, s.cnt))
+            radix_float(src, dst, s.tmp, n, s.cnt);
+    } else
         radix_int(src, dst, s.tmp, n, s.cnt);
     scratch_put(&s);
     return true;

@@ -123,6 +123,18 @@ static inline uint64_t sgl_sort_key_int(uint64_t bits)
     return bits ^ ((uint64_t)1 << 63);
 }
 
+/* The counts cnt[0..nb) of a digit's values become where each value's
+ * elements start (an exclusive prefix sum). */
+static inline void sgl_sort_offsets(int64_t *cnt, size_t nb)
+{
+    int64_t sum = 0;
+    for (size_t b = 0; b < nb; b++) {
+        int64_t c = cnt[b];
+        cnt[b] = sum;
+        sum += c;
+    }
+}
+
 /* The key bits in which the elements differ, the lowest and the highest
  * (lo > hi when all keys are equal). */
 typedef struct {
@@ -155,25 +167,44 @@ typedef struct {
 bool sgl_sort_packed_i64(const int64_t *src, int64_t *dst, int64_t n, sgl_sort_split *sl,
                          uint64_t *tmp, int64_t *cnt);
 
-/* SGL_SORT_SCATTER(T, L, VAL, KEY, from, to, n, sl): scatters the
- * uint64_t elements from[0..n) into `to` (of T) by the digit counted in
- * sl, VAL(x) for each element x: through sl's write-combining lines when
- * it has them (WC_SCATTER, L elements of T to a 64-byte line), else one
- * store per element. */
-#define SGL_SORT_SCATTER(T, L, VAL, KEY, from, to, n, sl)                                       \
+/* The bucket of element x in the split sl: the digit counted, of KEY(x). */
+#define SGL_SORT_DIGIT(KEY, sl, x) ((KEY(x) >> (sl).shift) & ((sl).nb - 1))
+
+/* Sorts the doubles src[0..n) (n >= SGL_SORT_HYBRID_MIN) into dst (not
+ * src) when none is -0.0 or a NaN (then equal floats are equal bits and
+ * stability cannot be seen): as ints of the floats' order, split by a
+ * table that a sample of the input planned, each bucket sorted in the
+ * cache by its top two digits and an insertion pass
+ * (sgl_sort_float.c).  False (dst unspecified) when an element is -0.0
+ * or a NaN, or without memory. */
+bool sgl_sort_float_f64(const double *src, double *dst, int64_t n);
+
+/* The same for n up to SGL_SORT_CACHE_MAX elements, dst may be src, with
+ * tmp (n elements) and cnt (2 << SGL_SORT_DIGIT_MAX) for scratch: all of
+ * it one bucket.  False (dst as it was) when an element is a NaN or when
+ * both -0.0 and 0.0 are there. */
+bool sgl_sort_float_short(const double *src, double *dst, uint64_t *tmp, int64_t n,
+                          int64_t *cnt);
+
+/* SGL_SORT_SCATTER(T, L, VAL, BUCKET, KEY, from, to, n, sl): scatters the
+ * uint64_t elements from[0..n) into `to` (of T), element x into bucket
+ * BUCKET(KEY, sl, x) (SGL_SORT_DIGIT, or sgl_sort_float.c's table) at
+ * sl's pos, VAL(x) for each element x: through sl's write-combining lines
+ * when it has them (WC_SCATTER, L elements of T to a 64-byte line), else
+ * one store per element. */
+#define SGL_SORT_SCATTER(T, L, VAL, BUCKET, KEY, from, to, n, sl)                                       \
     do {                                                                                        \
         if ((sl).lines) {                                                                       \
-            WC_SCATTER(T, L, VAL, KEY, from, to, n, sl);                                        \
+            WC_SCATTER(T, L, VAL, BUCKET, KEY, from, to, n, sl);                                \
         } else {                                                                                \
-            uint64_t smask_ = (sl).nb - 1;                                                      \
             for (int64_t i = 0; i < (n); i++) {                                                 \
                 uint64_t x = (from)[i];                                                         \
-                (to)[(sl).pos[(KEY(x) >> (sl).shift) & smask_]++] = VAL(x);                     \
+                (to)[(sl).pos[BUCKET(KEY, sl, x)]++] = VAL(x);                                  \
             }                                                                                   \
         }                                                                                       \
     } while (0)
 
-/* WC_SCATTER(T, L, VAL, KEY, from, to, n, sl): the scatter of a split out
+/* WC_SCATTER(T, L, VAL, BUCKET, KEY, from, to, n, sl): the scatter of a split out
  * of the cache, with software write-combining: each bucket's elements
  * (VAL(x) of type T, L of them in 64 bytes) are gathered in sl's 64-byte
  * line of the bucket, and a full line goes to its place in `to` with
@@ -193,19 +224,18 @@ static inline void sgl_sort_wc_line(void *dst, const void *line)
         _mm_stream_si128((__m128i *)(void *)((char *)dst + j),
                          _mm_load_si128((const __m128i *)(const void *)((const char *)line + j)));
 }
-#define WC_SCATTER(T, L, VAL, KEY, from, to, n, sl)                                             \
+#define WC_SCATTER(T, L, VAL, BUCKET, KEY, from, to, n, sl)                                     \
     do {                                                                                        \
         T(*line_)[L] = (T(*)[L])(void *)(sl).lines;                                             \
         /* a0: to's offset in its line */                                                       \
         int64_t a0 = (int64_t)(((uintptr_t)(to) / sizeof(T)) & ((L) - 1));                     \
         const int64_t *start_ = (sl).start;                                                     \
         int64_t *pos_ = (sl).pos;                                                               \
-        uint64_t mask_ = (sl).nb - 1;                                                           \
         for (int64_t i = 0; i < (n); i++) {                                                     \
             if ((i & 7) == 0)                                                                   \
                 __builtin_prefetch((from) + i + SGL_SORT_AHEAD);                                \
             uint64_t x = (from)[i];                                                             \
-            size_t b = (KEY(x) >> (sl).shift) & mask_;                                          \
+            size_t b = BUCKET(KEY, sl, x);                                                      \
             int64_t p = pos_[b]++, slot = (p + a0) & ((L) - 1);                                 \
             line_[b][slot] = VAL(x);                                                            \
             if (slot == (L) - 1) { /* full: all of it, or the part from the bucket's start */   \
@@ -225,7 +255,7 @@ static inline void sgl_sort_wc_line(void *dst, const void *line)
     } while (0)
 #else
 #define SGL_SORT_WC 0
-#define WC_SCATTER(T, L, VAL, KEY, from, to, n, sl) ((void)0)
+#define WC_SCATTER(T, L, VAL, BUCKET, KEY, from, to, n, sl) ((void)0)
 #endif
 
 /* Sorts a[0..n) ascending in place, with scratch it allocates (the

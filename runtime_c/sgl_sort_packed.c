@@ -61,12 +61,7 @@ static void lsd_packed(const uint32_t *x, uint32_t *ta, uint32_t *tb, int64_t m,
     }
     const uint32_t *from = x;
     for (int p = 0; p < count; p++) {
-        int64_t sum = 0;
-        for (size_t b = 0; b < nb; b++) {
-            int64_t c = cur[b];
-            cur[b] = sum;
-            sum += c;
-        }
+        sgl_sort_offsets(cur, nb);
         int shift = p * width;
         if (p + 1 < count) {
             uint32_t *to = from == ta ? tb : ta;
@@ -103,7 +98,7 @@ bool sgl_sort_packed_i64(const int64_t *src, int64_t *dst, int64_t n, sgl_sort_s
 #define PACKED(x) ((uint32_t)((KEY(x) >> lo) & lowmask))
     const uint64_t *from = (const uint64_t *)(const void *)src;
     uint32_t *packed = (uint32_t *)(void *)dst;
-    SGL_SORT_SCATTER(uint32_t, 16, PACKED, KEY, from, packed, n, *sl);
+    SGL_SORT_SCATTER(uint32_t, 16, PACKED, SGL_SORT_DIGIT, KEY, from, packed, n, *sl);
 #undef PACKED
     /* every key's bits outside sp.lo..sp.hi */
     uint64_t span_bits = (sl->sp.hi == 63 ? ~(uint64_t)0 : ((uint64_t)1 << (sl->sp.hi + 1)) - 1) &

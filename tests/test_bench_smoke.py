@@ -33,5 +33,6 @@ def test_bench_quick_agrees(tmp_path: Path) -> None:
     assert "| matmul | 40 | 1x2 |" in out           # the matrix-product kernel
     assert "Memory bandwidth of one thread" in out and " GB/s." in out
     assert "| - | - |" not in out.split("## Superstep")[0]  # NumPy ran: its columns are filled
+    assert "## Float sort" in out and "| 10000 |" in out.split("## Float sort")[1]
     assert "## Peak memory" in out and "| hand C [MiB] |" in out
     assert (tmp_path / "results.md").read_text().startswith("# sglc benchmark results")

@@ -647,6 +647,88 @@ static void test_packed(void)
     }
 }
 
+/* The float sort without -0.0 and NaNs (sgl_sort_float.c), short (one
+ * bucket) and long (split by a planned table): floats in
+ * [0, 1) (a sample's plan, half of them under one exponent), of both
+ * signs, all negative, few distinct, exponents from subnormal to huge,
+ * infinities; -0.0 and 0.0 both (put back in input order), -0.0 alone;
+ * NaNs of either sign (the stable sort's, after the split); keys that
+ * cluster below a bucket's top two digits (the LSD sort of all their
+ * bits after the insertion pass gives up); one bucket longer than the
+ * cache's (sorted as ints); a negative float or a tiny one where the
+ * sample does not look (counted again); all equal. */
+static void test_float_fast(void)
+{
+    static const char *const KIND[] = {
+        "[0, 1)", "(-5e5, 5e5)", "-u*u*1e3", "integers below 1000", "2^(+-1000) exponents",
+        "with infinities", "-0.0 and 0.0 among others", "-0.0 without 0.0", "one NaN",
+        "a negative NaN", "clustered below the top digits", "9 in 10 equal",
+        "[0, 1) and one negative", "[0.5, 1) and one tiny", "all equal"};
+    enum { NKIND = sizeof KIND / sizeof KIND[0] };
+    static const int64_t NS[] = {300, 5000, SGL_SORT_CACHE_MAX, SGL_SORT_HYBRID_MIN + 17,
+                                 SGL_SORT_WC_MIN + 4099};
+    for (size_t s = 0; s < sizeof NS / sizeof NS[0]; s++) {
+        int64_t n = NS[s];
+        size_t bytes = (size_t)n * 8;
+        for (int k = 0; k < NKIND; k++) {
+            if (n >= SGL_SORT_WC_MIN && k != 0 && k != 1 && k != 6 && k != 8 && k != 12)
+                continue; /* the write-combined split: a few kinds (the time of the tests) */
+            double *in = xmalloc(bytes), *want = xmalloc(bytes), *got = xmalloc(bytes);
+            for (int64_t i = 0; i < n; i++) {
+                uint64_t r = next_u64(), b;
+                double u = (double)(r >> 11) * 0x1p-53;
+                switch (k) {
+                case 0: in[i] = u; break;
+                case 1: in[i] = (u - 0.5) * 1e6; break;
+                case 2: in[i] = -u * u * 1e3; break;
+                case 3: in[i] = (double)(r % 1000); break;
+                case 4: in[i] = ldexp(u + 0.5, (int)(r % 2000) - 1000) * (r & 1 ? -1 : 1); break;
+                case 5: in[i] = r % 10 == 0 ? (r & 1 ? INFINITY : -INFINITY) : u - 0.5; break;
+                case 6: in[i] = r % 5 == 0 ? (r & 8 ? -0.0 : 0.0) : u - 0.5; break;
+                case 7: in[i] = r % 5 == 0 ? -0.0 : u - 0.5; break;
+                case 8: in[i] = i == n - 3 ? nan_with(5, false) : u; break;
+                case 9: in[i] = i == n / 2 ? nan_with(9, true) : u - 0.5; break;
+                case 10: /* 3 groups; in each bucket bit 30 and bits 0..19 differ */
+                    b = 0x3ff0000000000000ULL | (r % 3) << 45 | (r >> 8 & 1) << 30 |
+                        (r >> 12 & 0xfffff);
+                    memcpy(&in[i], &b, sizeof b);
+                    break;
+                case 11: in[i] = r % 10 ? 1.5 : u; break;
+                case 12: in[i] = i == n - 2 ? -1.0 : u; break;
+                case 13: in[i] = i == 7 ? 1e-300 : 0.5 + u / 2; break;
+                default: in[i] = 2.75; break;
+                }
+            }
+            memcpy(want, in, bytes);
+            ref_sort(want, n, cmp_float);
+            memcpy(got, in, bytes);
+            CHECK(sgl_sort_f64(got, n), KIND[k], n);
+            CHECK(memcmp(got, want, bytes) == 0, KIND[k], n);
+            memset(got, 0, bytes);
+            if (n >= SGL_SORT_HYBRID_MIN) {
+                bool fast = sgl_sort_float_f64(in, got, n);
+                CHECK(fast == (k != 8 && k != 9), KIND[k], n);
+                CHECK(!fast || memcmp(got, want, bytes) == 0, KIND[k], n);
+            } else { /* one bucket; not with NaNs, nor with both zeros */
+                uint64_t *tmp = xmalloc(bytes);
+                int64_t *cnt = xmalloc(sizeof(int64_t) << (SGL_SORT_DIGIT_MAX + 1));
+                bool fast = sgl_sort_float_short(in, got, tmp, n, cnt);
+                CHECK(fast == (k != 6 && k != 8 && k != 9), KIND[k], n);
+                CHECK(!fast || memcmp(got, want, bytes) == 0, KIND[k], n);
+                memcpy(got, in, bytes);
+                fast = sgl_sort_float_short(got, got, tmp, n, cnt); /* in place */
+                CHECK(memcmp(got, fast ? want : in, bytes) == 0, KIND[k], n);
+                free(tmp);
+                free(cnt);
+            }
+            check_builtin(&T_FV, in, want, n, KIND[k]);
+            free(in);
+            free(want);
+            free(got);
+        }
+    }
+}
+
 int main(void)
 {
     rng_state = 2024;
@@ -657,6 +739,7 @@ int main(void)
     test_two_runs();
     test_write_combining();
     test_packed();
+    test_float_fast();
     test_ints();
     test_floats();
     printf("%d passed, %d failed\n", n_passed, n_failed);

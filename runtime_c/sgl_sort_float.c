@@ -1,0 +1,401 @@
+/*
+ * sgl_sort_float.c: the long float sort of sgl_sort.c when no element is
+ * -0.0 or a NaN.
+ *
+ * Without those, two floats that compare equal are the same bits, so
+ * stability cannot be seen, and a float's bits map to an int of the same
+ * order and back (as_int, its own inverse: the bits below the sign are
+ * flipped in a negative float).  The sort is then one of ints, with two
+ * things that float data needs and ints in [0, 10^9) do not:
+ *
+ * - A split whose buckets follow the data.  Floats in [0, 1) put half
+ *   their values under one exponent, a quarter under the next, so a
+ *   digit of fixed bits leaves a few huge buckets to split again (a
+ *   second pass through DRAM).  Here the key's 12 bits below the bits all
+ *   keys share (a float's sign and exponent, where they differ) make a
+ *   group; a sample of the input says how many elements each group
+ *   holds, and each group gets as many of its next bits as leave
+ *   buckets of about the target length (groups the sample barely sees
+ *   share one bucket).  A table of one entry per group gives an
+ *   element's bucket; the buckets, in order, are still ranges of keys.
+ * - Buckets sorted in the cache by two digits, not four.  A bucket's
+ *   keys still differ in about 40 bits (52 bits of mantissa, 10 used by
+ *   the split); an LSD sort of the top two digits of those bits (22 of
+ *   them) leaves in order all but the keys that agree on those bits,
+ *   which in a bucket of a few thousand uniformly spread keys are a
+ *   handful, and an insertion pass puts those in place.  Data that
+ *   clusters below those bits (more moves than the bucket's length) is
+ *   sorted again by an LSD sort of all its bits.
+ *
+ * A bucket longer than SGL_SORT_CACHE_MAX (keys that cluster where the
+ * sample did not see it) is sorted as ints by sgl_sort_i64.
+ */
+#include "sgl_sort.h"
+
+#include <string.h>
+
+#include "sgl_vbuf.h"
+
+#define SIGN ((uint64_t)1 << 63)
+#define INF_BITS ((uint64_t)0x7ff0000000000000)
+#define GROUP_BITS 12
+#define NGROUPS ((size_t)1 << GROUP_BITS)
+#define SAMPLES 2048
+/* the most buckets: one a group, and less than n / (3/4 target) more */
+#define MAX_BUCKETS (NGROUPS + 2048)
+
+/* A float's bits as an int whose order is the float's (no -0.0, no
+ * NaN); its own inverse. */
+static inline uint64_t as_int(uint64_t b)
+{
+    return b ^ ((uint64_t)((int64_t)b >> 63) >> 1);
+}
+
+/* The float's unsigned key: as_int's, the sign bit flipped. */
+static inline uint64_t key_of(uint64_t b)
+{
+    return b ^ ((uint64_t)((int64_t)b >> 63) | SIGN);
+}
+
+/* A NaN (its magnitude above +inf's). */
+static inline bool is_nan(uint64_t b)
+{
+    return (b << 1) > (INF_BITS << 1);
+}
+
+/* The bucket of a key shifted left by cp (the bits all keys share): its
+ * group (the top 12 bits of kk) gives a first bucket (the entry's low 32
+ * bits) and how many of the bits below the group to add to it (63 minus
+ * that is the entry's high bits: 63 adds none). */
+static inline size_t bucket_of(const uint64_t *tab, uint64_t kk)
+{
+    uint64_t e = tab[kk >> (64 - GROUP_BITS)];
+    return (uint32_t)e + (size_t)(((kk << GROUP_BITS) >> 1) >> (e >> 32));
+}
+/* For SGL_SORT_SCATTER, with tab and cp in scope: any float; a float
+ * >= +0.0 (its key is its bits with the sign bit set, which cp >= 1
+ * shifts out). */
+#define ANY_BUCKET(KEY, sl, x) bucket_of(tab, key_of(x) << cp)
+#define POS_BUCKET(KEY, sl, x) bucket_of(tab, (x) << cp)
+#define ID(x) (x)
+
+/* Fills tab (one entry a group) for n elements whose keys share their
+ * top cp bits, from the sample s[0..ns) of their keys; returns the number
+ * of buckets.  hist: NGROUPS counts of scratch. */
+static size_t plan(const uint64_t *s, int ns, int64_t n, int cp, uint64_t *tab, int64_t *hist)
+{
+    memset(hist, 0, NGROUPS * sizeof *hist);
+    for (int j = 0; j < ns; j++)
+        hist[(s[j] << cp) >> (64 - GROUP_BITS)]++;
+    int64_t target = n >> SGL_SORT_TOP_BITS > SGL_SORT_BUCKET ? n >> SGL_SORT_TOP_BITS
+                                                                 : SGL_SORT_BUCKET;
+    int avail = 64 - GROUP_BITS - cp; /* key bits below the group */
+    size_t nb = 0;
+    int64_t open = -1; /* the estimate of a bucket more groups may join; -1: none */
+    for (size_t g = 0; g < NGROUPS; g++) {
+        int64_t est = hist[g] * n / ns;
+        int w = 0;
+        while (w < avail && w < 16 && (est >> w) > target + target / 2)
+            w++;
+        if (w == 0 && open >= 0 && open + est <= target + target / 2) {
+            tab[g] = (uint64_t)(nb - 1) | (uint64_t)63 << 32;
+            open += est;
+        } else {
+            tab[g] = (uint64_t)nb | (uint64_t)(63 - w) << 32;
+            nb += (size_t)1 << w;
+            open = w == 0 ? est : -1;
+        }
+    }
+    return nb;
+}
+
+/* The widest digit for m elements (sgl_sort.c's digit_max). */
+static int digit_max(int64_t m)
+{
+    return m >= SGL_SORT_WIDE_MIN ? SGL_SORT_DIGIT_MAX : 8;
+}
+
+/* An LSD sort of the ints a[0..m) by the key bits lo..hi, in `count`
+ * digits of `width` bits, between a and t (m elements), into floats in a
+ * (as_int on the last pass, or on a copy back after one pass).  The first
+ * pass prefetches pf[0..pfn), a line every 8 elements. */
+static void lsd(uint64_t *a, uint64_t *t, int64_t m, int lo, int count, int width, int64_t *cnt,
+                const uint64_t *pf, int64_t pfn)
+{
+    size_t nb = (size_t)1 << width;
+    uint64_t mask = nb - 1;
+    int64_t *cur = cnt, *next = cnt + nb;
+    memset(cur, 0, nb * sizeof *cur);
+    for (int64_t i = 0; i < m; i++)
+        cur[((a[i] ^ SIGN) >> lo) & mask]++;
+    uint64_t *from = a, *to = t;
+    for (int p = 0; p < count; p++) {
+        sgl_sort_offsets(cur, nb);
+        int shift = lo + p * width;
+        if (p + 1 < count) {
+            memset(next, 0, nb * sizeof *next);
+            for (int64_t i = 0; i < m; i++) {
+                if (p == 0 && (i & 7) == 0 && i < pfn)
+                    __builtin_prefetch(pf + i);
+                uint64_t x = from[i], k = (x ^ SIGN) >> shift;
+                to[cur[k & mask]++] = x;
+                next[(k >> width) & mask]++;
+            }
+        } else if (to == a) { /* not the first pass */
+            for (int64_t i = 0; i < m; i++) {
+                uint64_t x = from[i];
+                to[cur[((x ^ SIGN) >> shift) & mask]++] = as_int(x);
+            }
+        } else {
+            for (int64_t i = 0; i < m; i++) {
+                if (p == 0 && (i & 7) == 0 && i < pfn)
+                    __builtin_prefetch(pf + i);
+                uint64_t x = from[i];
+                to[cur[((x ^ SIGN) >> shift) & mask]++] = x;
+            }
+        }
+        int64_t *c = cur;
+        cur = next;
+        next = c;
+        uint64_t *f = from;
+        from = to;
+        to = f;
+    }
+    if (from != a) /* ended in t */
+        for (int64_t i = 0; i < m; i++)
+            a[i] = as_int(t[i]);
+}
+
+/* An insertion sort of the floats a[0..m), which the top digits left
+ * nearly in order; false (a a permutation of itself) after more than m
+ * moves. */
+static bool fix_up(uint64_t *a, int64_t m)
+{
+    int64_t budget = m, prev = (int64_t)as_int(a[0]);
+    for (int64_t i = 1; i < m; i++) {
+        uint64_t x = a[i];
+        int64_t v = (int64_t)as_int(x);
+        if (v >= prev) {
+            prev = v;
+            continue;
+        }
+        int64_t j = i;
+        do {
+            a[j] = a[j - 1];
+            j--;
+        } while (j > 0 && (int64_t)as_int(a[j - 1]) > v);
+        a[j] = x;
+        budget -= i - j;
+        if (budget < 0)
+            return false;
+    }
+    return true;
+}
+
+/* Sorts bucket a[0..m) (ints as_int of floats) into floats in place,
+ * with t (SGL_SORT_CACHE_MAX elements) and cnt (2 << SGL_SORT_DIGIT_MAX);
+ * pf, pfn: the next bucket, to prefetch. */
+static void sort_bucket(uint64_t *a, uint64_t *t, int64_t m, int64_t *cnt, const uint64_t *pf,
+                        int64_t pfn)
+{
+    uint64_t any = 0, all = ~(uint64_t)0;
+    for (int64_t i = 0; i < m; i++) {
+        any |= a[i];
+        all &= a[i];
+    }
+    if (m < SGL_SORT_RADIX_MIN || any == all) {
+        if (any != all)
+            sgl_introsort_i64((int64_t *)a, m);
+        for (int64_t i = 0; i < m; i++)
+            a[i] = as_int(a[i]);
+        return;
+    }
+    /* the key bits that differ (the key is the int with its sign bit
+     * flipped: the same bits differ) */
+    int lo = __builtin_ctzll(any ^ all), hi = 63 - __builtin_clzll(any ^ all);
+    int maxw = digit_max(m), bits = hi - lo + 1;
+    if (bits > 2 * maxw) {
+        lsd(a, t, m, hi + 1 - 2 * maxw, 2, maxw, cnt, pf, pfn);
+        if (fix_up(a, m))
+            return;
+        for (int64_t i = 0; i < m; i++) /* clustered below the top digits: all of them */
+            a[i] = as_int(a[i]);
+        pfn = 0;
+    }
+    int count = (bits + maxw - 1) / maxw;
+    lsd(a, t, m, lo, count, (bits + count - 1) / count, cnt, pf, pfn);
+}
+
+/* Where a holds -0.0 and 0.0, sorted (as_int puts -0.0 first), they take
+ * their order in src instead: the builtin's sort keeps equal elements in
+ * input order. */
+static void zeros_in_order(const uint64_t *src, uint64_t *a, int64_t n)
+{
+    int64_t l = 0, r = n; /* the first element not below -0.0 */
+    while (l < r) {
+        int64_t mid = l + (r - l) / 2;
+        if ((int64_t)as_int(a[mid]) < -1)
+            l = mid + 1;
+        else
+            r = mid;
+    }
+    int64_t z = l, e = l;
+    while (e < n && (a[e] << 1) == 0)
+        e++;
+    if (e - z < 2 || a[z] == a[e - 1])
+        return; /* not both */
+    for (int64_t i = 0; i < n && z < e; i++)
+        if ((src[i] << 1) == 0)
+            a[z++] = src[i];
+}
+
+bool sgl_sort_float_short(const double *src_d, double *dst_d, uint64_t *tmp, int64_t n,
+                          int64_t *cnt)
+{
+    const uint64_t *src = (const uint64_t *)(const void *)src_d;
+    uint64_t *dst = (uint64_t *)(void *)dst_d;
+    bool nan = false, neg0 = false, pos0 = false;
+    for (int64_t i = 0; i < n; i++) {
+        nan |= is_nan(src[i]);
+        neg0 |= src[i] == SIGN;
+        pos0 |= src[i] == 0;
+    }
+    if (nan || (neg0 && pos0))
+        return false;
+    for (int64_t i = 0; i < n; i++)
+        dst[i] = as_int(src[i]);
+    sort_bucket(dst, tmp, n, cnt, NULL, 0);
+    return true;
+}
+
+/* COUNT(KEY, BUCKET): src[0..n)'s buckets counted into pos, the OR and
+ * the AND of their KEYs into any and all. */
+#define COUNT(KEY, BUCKET)                                                                      \
+    do {                                                                                        \
+        any = 0;                                                                                \
+        all = ~(uint64_t)0;                                                                     \
+        int64_t i = 0;                                                                          \
+        for (; i + 8 <= n; i += 8) {                                                            \
+            __builtin_prefetch(src + i + SGL_SORT_AHEAD);                                       \
+            for (int j = 0; j < 8; j++) {                                                       \
+                uint64_t x = src[i + j];                                                        \
+                any |= KEY(x);                                                                  \
+                all &= KEY(x);                                                                  \
+                pos[BUCKET(KEY, sl, x)]++;                                                      \
+            }                                                                                   \
+        }                                                                                       \
+        for (; i < n; i++) {                                                                    \
+            uint64_t x = src[i];                                                                \
+            any |= KEY(x);                                                                      \
+            all &= KEY(x);                                                                      \
+            pos[BUCKET(KEY, sl, x)]++;                                                          \
+        }                                                                                       \
+    } while (0)
+
+bool sgl_sort_float_f64(const double *src_d, double *dst_d, int64_t n)
+{
+    const uint64_t *src = (const uint64_t *)(const void *)src_d;
+    uint64_t *dst = (uint64_t *)(void *)dst_d;
+    /* one block: tab, hist, the sample, pos, start, the write-combining
+     * lines (64-byte aligned), the buckets' scratch and counts */
+    size_t bytes = (2 * NGROUPS + SAMPLES + 2 * MAX_BUCKETS + 1) * 8 + 64 + MAX_BUCKETS * 64 +
+                   (SGL_SORT_CACHE_MAX + (2 << SGL_SORT_DIGIT_MAX)) * 8;
+    int64_t kind;
+    void *meta = sgl_block_alloc(bytes, false, &kind);
+    if (!meta)
+        return false;
+    uint64_t *tab = meta, *sample = tab + 2 * NGROUPS;
+    int64_t *hist = (int64_t *)(tab + NGROUPS);
+    int64_t *pos = (int64_t *)(sample + SAMPLES), *start = pos + MAX_BUCKETS;
+    uint64_t(*lines)[8] =
+        (uint64_t(*)[8])(void *)(((uintptr_t)(start + MAX_BUCKETS + 1) + 63) & ~(uintptr_t)63);
+    uint64_t *tmp = (uint64_t *)(void *)(lines + MAX_BUCKETS);
+    int64_t *cnt = (int64_t *)(tmp + SGL_SORT_CACHE_MAX);
+
+    /* the plan from a sample, for a prefix 4 bits shorter than the
+     * sample's: the input's own is shorter where it reaches further */
+    int ns = n < SAMPLES ? (int)n : SAMPLES;
+    uint64_t sany = 0, sall = ~(uint64_t)0;
+    for (int j = 0; j < ns; j++) {
+        sample[j] = key_of(src[(int64_t)j * (n / ns)]);
+        sany |= sample[j];
+        sall &= sample[j];
+    }
+    int cp = sany == sall ? 63 : __builtin_clzll(sany ^ sall);
+    cp = cp > 4 ? cp - 4 : 0;
+    /* counted as floats >= +0.0 when the sample has only those (the
+     * common case: their keys are their bits with the sign bit set, and
+     * their ints their bits), as any float when it has others, or when
+     * the input has */
+    bool pos_only = sall >> 63;
+    if (pos_only && cp == 0)
+        cp = 1;
+    uint64_t any, all;
+    size_t nb;
+    for (;;) {
+        nb = plan(sample, ns, n, cp, tab, hist);
+        memset(pos, 0, nb * sizeof *pos);
+        if (pos_only) {
+            COUNT(ID, POS_BUCKET);
+            if (any >> 63) { /* a float below +0.0 (or -0.0) after all */
+                pos_only = false;
+                continue;
+            }
+            any |= SIGN;
+            all |= SIGN;
+        } else {
+            COUNT(key_of, ANY_BUCKET);
+        }
+        if (any == all || __builtin_clzll(any ^ all) >= cp)
+            break;
+        cp = __builtin_clzll(any ^ all); /* the sample shared more than the input */
+    }
+    if (any == all) { /* all the same bits, or all NaNs of one payload: in order */
+        memcpy(dst, src, (size_t)n * sizeof *dst);
+        sgl_block_free(meta, kind);
+        return true;
+    }
+    int64_t sum = 0;
+    for (size_t b = 0; b < nb; b++) {
+        int64_t c = pos[b];
+        start[b] = pos[b] = sum;
+        sum += c;
+    }
+    start[nb] = n;
+    sgl_sort_split sl = {.nb = nb, .pos = pos, .start = start,
+                         .lines = SGL_SORT_WC && n >= SGL_SORT_WC_MIN ? lines : NULL};
+    if (pos_only)
+        SGL_SORT_SCATTER(uint64_t, 8, ID, POS_BUCKET, ID, src, dst, n, sl);
+    else
+        SGL_SORT_SCATTER(uint64_t, 8, as_int, ANY_BUCKET, key_of, src, dst, n, sl);
+    /* NaNs have the least keys (negative ones) or the greatest: if there
+     * are any, the first or the last bucket holds one */
+    size_t first = 0, last = nb - 1;
+    while (start[first + 1] == 0)
+        first++;
+    while (start[last] == n)
+        last--;
+    bool nan = false;
+    for (int64_t i = start[first]; i < start[first + 1]; i++)
+        nan |= is_nan(as_int(dst[i]));
+    for (int64_t i = start[last]; i < n; i++)
+        nan |= is_nan(as_int(dst[i]));
+    if (nan) { /* the stable sort's to do */
+        sgl_block_free(meta, kind);
+        return false;
+    }
+    for (size_t b = 0; b < nb; b++) {
+        int64_t o = start[b], m = start[b + 1] - o;
+        int64_t next = b + 1 < nb ? start[b + 2] - start[b + 1] : 0;
+        if (m <= SGL_SORT_CACHE_MAX) {
+            sort_bucket(dst + o, tmp, m, cnt, dst + o + m, next);
+        } else {
+            sgl_sort_i64((int64_t *)(dst + o), m);
+            for (int64_t i = 0; i < m; i++)
+                dst[o + i] = as_int(dst[o + i]);
+        }
+    }
+    sgl_block_free(meta, kind);
+    zeros_in_order(src, dst, n);
+    return true;
+}
