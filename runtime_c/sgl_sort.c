@@ -449,6 +449,28 @@ static void split_put(split *sl)
         return ok;                                                                              \
     }
 
+SGL_SORT_FIX_UP(fix_up_int, ID)
+
+/* The LSD sort of a bucket of ints (lsd_int's arguments): where the bits
+ * that differ make more than two digits (random 64-bit ints: 54 bits
+ * below the split's), the top two digits only, then an insertion pass
+ * for the ints that agree on them (SGL_SORT_FIX_UP; equal ints are the
+ * same value, so the sort need not be stable), or all the digits where
+ * that pass gives up. */
+static void lsd_int_bucket(const uint64_t *src, uint64_t *dst, uint64_t *tmp, int64_t n,
+                           int64_t *cnt, span sp, const uint64_t *pf, int64_t pfn)
+{
+    int maxw = digit_max(n);
+    if (sp.hi - sp.lo + 1 > 2 * maxw) {
+        lsd_int(src, dst, tmp, n, cnt, (span){sp.hi + 1 - 2 * maxw, sp.hi}, pf, pfn);
+        if (fix_up_int(dst, n))
+            return;
+        src = dst;
+        pfn = 0;
+    }
+    lsd_int(src, dst, tmp, n, cnt, sp, pf, pfn);
+}
+
 static void small_int(uint64_t *a, int64_t n)
 {
     sgl_introsort_i64((int64_t *)a, n);
@@ -457,16 +479,17 @@ static void small_int(uint64_t *a, int64_t n)
 #define PACK_INT(src, dst, n, sl, tmp, cnt)                                                     \
     sgl_sort_packed_i64((const int64_t *)(src), (int64_t *)(dst), n, sl, tmp, cnt)
 
-HYBRID_SORT(hybrid_int, sgl_sort_key_int, lsd_int, small_int, SGL_SORT_RADIX_MIN, PACK_INT)
+HYBRID_SORT(hybrid_int, sgl_sort_key_int, lsd_int_bucket, small_int, SGL_SORT_RADIX_MIN,
+            PACK_INT)
 HYBRID_SORT(hybrid_float, key_float, lsd_float, insertion_sort_float, SGL_SORT_FLOAT_SMALL,
             NO_PACK)
 
 /* ------------------------------------------------------------------ */
 /* Sorting between buffers                                             */
 
-/* A long float sort from src into dst (not src): without -0.0 and NaNs
- * by sgl_sort_float.c, else (or without its memory) by the stable
- * hybrid sort. */
+/* A long float sort from src into dst (not src): without NaNs by
+ * sgl_sort_float.c, else (or without its memory) by the stable hybrid
+ * sort. */
 static bool sort_float(const uint64_t *src, uint64_t *dst, int64_t n)
 {
     return sgl_sort_float_f64((const double *)(const void *)src, (double *)(void *)dst, n) ||

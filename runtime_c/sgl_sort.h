@@ -51,7 +51,7 @@
 #endif
 /* Buckets of the top digit up to this length are sorted by the LSD radix
  * sort (in the cache); longer ones are split again by their own top
- * digit. */
+ * digit (sgl_sort_float.c: sorted by sgl_sort_i64). */
 /* The top digit is as wide as leaves buckets of about this many elements
  * on spread-out keys (at most SGL_SORT_TOP_BITS bits). */
 #ifndef SGL_SORT_BUCKET
@@ -135,6 +135,37 @@ static inline void sgl_sort_offsets(int64_t *cnt, size_t nb)
     }
 }
 
+/* SGL_SORT_FIX_UP(NAME, ORD) defines `bool NAME(uint64_t *a, int64_t n)`
+ * (n >= 1): an insertion sort of a[0..n) by the signed ints ORD(a[i]),
+ * for elements that a sort by their top digits left nearly in order (the
+ * ones that agree on those digits: in a bucket of a few thousand
+ * spread-out values, a handful); false (a a permutation of itself) once
+ * it has moved more than n / 8 + 64 elements, the caller then sorting by
+ * all the digits. */
+#define SGL_SORT_FIX_UP(NAME, ORD)                                                              \
+    static bool NAME(uint64_t *a, int64_t n)                                                    \
+    {                                                                                           \
+        int64_t budget = n / 8 + 64, prev = (int64_t)ORD(a[0]);                                 \
+        for (int64_t i = 1; i < n; i++) {                                                       \
+            uint64_t x = a[i];                                                                  \
+            int64_t v = (int64_t)ORD(x);                                                        \
+            if (v >= prev) {                                                                    \
+                prev = v;                                                                       \
+                continue;                                                                       \
+            }                                                                                   \
+            int64_t j = i;                                                                      \
+            do {                                                                                \
+                a[j] = a[j - 1];                                                                \
+                j--;                                                                            \
+            } while (j > 0 && (int64_t)ORD(a[j - 1]) > v);                                      \
+            a[j] = x;                                                                           \
+            budget -= i - j;                                                                    \
+            if (budget < 0)                                                                     \
+                return false;                                                                   \
+        }                                                                                       \
+        return true;                                                                            \
+    }
+
 /* The key bits in which the elements differ, the lowest and the highest
  * (lo > hi when all keys are equal). */
 typedef struct {
@@ -170,19 +201,20 @@ bool sgl_sort_packed_i64(const int64_t *src, int64_t *dst, int64_t n, sgl_sort_s
 /* The bucket of element x in the split sl: the digit counted, of KEY(x). */
 #define SGL_SORT_DIGIT(KEY, sl, x) ((KEY(x) >> (sl).shift) & ((sl).nb - 1))
 
-/* Sorts the doubles src[0..n) (n >= SGL_SORT_HYBRID_MIN) into dst (not
- * src) when none is -0.0 or a NaN (then equal floats are equal bits and
- * stability cannot be seen): as ints of the floats' order, split by a
- * table that a sample of the input planned, each bucket sorted in the
- * cache by its top two digits and an insertion pass
- * (sgl_sort_float.c).  False (dst unspecified) when an element is -0.0
- * or a NaN, or without memory. */
+/* Sorts the doubles src[0..n) into dst (not src) when none is a NaN
+ * (then equal floats are equal bits but for -0.0 and 0.0, which it puts
+ * back in their input order, so stability cannot be seen): as ints of
+ * the floats' order, split by a table that a sample of the input
+ * planned, each bucket sorted in the cache by its top two digits and an
+ * insertion pass (sgl_sort_float.c).  For n >= SGL_SORT_HYBRID_MIN (any
+ * n works).  False (dst unspecified) when an element is a NaN, or
+ * without memory. */
 bool sgl_sort_float_f64(const double *src, double *dst, int64_t n);
 
-/* The same for n up to SGL_SORT_CACHE_MAX elements, dst may be src, with
- * tmp (n elements) and cnt (2 << SGL_SORT_DIGIT_MAX) for scratch: all of
- * it one bucket.  False (dst as it was) when an element is a NaN or when
- * both -0.0 and 0.0 are there. */
+/* The same under SGL_SORT_HYBRID_MIN elements, as one bucket, dst may be
+ * src, with tmp (n elements) and cnt (2 << SGL_SORT_DIGIT_MAX) for
+ * scratch.  False (dst as it was) when an element is a NaN or when both
+ * -0.0 and 0.0 are there (the input would be needed again). */
 bool sgl_sort_float_short(const double *src, double *dst, uint64_t *tmp, int64_t n,
                           int64_t *cnt);
 

@@ -1,12 +1,16 @@
 /*
- * sgl_sort_float.c: the long float sort of sgl_sort.c when no element is
- * -0.0 or a NaN.
+ * sgl_sort_float.c: the float sort of sgl_sort.c when no element is a NaN
+ * (from SGL_SORT_FLOAT_SMALL elements on; under SGL_SORT_HYBRID_MIN, not
+ * with both -0.0 and 0.0 either).
  *
- * Without those, two floats that compare equal are the same bits, so
- * stability cannot be seen, and a float's bits map to an int of the same
- * order and back (as_int, its own inverse: the bits below the sign are
- * flipped in a negative float).  The sort is then one of ints, with two
- * things that float data needs and ints in [0, 10^9) do not:
+ * Without NaNs, two floats that compare equal are the same bits, but for
+ * -0.0 and 0.0, so stability cannot be seen, and a float's bits map to
+ * an int of the same order and back (as_int, its own inverse: the bits
+ * below the sign are flipped in a negative float; -0.0 comes just before
+ * 0.0).  The sort is then one of ints, after which the zeros, if both
+ * signs are there, are put back in their input order (read again from
+ * the input, which the long sort leaves alone).  Two things that float
+ * data needs and ints in [0, 10^9) do not:
  *
  * - A split whose buckets follow the data.  Floats in [0, 1) put half
  *   their values under one exponent, a quarter under the next, so a
@@ -23,12 +27,13 @@
  *   the split); an LSD sort of the top two digits of those bits (22 of
  *   them) leaves in order all but the keys that agree on those bits,
  *   which in a bucket of a few thousand uniformly spread keys are a
- *   handful, and an insertion pass puts those in place.  Data that
- *   clusters below those bits (more moves than the bucket's length) is
- *   sorted again by an LSD sort of all its bits.
+ *   handful, and an insertion pass puts those in place (SGL_SORT_FIX_UP).
+ *   Data that clusters below those bits (the pass gives up) is sorted
+ *   again by an LSD sort of all its bits.
  *
  * A bucket longer than SGL_SORT_CACHE_MAX (keys that cluster where the
- * sample did not see it) is sorted as ints by sgl_sort_i64.
+ * sample did not see it) is sorted as ints by sgl_sort_i64.  A NaN is
+ * found by the counting pass, before anything is written.
  */
 #include "sgl_sort.h"
 
@@ -41,8 +46,9 @@
 #define GROUP_BITS 12
 #define NGROUPS ((size_t)1 << GROUP_BITS)
 #define SAMPLES 2048
-/* the most buckets: one a group, and less than n / (3/4 target) more */
-#define MAX_BUCKETS (NGROUPS + 2048)
+/* the most buckets: one a group, and less than n / (3/4 target) <=
+ * 2^(SGL_SORT_TOP_BITS + 1) more (plan) */
+#define MAX_BUCKETS (NGROUPS + ((size_t)2 << SGL_SORT_TOP_BITS))
 
 /* A float's bits as an int whose order is the float's (no -0.0, no
  * NaN); its own inverse. */
@@ -166,35 +172,12 @@ static void lsd(uint64_t *a, uint64_t *t, int64_t m, int lo, int count, int widt
             a[i] = as_int(t[i]);
 }
 
-/* An insertion sort of the floats a[0..m), which the top digits left
- * nearly in order; false (a a permutation of itself) after more than m
- * moves. */
-static bool fix_up(uint64_t *a, int64_t m)
-{
-    int64_t budget = m, prev = (int64_t)as_int(a[0]);
-    for (int64_t i = 1; i < m; i++) {
-        uint64_t x = a[i];
-        int64_t v = (int64_t)as_int(x);
-        if (v >= prev) {
-            prev = v;
-            continue;
-        }
-        int64_t j = i;
-        do {
-            a[j] = a[j - 1];
-            j--;
-        } while (j > 0 && (int64_t)as_int(a[j - 1]) > v);
-        a[j] = x;
-        budget -= i - j;
-        if (budget < 0)
-            return false;
-    }
-    return true;
-}
+SGL_SORT_FIX_UP(fix_up, as_int)
 
 /* Sorts bucket a[0..m) (ints as_int of floats) into floats in place,
- * with t (SGL_SORT_CACHE_MAX elements) and cnt (2 << SGL_SORT_DIGIT_MAX);
- * pf, pfn: the next bucket, to prefetch. */
+ * with t (m elements) and cnt (2 << SGL_SORT_DIGIT_MAX) as scratch; pf,
+ * pfn: the next bucket, to prefetch.  Under SGL_SORT_RADIX_MIN elements
+ * by the introsort. */
 static void sort_bucket(uint64_t *a, uint64_t *t, int64_t m, int64_t *cnt, const uint64_t *pf,
                         int64_t pfn)
 {
@@ -268,17 +251,20 @@ bool sgl_sort_float_short(const double *src_d, double *dst_d, uint64_t *tmp, int
     return true;
 }
 
-/* COUNT(KEY, BUCKET): src[0..n)'s buckets counted into pos, the OR and
- * the AND of their KEYs into any and all. */
-#define COUNT(KEY, BUCKET)                                                                      \
+/* COUNT(KEY, BUCKET, NAN): src[0..n)'s buckets counted into pos, the OR
+ * and the AND of their KEYs into any and all, and whether NAN(x) holds
+ * for one into nan. */
+#define COUNT(KEY, BUCKET, NAN)                                                                 \
     do {                                                                                        \
         any = 0;                                                                                \
         all = ~(uint64_t)0;                                                                     \
+        bool bad = false;                                                                       \
         int64_t i = 0;                                                                          \
         for (; i + 8 <= n; i += 8) {                                                            \
             __builtin_prefetch(src + i + SGL_SORT_AHEAD);                                       \
             for (int j = 0; j < 8; j++) {                                                       \
                 uint64_t x = src[i + j];                                                        \
+                bad |= NAN(x);                                                                  \
                 any |= KEY(x);                                                                  \
                 all &= KEY(x);                                                                  \
                 pos[BUCKET(KEY, sl, x)]++;                                                      \
@@ -286,16 +272,22 @@ bool sgl_sort_float_short(const double *src_d, double *dst_d, uint64_t *tmp, int
         }                                                                                       \
         for (; i < n; i++) {                                                                    \
             uint64_t x = src[i];                                                                \
+            bad |= NAN(x);                                                                      \
             any |= KEY(x);                                                                      \
             all &= KEY(x);                                                                      \
             pos[BUCKET(KEY, sl, x)]++;                                                          \
         }                                                                                       \
+        nan = bad;                                                                              \
     } while (0)
+/* a NaN among floats >= +0.0 */
+#define POS_NAN(x) ((x) > INF_BITS)
 
 bool sgl_sort_float_f64(const double *src_d, double *dst_d, int64_t n)
 {
     const uint64_t *src = (const uint64_t *)(const void *)src_d;
     uint64_t *dst = (uint64_t *)(void *)dst_d;
+    if (n < 1)
+        return true;
     /* one block: tab, hist, the sample, pos, start, the write-combining
      * lines (64-byte aligned), the buckets' scratch and counts */
     size_t bytes = (2 * NGROUPS + SAMPLES + 2 * MAX_BUCKETS + 1) * 8 + 64 + MAX_BUCKETS * 64 +
@@ -332,11 +324,12 @@ bool sgl_sort_float_f64(const double *src_d, double *dst_d, int64_t n)
         cp = 1;
     uint64_t any, all;
     size_t nb;
+    bool nan;
     for (;;) {
         nb = plan(sample, ns, n, cp, tab, hist);
         memset(pos, 0, nb * sizeof *pos);
         if (pos_only) {
-            COUNT(ID, POS_BUCKET);
+            COUNT(ID, POS_BUCKET, POS_NAN);
             if (any >> 63) { /* a float below +0.0 (or -0.0) after all */
                 pos_only = false;
                 continue;
@@ -344,16 +337,17 @@ bool sgl_sort_float_f64(const double *src_d, double *dst_d, int64_t n)
             any |= SIGN;
             all |= SIGN;
         } else {
-            COUNT(key_of, ANY_BUCKET);
+            COUNT(key_of, ANY_BUCKET, is_nan);
         }
-        if (any == all || __builtin_clzll(any ^ all) >= cp)
+        if (nan || any == all || __builtin_clzll(any ^ all) >= cp)
             break;
         cp = __builtin_clzll(any ^ all); /* the sample shared more than the input */
     }
-    if (any == all) { /* all the same bits, or all NaNs of one payload: in order */
-        memcpy(dst, src, (size_t)n * sizeof *dst);
+    if (nan || any == all) {
+        if (!nan) /* all the same bits: in order */
+            memcpy(dst, src, (size_t)n * sizeof *dst);
         sgl_block_free(meta, kind);
-        return true;
+        return !nan; /* a NaN: the stable sort's to do */
     }
     int64_t sum = 0;
     for (size_t b = 0; b < nb; b++) {
@@ -368,22 +362,6 @@ bool sgl_sort_float_f64(const double *src_d, double *dst_d, int64_t n)
         SGL_SORT_SCATTER(uint64_t, 8, ID, POS_BUCKET, ID, src, dst, n, sl);
     else
         SGL_SORT_SCATTER(uint64_t, 8, as_int, ANY_BUCKET, key_of, src, dst, n, sl);
-    /* NaNs have the least keys (negative ones) or the greatest: if there
-     * are any, the first or the last bucket holds one */
-    size_t first = 0, last = nb - 1;
-    while (start[first + 1] == 0)
-        first++;
-    while (start[last] == n)
-        last--;
-    bool nan = false;
-    for (int64_t i = start[first]; i < start[first + 1]; i++)
-        nan |= is_nan(as_int(dst[i]));
-    for (int64_t i = start[last]; i < n; i++)
-        nan |= is_nan(as_int(dst[i]));
-    if (nan) { /* the stable sort's to do */
-        sgl_block_free(meta, kind);
-        return false;
-    }
     for (size_t b = 0; b < nb; b++) {
         int64_t o = start[b], m = start[b + 1] - o;
         int64_t next = b + 1 < nb ? start[b + 2] - start[b + 1] : 0;

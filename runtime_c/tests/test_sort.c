@@ -591,6 +591,22 @@ static void test_write_combining(void)
     }
 }
 
+/* sgl_sort_i64 and the builtin on the ints in[0..n), against the
+ * reference. */
+static void check_int_sort(const int64_t *in, int64_t n, const char *what)
+{
+    size_t bytes = (size_t)n * 8;
+    int64_t *want = xmalloc(bytes), *got = xmalloc(bytes);
+    memcpy(want, in, bytes);
+    ref_sort(want, n, cmp_int);
+    memcpy(got, in, bytes);
+    sgl_sort_i64(got, n);
+    CHECK(memcmp(got, want, bytes) == 0, what, n);
+    check_builtin(&T_IV, in, want, n, what);
+    free(want);
+    free(got);
+}
+
 /* The packed int sort (sgl_sort_packed.c): keys whose bits below the
  * top digit fit in 32, sorted from their low bits alone, each int rebuilt
  * from its bucket and the bits every key shares: negative ints, bits
@@ -615,7 +631,7 @@ static void test_packed(void)
         while (w < 10 && (n >> (w + 1)) >= 2048)
             w++;
         for (int k = 0; k < 8; k++) {
-            int64_t *in = xmalloc(bytes), *want = xmalloc(bytes), *got = xmalloc(bytes);
+            int64_t *in = xmalloc(bytes);
             for (int64_t i = 0; i < n; i++) {
                 uint64_t r = next_u64();
                 switch (k) {
@@ -634,25 +650,46 @@ static void test_packed(void)
                 }
                 }
             }
-            memcpy(want, in, bytes);
-            ref_sort(want, n, cmp_int);
-            memcpy(got, in, bytes);
-            sgl_sort_i64(got, n);
-            CHECK(memcmp(got, want, bytes) == 0, KIND[k], n);
-            check_builtin(&T_IV, in, want, n, KIND[k]);
+            check_int_sort(in, n, KIND[k]);
             free(in);
-            free(want);
-            free(got);
         }
     }
 }
 
-/* The float sort without -0.0 and NaNs (sgl_sort_float.c), short (one
- * bucket) and long (split by a planned table): floats in
+/* Buckets of ints that differ in more than two digits below the split
+ * (and more than 32 bits: not packed): random 64-bit ints, sorted by
+ * their top two digits and an insertion pass; ints whose bits under the
+ * top two digits of a bucket cluster (that pass gives up: all the
+ * digits); both signs. */
+static void test_int_top_digits(void)
+{
+    static const char *const KIND[] = {"random 64-bit", "clustered under the top digits",
+                                       "both signs, 50 bits"};
+    static const int64_t NS[] = {SGL_SORT_HYBRID_MIN + 17, 300007, SGL_SORT_WC_MIN + 4099};
+    for (size_t s = 0; s < sizeof NS / sizeof NS[0]; s++) {
+        int64_t n = NS[s];
+        size_t bytes = (size_t)n * 8;
+        for (int k = 0; k < 3; k++) {
+            int64_t *in = xmalloc(bytes);
+            for (int64_t i = 0; i < n; i++) {
+                uint64_t r = next_u64();
+                in[i] = k == 0   ? (int64_t)r
+                        : k == 1 ? (int64_t)((r % 1024) << 41 | (r >> 10 & 1) << 40 |
+                                             (r >> 12 & 0xfffff))
+                                 : (int64_t)(r >> 14) - ((int64_t)1 << 49);
+            }
+            check_int_sort(in, n, KIND[k]);
+            free(in);
+        }
+    }
+}
+
+/* The float sort without NaNs (sgl_sort_float.c), short (one bucket;
+ * not with both zeros) and long (split by a planned table): floats in
  * [0, 1) (a sample's plan, half of them under one exponent), of both
  * signs, all negative, few distinct, exponents from subnormal to huge,
  * infinities; -0.0 and 0.0 both (put back in input order), -0.0 alone;
- * NaNs of either sign (the stable sort's, after the split); keys that
+ * NaNs of either sign (the stable sort's, found by the count); keys that
  * cluster below a bucket's top two digits (the LSD sort of all their
  * bits after the insertion pass gives up); one bucket longer than the
  * cache's (sorted as ints); a negative float or a tiny one where the
@@ -739,6 +776,7 @@ int main(void)
     test_two_runs();
     test_write_combining();
     test_packed();
+    test_int_top_digits();
     test_float_fast();
     test_ints();
     test_floats();
