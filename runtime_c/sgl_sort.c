@@ -452,8 +452,9 @@ static void split_put(split *sl)
 SGL_SORT_FIX_UP(fix_up_int, ID)
 
 /* The LSD sort of a bucket of ints (lsd_int's arguments): where the bits
- * that differ make more than two digits (random 64-bit ints: 54 bits
- * below the split's), the top two digits only, then an insertion pass
+ * that differ in the bucket make more than two digits (random 64-bit
+ * ints: 54 bits below the split's) and enough values in the top two
+ * (sgl_sort_two_digits), the top two digits only, then an insertion pass
  * for the ints that agree on them (SGL_SORT_FIX_UP; equal ints are the
  * same value, so the sort need not be stable), or all the digits where
  * that pass gives up. */
@@ -462,11 +463,22 @@ static void lsd_int_bucket(const uint64_t *src, uint64_t *dst, uint64_t *tmp, in
 {
     int maxw = digit_max(n);
     if (sp.hi - sp.lo + 1 > 2 * maxw) {
-        lsd_int(src, dst, tmp, n, cnt, (span){sp.hi + 1 - 2 * maxw, sp.hi}, pf, pfn);
-        if (fix_up_int(dst, n))
-            return;
-        src = dst;
-        pfn = 0;
+        /* the bucket's own bits that differ, not the split's */
+        uint64_t any = 0, all = ~(uint64_t)0;
+        for (int64_t i = 0; i < n; i++) {
+            uint64_t k = sgl_sort_key_int(src[i]);
+            any |= k;
+            all &= k;
+        }
+        sp = span_of(any ^ all);
+        int top = sp.hi + 1 - 2 * maxw;
+        if (sp.hi - sp.lo + 1 > 2 * maxw && sgl_sort_two_digits(any ^ all, top, n)) {
+            lsd_int(src, dst, tmp, n, cnt, (span){top, sp.hi}, pf, pfn);
+            if (fix_up_int(dst, n))
+                return;
+            src = dst;
+            pfn = 0;
+        }
     }
     lsd_int(src, dst, tmp, n, cnt, sp, pf, pfn);
 }

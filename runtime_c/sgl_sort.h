@@ -166,6 +166,16 @@ static inline void sgl_sort_offsets(int64_t *cnt, size_t nb)
         return true;                                                                            \
     }
 
+/* Whether a bucket of n elements whose keys differ in the bits `diff` is
+ * sorted by its two top digits, from bit `top` up, and SGL_SORT_FIX_UP:
+ * only where the bits that differ among those can make 2n values or
+ * more (ints packed as two fields, floats of few mantissa bits: the pass
+ * would give up, after two digits for nothing). */
+static inline bool sgl_sort_two_digits(uint64_t diff, int top, int64_t n)
+{
+    return ((int64_t)1 << __builtin_popcountll(diff >> top)) >= 2 * n;
+}
+
 /* The key bits in which the elements differ, the lowest and the highest
  * (lo > hi when all keys are equal). */
 typedef struct {

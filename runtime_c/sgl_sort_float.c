@@ -197,7 +197,7 @@ static void sort_bucket(uint64_t *a, uint64_t *t, int64_t m, int64_t *cnt, const
      * flipped: the same bits differ) */
     int lo = __builtin_ctzll(any ^ all), hi = 63 - __builtin_clzll(any ^ all);
     int maxw = digit_max(m), bits = hi - lo + 1;
-    if (bits > 2 * maxw) {
+    if (bits > 2 * maxw && sgl_sort_two_digits(any ^ all, hi + 1 - 2 * maxw, m)) {
         lsd(a, t, m, hi + 1 - 2 * maxw, 2, maxw, cnt, pf, pfn);
         if (fix_up(a, m))
             return;

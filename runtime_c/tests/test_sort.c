@@ -658,25 +658,29 @@ static void test_packed(void)
 
 /* Buckets of ints that differ in more than two digits below the split
  * (and more than 32 bits: not packed): random 64-bit ints, sorted by
- * their top two digits and an insertion pass; ints whose bits under the
- * top two digits of a bucket cluster (that pass gives up: all the
- * digits); both signs. */
+ * their top two digits and an insertion pass; few values in a bucket's
+ * top two digits (not tried: all the digits); both signs; four patterns
+ * of all the bits of those digits (tried, the insertion pass gives up:
+ * all the digits). */
 static void test_int_top_digits(void)
 {
-    static const char *const KIND[] = {"random 64-bit", "clustered under the top digits",
-                                       "both signs, 50 bits"};
-    static const int64_t NS[] = {SGL_SORT_HYBRID_MIN + 17, 300007, SGL_SORT_WC_MIN + 4099};
+    static const char *const KIND[] = {"random 64-bit", "few values under the top digits",
+                                       "both signs, 50 bits", "4 patterns under the top digits"};
+    static const int64_t NS[] = {SGL_SORT_HYBRID_MIN + 17, 300007};
     for (size_t s = 0; s < sizeof NS / sizeof NS[0]; s++) {
         int64_t n = NS[s];
         size_t bytes = (size_t)n * 8;
-        for (int k = 0; k < 3; k++) {
+        for (int k = 0; k < 4; k++) {
+            static const uint64_t PAT[] = {0, 0xffffff, 0x555555, 0xaaaaaa};
             int64_t *in = xmalloc(bytes);
             for (int64_t i = 0; i < n; i++) {
                 uint64_t r = next_u64();
                 in[i] = k == 0   ? (int64_t)r
                         : k == 1 ? (int64_t)((r % 1024) << 41 | (r >> 10 & 1) << 40 |
                                              (r >> 12 & 0xfffff))
-                                 : (int64_t)(r >> 14) - ((int64_t)1 << 49);
+                        : k == 2 ? (int64_t)(r >> 14) - ((int64_t)1 << 49)
+                                 : (int64_t)((r % 1024) << 44 | PAT[r >> 10 & 3] << 20 |
+                                             (r >> 12 & 0xfffff));
             }
             check_int_sort(in, n, KIND[k]);
             free(in);
@@ -702,7 +706,7 @@ static void test_float_fast(void)
         "a negative NaN", "clustered below the top digits", "9 in 10 equal",
         "[0, 1) and one negative", "[0.5, 1) and one tiny", "all equal"};
     enum { NKIND = sizeof KIND / sizeof KIND[0] };
-    static const int64_t NS[] = {300, 5000, SGL_SORT_CACHE_MAX, SGL_SORT_HYBRID_MIN + 17,
+    static const int64_t NS[] = {300, SGL_SORT_CACHE_MAX, SGL_SORT_HYBRID_MIN + 17,
                                  SGL_SORT_WC_MIN + 4099};
     for (size_t s = 0; s < sizeof NS / sizeof NS[0]; s++) {
         int64_t n = NS[s];
@@ -725,8 +729,9 @@ static void test_float_fast(void)
                 case 7: in[i] = r % 5 == 0 ? -0.0 : u - 0.5; break;
                 case 8: in[i] = i == n - 3 ? nan_with(5, false) : u; break;
                 case 9: in[i] = i == n / 2 ? nan_with(9, true) : u - 0.5; break;
-                case 10: /* 3 groups; in each bucket bit 30 and bits 0..19 differ */
-                    b = 0x3ff0000000000000ULL | (r % 3) << 45 | (r >> 8 & 1) << 30 |
+                case 10: /* in [1, 2): 8 random top bits, 4 patterns of bits 20..43 */
+                    b = 0x3ff0000000000000ULL | (r >> 56) << 44 |
+                        (uint64_t[]){0, 0xffffff, 0x555555, 0xaaaaaa}[r >> 10 & 3] << 20 |
                         (r >> 12 & 0xfffff);
                     memcpy(&in[i], &b, sizeof b);
                     break;
