@@ -144,16 +144,10 @@ static span span_of(uint64_t diff)
     return (span){__builtin_ctzll(diff), 63 - __builtin_clzll(diff)};
 }
 
-/* The widest digit for n elements: wide digits pay 2^width counts per
- * pass, worth it only on long inputs. */
-static int digit_max(int64_t n)
-{
-    return n >= SGL_SORT_WIDE_MIN ? SGL_SORT_DIGIT_MAX : 8;
-}
 
 /* LSD_CORE(NAME, KEY): sorts src[0..n) into dst (dst may be src) by the
  * bits sp.lo..sp.hi of KEY (the other bits being equal in all keys), cut
- * into the fewest digits of at most digit_max(n) bits of equal widths,
+ * into the fewest digits of at most sgl_sort_digit_max(n) bits of equal widths,
  * with tmp (n elements) as scratch and cnt (2 << SGL_SORT_DIGIT_MAX
  * entries) for the counts.  A first pass counts digit 0; every scatter
  * pass counts the next digit as it moves the elements; the first one
@@ -169,7 +163,7 @@ static int digit_max(int64_t n)
                 memcpy(dst, src, (size_t)n * sizeof *dst);                                      \
             return;                                                                             \
         }                                                                                       \
-        int bits = sp.hi - sp.lo + 1, maxw = digit_max(n);                                      \
+        int bits = sp.hi - sp.lo + 1, maxw = sgl_sort_digit_max(n);                                      \
         int count = (bits + maxw - 1) / maxw;                                                   \
         int width = (bits + count - 1) / count;                                                 \
         size_t nb = (size_t)1 << width;                                                         \
@@ -449,19 +443,54 @@ static void split_put(split *sl)
         return ok;                                                                              \
     }
 
-SGL_SORT_FIX_UP(fix_up_int, ID)
+/* An insertion sort of the ints a[0..n) (n >= 1), which a sort by their
+ * top digits left nearly in order (the ones that agree on those digits:
+ * in a bucket of a few thousand spread-out ints, a handful); false (a a
+ * permutation of itself) once it has moved more than n / 8 + 64 of them,
+ * the caller then sorting by all the digits. */
+static bool fix_up_int(int64_t *a, int64_t n)
+{
+    int64_t budget = n / 8 + 64, prev = a[0];
+    for (int64_t i = 1; i < n; i++) {
+        int64_t x = a[i];
+        if (x >= prev) {
+            prev = x;
+            continue;
+        }
+        int64_t j = i;
+        do {
+            a[j] = a[j - 1];
+            j--;
+        } while (j > 0 && a[j - 1] > x);
+        a[j] = x;
+        budget -= i - j;
+        if (budget < 0)
+            return false;
+    }
+    return true;
+}
+
+/* Whether a bucket of n ints whose keys differ in the bits `diff` is
+ * sorted by its two top digits, from bit `top` up, and fix_up_int: only
+ * where the bits that differ among those can make 2n values or more
+ * (ints packed as two fields, floats of few mantissa bits: the pass
+ * would give up, after two digits for nothing). */
+static bool two_digits(uint64_t diff, int top, int64_t n)
+{
+    return ((int64_t)1 << __builtin_popcountll(diff >> top)) >= 2 * n;
+}
 
 /* The LSD sort of a bucket of ints (lsd_int's arguments): where the bits
  * that differ in the bucket make more than two digits (random 64-bit
  * ints: 54 bits below the split's) and enough values in the top two
- * (sgl_sort_two_digits), the top two digits only, then an insertion pass
- * for the ints that agree on them (SGL_SORT_FIX_UP; equal ints are the
+ * (two_digits), the top two digits only, then an insertion pass
+ * for the ints that agree on them (fix_up_int; equal ints are the
  * same value, so the sort need not be stable), or all the digits where
  * that pass gives up. */
 static void lsd_int_bucket(const uint64_t *src, uint64_t *dst, uint64_t *tmp, int64_t n,
                            int64_t *cnt, span sp, const uint64_t *pf, int64_t pfn)
 {
-    int maxw = digit_max(n);
+    int maxw = sgl_sort_digit_max(n);
     if (sp.hi - sp.lo + 1 > 2 * maxw) {
         /* the bucket's own bits that differ, not the split's */
         uint64_t any = 0, all = ~(uint64_t)0;
@@ -472,9 +501,9 @@ static void lsd_int_bucket(const uint64_t *src, uint64_t *dst, uint64_t *tmp, in
         }
         sp = span_of(any ^ all);
         int top = sp.hi + 1 - 2 * maxw;
-        if (sp.hi - sp.lo + 1 > 2 * maxw && sgl_sort_two_digits(any ^ all, top, n)) {
+        if (sp.hi - sp.lo + 1 > 2 * maxw && two_digits(any ^ all, top, n)) {
             lsd_int(src, dst, tmp, n, cnt, (span){top, sp.hi}, pf, pfn);
-            if (fix_up_int(dst, n))
+            if (fix_up_int((int64_t *)dst, n))
                 return;
             src = dst;
             pfn = 0;
@@ -486,6 +515,16 @@ static void lsd_int_bucket(const uint64_t *src, uint64_t *dst, uint64_t *tmp, in
 static void small_int(uint64_t *a, int64_t n)
 {
     sgl_introsort_i64((int64_t *)a, n);
+}
+
+void sgl_sort_bucket_i64(int64_t *a, int64_t *tmp, int64_t n, int64_t *cnt, const int64_t *pf,
+                         int64_t pfn)
+{
+    if (n < SGL_SORT_RADIX_MIN)
+        small_int((uint64_t *)a, n);
+    else
+        lsd_int_bucket((uint64_t *)a, (uint64_t *)a, (uint64_t *)tmp, n, cnt, (span){0, 63},
+                       (const uint64_t *)pf, pfn);
 }
 
 #define PACK_INT(src, dst, n, sl, tmp, cnt)                                                     \

@@ -114,13 +114,20 @@ static inline void *sgl_pass_dest(const void *src, void *dst, void *tmp, int pas
 }
 
 /* ------------------------------------------------------------------ */
-/* Shared by sgl_sort.c and sgl_sort_packed.c                          */
+/* Shared by sgl_sort.c, sgl_sort_packed.c and sgl_sort_float.c        */
 
 /* An int's key: its bits with the sign bit flipped (unsigned order is
  * the ints' order); its own inverse. */
 static inline uint64_t sgl_sort_key_int(uint64_t bits)
 {
     return bits ^ ((uint64_t)1 << 63);
+}
+
+/* The widest digit of an LSD sort of n elements: wide digits pay
+ * 2^width counts per pass, worth it only on long inputs. */
+static inline int sgl_sort_digit_max(int64_t n)
+{
+    return n >= SGL_SORT_WIDE_MIN ? SGL_SORT_DIGIT_MAX : 8;
 }
 
 /* The counts cnt[0..nb) of a digit's values become where each value's
@@ -133,47 +140,6 @@ static inline void sgl_sort_offsets(int64_t *cnt, size_t nb)
         cnt[b] = sum;
         sum += c;
     }
-}
-
-/* SGL_SORT_FIX_UP(NAME, ORD) defines `bool NAME(uint64_t *a, int64_t n)`
- * (n >= 1): an insertion sort of a[0..n) by the signed ints ORD(a[i]),
- * for elements that a sort by their top digits left nearly in order (the
- * ones that agree on those digits: in a bucket of a few thousand
- * spread-out values, a handful); false (a a permutation of itself) once
- * it has moved more than n / 8 + 64 elements, the caller then sorting by
- * all the digits. */
-#define SGL_SORT_FIX_UP(NAME, ORD)                                                              \
-    static bool NAME(uint64_t *a, int64_t n)                                                    \
-    {                                                                                           \
-        int64_t budget = n / 8 + 64, prev = (int64_t)ORD(a[0]);                                 \
-        for (int64_t i = 1; i < n; i++) {                                                       \
-            uint64_t x = a[i];                                                                  \
-            int64_t v = (int64_t)ORD(x);                                                        \
-            if (v >= prev) {                                                                    \
-                prev = v;                                                                       \
-                continue;                                                                       \
-            }                                                                                   \
-            int64_t j = i;                                                                      \
-            do {                                                                                \
-                a[j] = a[j - 1];                                                                \
-                j--;                                                                            \
-            } while (j > 0 && (int64_t)ORD(a[j - 1]) > v);                                      \
-            a[j] = x;                                                                           \
-            budget -= i - j;                                                                    \
-            if (budget < 0)                                                                     \
-                return false;                                                                   \
-        }                                                                                       \
-        return true;                                                                            \
-    }
-
-/* Whether a bucket of n elements whose keys differ in the bits `diff` is
- * sorted by its two top digits, from bit `top` up, and SGL_SORT_FIX_UP:
- * only where the bits that differ among those can make 2n values or
- * more (ints packed as two fields, floats of few mantissa bits: the pass
- * would give up, after two digits for nothing). */
-static inline bool sgl_sort_two_digits(uint64_t diff, int top, int64_t n)
-{
-    return ((int64_t)1 << __builtin_popcountll(diff >> top)) >= 2 * n;
 }
 
 /* The key bits in which the elements differ, the lowest and the highest
@@ -208,6 +174,16 @@ typedef struct {
 bool sgl_sort_packed_i64(const int64_t *src, int64_t *dst, int64_t n, sgl_sort_split *sl,
                          uint64_t *tmp, int64_t *cnt);
 
+/* Sorts the ints a[0..n) in place, as the long int sort sorts a bucket
+ * in the cache (sgl_sort.c): an introsort under SGL_SORT_RADIX_MIN, else
+ * an LSD sort of the bits that differ, of their top two digits and an
+ * insertion pass where that suits them; tmp (n elements) and cnt
+ * (2 << SGL_SORT_DIGIT_MAX) are scratch; the first pass prefetches
+ * pf[0..pfn) (the next bucket).  Not stable (equal ints are the same
+ * value). */
+void sgl_sort_bucket_i64(int64_t *a, int64_t *tmp, int64_t n, int64_t *cnt, const int64_t *pf,
+                         int64_t pfn);
+
 /* The bucket of element x in the split sl: the digit counted, of KEY(x). */
 #define SGL_SORT_DIGIT(KEY, sl, x) ((KEY(x) >> (sl).shift) & ((sl).nb - 1))
 
@@ -234,7 +210,7 @@ bool sgl_sort_float_short(const double *src, double *dst, uint64_t *tmp, int64_t
  * sl's pos, VAL(x) for each element x: through sl's write-combining lines
  * when it has them (WC_SCATTER, L elements of T to a 64-byte line), else
  * one store per element. */
-#define SGL_SORT_SCATTER(T, L, VAL, BUCKET, KEY, from, to, n, sl)                                       \
+#define SGL_SORT_SCATTER(T, L, VAL, BUCKET, KEY, from, to, n, sl)                               \
     do {                                                                                        \
         if ((sl).lines) {                                                                       \
             WC_SCATTER(T, L, VAL, BUCKET, KEY, from, to, n, sl);                                \
@@ -246,8 +222,8 @@ bool sgl_sort_float_short(const double *src, double *dst, uint64_t *tmp, int64_t
         }                                                                                       \
     } while (0)
 
-/* WC_SCATTER(T, L, VAL, BUCKET, KEY, from, to, n, sl): the scatter of a split out
- * of the cache, with software write-combining: each bucket's elements
+/* WC_SCATTER(T, L, VAL, BUCKET, KEY, from, to, n, sl): the scatter of a
+ * split out of the cache, with software write-combining: each bucket's elements
  * (VAL(x) of type T, L of them in 64 bytes) are gathered in sl's 64-byte
  * line of the bucket, and a full line goes to its place in `to` with
  * non-temporal stores (whole lines: no read of the line before the write,

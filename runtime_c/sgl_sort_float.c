@@ -24,16 +24,15 @@
  *   element's bucket; the buckets, in order, are still ranges of keys.
  * - Buckets sorted in the cache by two digits, not four.  A bucket's
  *   keys still differ in about 40 bits (52 bits of mantissa, 10 used by
- *   the split); an LSD sort of the top two digits of those bits (22 of
- *   them) leaves in order all but the keys that agree on those bits,
- *   which in a bucket of a few thousand uniformly spread keys are a
- *   handful, and an insertion pass puts those in place (SGL_SORT_FIX_UP).
- *   Data that clusters below those bits (the pass gives up) is sorted
- *   again by an LSD sort of all its bits.
+ *   the split); the int sort's bucket sort (sgl_sort_bucket_i64) sorts
+ *   such a bucket by the top two digits of those bits (22 of them),
+ *   which leaves in order all but the keys that agree on those bits (in
+ *   a bucket of a few thousand uniformly spread keys, a handful), and an
+ *   insertion pass puts those in place.
  *
  * A bucket longer than SGL_SORT_CACHE_MAX (keys that cluster where the
- * sample did not see it) is sorted as ints by sgl_sort_i64.  A NaN is
- * found by the counting pass, before anything is written.
+ * sample did not see it) is sorted by sgl_sort_i64.  A NaN is found by
+ * the counting pass, before anything is written.
  */
 #include "sgl_sort.h"
 
@@ -115,98 +114,19 @@ static size_t plan(const uint64_t *s, int ns, int64_t n, int cp, uint64_t *tab, 
     return nb;
 }
 
-/* The widest digit for m elements (sgl_sort.c's digit_max). */
-static int digit_max(int64_t m)
+/* Sorts bucket a[0..m) (ints as_int of floats) into floats in place: as
+ * ints, then back.  Up to tn elements in the cache (sgl_sort_bucket_i64,
+ * with t (tn elements) and cnt as scratch and pf, pfn the next bucket to
+ * prefetch), longer ones by sgl_sort_i64. */
+static void sort_bucket(uint64_t *a, int64_t m, uint64_t *t, int64_t tn, int64_t *cnt,
+                        const uint64_t *pf, int64_t pfn)
 {
-    return m >= SGL_SORT_WIDE_MIN ? SGL_SORT_DIGIT_MAX : 8;
-}
-
-/* An LSD sort of the ints a[0..m) by the key bits lo..hi, in `count`
- * digits of `width` bits, between a and t (m elements), into floats in a
- * (as_int on the last pass, or on a copy back after one pass).  The first
- * pass prefetches pf[0..pfn), a line every 8 elements. */
-static void lsd(uint64_t *a, uint64_t *t, int64_t m, int lo, int count, int width, int64_t *cnt,
-                const uint64_t *pf, int64_t pfn)
-{
-    size_t nb = (size_t)1 << width;
-    uint64_t mask = nb - 1;
-    int64_t *cur = cnt, *next = cnt + nb;
-    memset(cur, 0, nb * sizeof *cur);
+    if (m <= tn)
+        sgl_sort_bucket_i64((int64_t *)a, (int64_t *)t, m, cnt, (const int64_t *)pf, pfn);
+    else
+        sgl_sort_i64((int64_t *)a, m);
     for (int64_t i = 0; i < m; i++)
-        cur[((a[i] ^ SIGN) >> lo) & mask]++;
-    uint64_t *from = a, *to = t;
-    for (int p = 0; p < count; p++) {
-        sgl_sort_offsets(cur, nb);
-        int shift = lo + p * width;
-        if (p + 1 < count) {
-            memset(next, 0, nb * sizeof *next);
-            for (int64_t i = 0; i < m; i++) {
-                if (p == 0 && (i & 7) == 0 && i < pfn)
-                    __builtin_prefetch(pf + i);
-                uint64_t x = from[i], k = (x ^ SIGN) >> shift;
-                to[cur[k & mask]++] = x;
-                next[(k >> width) & mask]++;
-            }
-        } else if (to == a) { /* not the first pass */
-            for (int64_t i = 0; i < m; i++) {
-                uint64_t x = from[i];
-                to[cur[((x ^ SIGN) >> shift) & mask]++] = as_int(x);
-            }
-        } else {
-            for (int64_t i = 0; i < m; i++) {
-                if (p == 0 && (i & 7) == 0 && i < pfn)
-                    __builtin_prefetch(pf + i);
-                uint64_t x = from[i];
-                to[cur[((x ^ SIGN) >> shift) & mask]++] = x;
-            }
-        }
-        int64_t *c = cur;
-        cur = next;
-        next = c;
-        uint64_t *f = from;
-        from = to;
-        to = f;
-    }
-    if (from != a) /* ended in t */
-        for (int64_t i = 0; i < m; i++)
-            a[i] = as_int(t[i]);
-}
-
-SGL_SORT_FIX_UP(fix_up, as_int)
-
-/* Sorts bucket a[0..m) (ints as_int of floats) into floats in place,
- * with t (m elements) and cnt (2 << SGL_SORT_DIGIT_MAX) as scratch; pf,
- * pfn: the next bucket, to prefetch.  Under SGL_SORT_RADIX_MIN elements
- * by the introsort. */
-static void sort_bucket(uint64_t *a, uint64_t *t, int64_t m, int64_t *cnt, const uint64_t *pf,
-                        int64_t pfn)
-{
-    uint64_t any = 0, all = ~(uint64_t)0;
-    for (int64_t i = 0; i < m; i++) {
-        any |= a[i];
-        all &= a[i];
-    }
-    if (m < SGL_SORT_RADIX_MIN || any == all) {
-        if (any != all)
-            sgl_introsort_i64((int64_t *)a, m);
-        for (int64_t i = 0; i < m; i++)
-            a[i] = as_int(a[i]);
-        return;
-    }
-    /* the key bits that differ (the key is the int with its sign bit
-     * flipped: the same bits differ) */
-    int lo = __builtin_ctzll(any ^ all), hi = 63 - __builtin_clzll(any ^ all);
-    int maxw = digit_max(m), bits = hi - lo + 1;
-    if (bits > 2 * maxw && sgl_sort_two_digits(any ^ all, hi + 1 - 2 * maxw, m)) {
-        lsd(a, t, m, hi + 1 - 2 * maxw, 2, maxw, cnt, pf, pfn);
-        if (fix_up(a, m))
-            return;
-        for (int64_t i = 0; i < m; i++) /* clustered below the top digits: all of them */
-            a[i] = as_int(a[i]);
-        pfn = 0;
-    }
-    int count = (bits + maxw - 1) / maxw;
-    lsd(a, t, m, lo, count, (bits + count - 1) / count, cnt, pf, pfn);
+        a[i] = as_int(a[i]);
 }
 
 /* Where a holds -0.0 and 0.0, sorted (as_int puts -0.0 first), they take
@@ -247,7 +167,7 @@ bool sgl_sort_float_short(const double *src_d, double *dst_d, uint64_t *tmp, int
         return false;
     for (int64_t i = 0; i < n; i++)
         dst[i] = as_int(src[i]);
-    sort_bucket(dst, tmp, n, cnt, NULL, 0);
+    sort_bucket(dst, n, tmp, n, cnt, NULL, 0);
     return true;
 }
 
@@ -365,13 +285,7 @@ bool sgl_sort_float_f64(const double *src_d, double *dst_d, int64_t n)
     for (size_t b = 0; b < nb; b++) {
         int64_t o = start[b], m = start[b + 1] - o;
         int64_t next = b + 1 < nb ? start[b + 2] - start[b + 1] : 0;
-        if (m <= SGL_SORT_CACHE_MAX) {
-            sort_bucket(dst + o, tmp, m, cnt, dst + o + m, next);
-        } else {
-            sgl_sort_i64((int64_t *)(dst + o), m);
-            for (int64_t i = 0; i < m; i++)
-                dst[o + i] = as_int(dst[o + i]);
-        }
+        sort_bucket(dst + o, m, tmp, SGL_SORT_CACHE_MAX, cnt, dst + o + m, next);
     }
     sgl_block_free(meta, kind);
     zeros_in_order(src, dst, n);

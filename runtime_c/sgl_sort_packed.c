@@ -44,7 +44,7 @@ static void lsd_packed(const uint32_t *x, uint32_t *ta, uint32_t *tb, int64_t m,
                        uint64_t hb, int lo, uint64_t *out, int64_t *cnt, const uint32_t *pf,
                        int64_t pfn)
 {
-    int maxw = m >= SGL_SORT_WIDE_MIN ? SGL_SORT_DIGIT_MAX : 8;
+    int maxw = sgl_sort_digit_max(m);
     int count = (bits + maxw - 1) / maxw, width = (bits + count - 1) / count;
     size_t nb = (size_t)1 << width;
     uint32_t mask = (uint32_t)nb - 1;
