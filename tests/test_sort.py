@@ -103,11 +103,13 @@ def expected_output() -> str:
         ints("random", rand_ints(n, -1000000000, 1000000000, 7 + n))
         ints("extremes", [IMIN if x % 5 == 0 else IMAX if x % 5 == 1 else x - 500
                           for x in rand_ints(n, 0, 1000, 13 + n)])
+        ints("wide", rand_ints(n, -4000000000000000000, 4000000000000000000, 31 + n))
         floats("fsorted", [float(i) * 0.5 - 3.0 for i in range(n)])
         floats("freversed", [float(n - i) * 0.25 for i in range(n)])
         floats("fequal", [-0.0 if i % 2 == 0 else 0.0 for i in range(n)])
         floats("fduplicates", [math.floor(u * 3.0) - 1.0 for u in rand_floats(n, 17 + n)])
         floats("frandom", [(u - 0.5) * 10.0 for u in rand_floats(n, 19 + n)])
+        floats("funit", rand_floats(n, 37 + n))
         special = {0: -0.0, 1: 0.0, 2: nan, 3: inf, 4: -inf}
         floats("fspecial", [special.get(c, (u - 0.5) * 10.0) for c, u in
                             zip(rand_ints(n, 0, 10, 23 + n), rand_floats(n, 29 + n),
