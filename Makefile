@@ -68,8 +68,12 @@ CHECK_FILES = tests/test_frontend.py tests/test_errors.py tests/test_conformance
   tests/test_snapshots.py tests/test_runtime_c.py tests/test_caches.py \
   $(wildcard tests/test_passes.py tests/test_emit.py tests/test_highlight.py tests/test_rtconst.py)
 CHECK_K = not test_program or seq-2x3 or (2x2-np2 and (examples or shared))
+# the runtime's sort tests (45 s) run beside the programs, which take less
+# than the rest (about 90 s against 150 s)
+CHECK_MOVED = tests/test_runtime_c.py::test_c_sort_tests tests/test_runtime_c.py::test_c_sort_tests_unsanitized
 check: venv-test
-	$(PY) tests/par.py -q -x tests/test_programs.py -k "$(CHECK_K)" :: -q -x $(CHECK_FILES)
+	$(PY) tests/par.py -q -x tests/test_programs.py $(CHECK_MOVED) -k "$(CHECK_K)" :: \
+	  -q -x $(CHECK_FILES) $(foreach t,$(CHECK_MOVED),--deselect $(t))
 	$(RUFF) check sglc tests $(wildcard bench)
 
 golden-update: venv-test
