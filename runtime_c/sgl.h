@@ -360,6 +360,14 @@ sgl_vec sgl_sort(const sgl_type *vt, const sgl_vec *v, int line, int col);
  * it) and *v freed; a shared one is sorted as by sgl_sort, and *v's
  * reference dropped. */
 sgl_vec sgl_sort_take(const sgl_type *vt, sgl_vec *v, int line, int col);
+/* sort(concat(vv)), which sglc writes as one call (the pass `compose`):
+ * vvt is vv's type ([[T]]).  Two sorted runs of ints, 65,536 elements and
+ * more in all, are merged straight from vv's two non-empty parts into the
+ * result (no concatenated copy, no count of its runs); anything else is
+ * concatenated, then sorted as sgl_sort_take sorts. */
+sgl_vec sgl_sort_concat(const sgl_type *vvt, const sgl_vec *vv, int line, int col);
+/* The same, taking *vv (owned; left empty). */
+sgl_vec sgl_sort_concat_take(const sgl_type *vvt, sgl_vec *vv, int line, int col);
 sgl_int sgl_sum_int(const sgl_vec *v);
 sgl_float sgl_sum_float(const sgl_vec *v);
 sgl_int sgl_min_int(const sgl_vec *v, int line, int col);

@@ -2,7 +2,9 @@
  * sgl_merge.c: the sort of an int input made of a few ascending runs
  * (sgl_sort.c sends it here: PSRS's concatenated sorted blocks): its runs
  * found (sgl_sort_runs_i64), then merged pairwise, stably, two runs in one
- * pass, from both ends at once, with no branch on the comparison.
+ * pass, from both ends at once, with no branch on the comparison; and
+ * sort(concat(vv)) as one call (sgl_sort_concat), which merges two sorted
+ * runs straight from vv's parts.
  */
 #include "sgl_sort.h"
 
@@ -182,4 +184,68 @@ void sgl_merge_runs_i64(const int64_t *src, int64_t *dst, int64_t *tmp, int64_t 
     }
     if (from != dst)
         memcpy(dst, from, (size_t)n * sizeof *dst);
+}
+
+/* The two non-empty parts of vv when it has exactly two, both ascending
+ * runs of ints, SGL_SORT_HYBRID_MIN elements or more in all (below, the
+ * concatenated copy is in the cache and the plain path as fast). */
+static bool two_sorted_runs(const sgl_type *vvt, const sgl_vec *vv, const sgl_vec **x,
+                            const sgl_vec **y)
+{
+    if (vvt->elem->elem->kind != SGL_T_INT)
+        return false;
+    const sgl_vec *parts = vv->data, *got[2] = {NULL, NULL};
+    int k = 0;
+    int64_t total = 0;
+    for (int64_t i = 0; i < vv->len; i++) {
+        if (parts[i].len == 0)
+            continue;
+        if (k == 2)
+            return false;
+        got[k++] = &parts[i];
+        total += parts[i].len;
+    }
+    if (k != 2 || total < SGL_SORT_HYBRID_MIN)
+        return false;
+    /* each check stops at its first descent: cheap where a part is not sorted */
+    const sgl_int *a = got[0]->data, *b = got[1]->data;
+    if (a[got[0]->len - 1] <= b[0]) /* in order as they are: concat's copy (or view) is all */
+        return false;
+    if (!sgl_sorted_i64(a, got[0]->len) || !sgl_sorted_i64(b, got[1]->len))
+        return false;
+    *x = got[0];
+    *y = got[1];
+    return true;
+}
+
+/* The merge of two_sorted_runs' parts into a new vector; false (nothing
+ * allocated) without the memory for it. */
+static bool merged(const sgl_type *vt, const sgl_vec *x, const sgl_vec *y, sgl_vec *out)
+{
+    if (!sgl_vec_try_alloc(vt->elem, x->len + y->len, out))
+        return false;
+    sgl_merge2_i64(x->data, x->len, y->data, y->len, out->data);
+    return true;
+}
+
+sgl_vec sgl_sort_concat(const sgl_type *vvt, const sgl_vec *vv, int line, int col)
+{
+    const sgl_vec *x, *y;
+    sgl_vec r;
+    if (two_sorted_runs(vvt, vv, &x, &y) && merged(vvt->elem, x, y, &r))
+        return r;
+    r = sgl_concat(vvt, vv, line, col);
+    return sgl_sort_take(vvt->elem, &r, line, col);
+}
+
+sgl_vec sgl_sort_concat_take(const sgl_type *vvt, sgl_vec *vv, int line, int col)
+{
+    const sgl_vec *x, *y;
+    sgl_vec r;
+    if (two_sorted_runs(vvt, vv, &x, &y) && merged(vvt->elem, x, y, &r)) {
+        sgl_vec_free(vvt, vv);
+        return r;
+    }
+    r = sgl_concat_take(vvt, vv, line, col);
+    return sgl_sort_take(vvt->elem, &r, line, col);
 }

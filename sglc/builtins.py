@@ -128,7 +128,7 @@ if TYPE_CHECKING:  # pragma: no cover
 
 __all__ = [
     "Arg", "Builtin", "Form", "Fixed", "ArgType", "ElemOf", "VecOf", "Exactly",
-    "TABLE", "NAMES", "C_SUFFIX", "lookup", "form_of",
+    "TABLE", "NAMES", "COMPOSED", "C_SUFFIX", "lookup", "entry", "form_of",
 ]
 
 # C names of scalar types: sgl_<suffix> is the C type, sgl_fmt_<suffix> the
@@ -422,13 +422,42 @@ for _b in _ENTRIES:
     assert _b.effects in ("", "file") and not (_b.effects and _b.pure), _b.name
 
 
+# ---------------------------------------------------------------- compositions
+
+# A builtin applied to the result of another, which the pass `compose`
+# (sglc/passes/compose.py) writes as one call of the runtime: COMPOSED maps
+# (outer, inner) to the entry of the composition, named "outer.inner",
+# whose arguments are the inner call's.  A program cannot name one (they
+# are not in TABLE or NAMES); their results are those of the two calls.
+_COMPOSITIONS: list[tuple[str, str, Builtin]] = [
+    # sort(concat(vv)): two sorted runs of ints are merged from vv's parts
+    ("sort", "concat", Builtin("sort.concat", (Form(
+        (Arg("a vector of vectors", is_vec_of_vec),), ElemOf(0),
+        "sgl_sort_concat({T0}, &{v0}, {loc})", take="sgl_sort_concat_take({T0}, &{m0}, {loc})"),),
+        joins_blocks=True)),
+]
+COMPOSED: dict[tuple[str, str], Builtin] = {(o, i): b for o, i, b in _COMPOSITIONS}
+_BY_NAME: dict[str, Builtin] = {**TABLE, **{b.name: b for _, _, b in _COMPOSITIONS}}
+
+for _o, _i, _b in _COMPOSITIONS:
+    assert _b.name == f"{_o}.{_i}" and _b.pure == TABLE[_o].pure == TABLE[_i].pure, _b.name
+    assert _b.joins_blocks == TABLE[_i].joins_blocks, _b.name
+    assert not any(f.can_fail for f in _b.forms), _b.name
+
+
 def lookup(name: str) -> Optional[Builtin]:
     """The entry of builtin `name` (None: not a builtin)."""
     return TABLE.get(name)
 
 
+def entry(name: str) -> Builtin:
+    """The entry of the builtin of an IR call: a builtin, or a composition."""
+    return _BY_NAME[name]
+
+
 def form_of(name: str, nargs: int) -> Form:
-    """The form of a checked call of builtin `name` with `nargs` arguments."""
-    f = TABLE[name].form(nargs)
+    """The form of a checked call of builtin `name` with `nargs` arguments
+    (a composition's too)."""
+    f = _BY_NAME[name].form(nargs)
     assert f is not None, f"{name} with {nargs} arguments"
     return f

@@ -662,7 +662,7 @@ class _Builtins(_Places):
     def builtin_stmt(self, e: ir.Expr) -> tuple[list[str], bool] | None:
         """The C of a builtin statement and whether it needs a block of its
         own; None when e is not one."""
-        if not isinstance(e, ir.Builtin) or not B.TABLE[e.name].statement:
+        if not isinstance(e, ir.Builtin) or not B.entry(e.name).statement:
             return None
         low = B.form_of(e.name, len(e.args)).c
         if callable(low):
@@ -1292,8 +1292,7 @@ def _joined_vars(stmts: list[ir.Stmt]) -> set[int]:
     found: set[int] = set()
     for x in ir.walk(stmts, into=_own_level):
         if isinstance(x, ir.Builtin):
-            b = B.lookup(x.name)
-            if b is not None and b.joins_blocks and x.args and isinstance(x.args[0], ir.VarRef):
+            if B.entry(x.name).joins_blocks and x.args and isinstance(x.args[0], ir.VarRef):
                 found.add(id(x.args[0].var))
     return found
 

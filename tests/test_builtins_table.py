@@ -75,3 +75,27 @@ def test_safe_for_fusion() -> None:
     for n in ("print", "push", "wtime", "read_ints", "write_floats"):
         assert not B.TABLE[n].pure
     assert B.TABLE["len"].can_fail_on_master(3)  # no such form: never assumed safe
+
+
+SGL_H = Path(__file__).resolve().parent.parent / "runtime_c" / "sgl.h"
+
+
+@pytest.mark.parametrize("key", sorted(B.COMPOSED))
+def test_compositions_are_well_formed(key: tuple[str, str]) -> None:
+    """A composition (the pass `compose`) takes the inner builtin's
+    arguments and gives the outer's result, names C functions the runtime
+    declares, and no program can call it by name."""
+    outer, inner = key
+    entry = B.COMPOSED[key]
+    assert entry.name == f"{outer}.{inner}" and entry.name not in B.NAMES and B.lookup(entry.name) is None
+    assert B.entry(entry.name) is entry and B.form_of(entry.name, 1) is entry.forms[0]
+    header = SGL_H.read_text(encoding="utf-8")
+    for form in entry.forms:
+        inner_form = B.form_of(inner, len(form.args))
+        assert [a.accepts for a in form.args] == [a.accepts for a in inner_form.args]
+        t = Vec(Vec(INT))
+        assert form.result([t]) == B.form_of(outer, 1).result([inner_form.result([t])])
+        assert (form.take is None) == (inner_form.take is None)
+        for tmpl in [*_templates(form), *([form.take] if form.take else [])]:
+            fn = tmpl.split("(")[0]
+            assert re.search(rf"\b{fn}\(", header), fn

@@ -17,7 +17,9 @@ from conftest import REPO
 from sglc import ir, irtext, pipeline
 from sglc.diagnostics import CompileError
 from sglc.passes import IR_STAGES, PIPELINE, IRError, by_name, verify
+from sglc.passes.compose import COMPOSE
 from sglc.passes.fuse import FUSE, MAX_OPS, _safe_builtin, fuse, joins
+from sglc.passes.inline import INLINE
 
 HEAD = "func f(v: [int], k: int) {\n    if worker { return; }\n" \
        "    var a: [int]; var b: int; var c: int; var r: [int]; var w = [[1], [2]];\n" \
@@ -185,7 +187,7 @@ def test_fuse_leaves_its_input_alone_and_is_idempotent() -> None:
 
 
 def test_the_pipeline_lists_named_passes() -> None:
-    assert PIPELINE[0] is FUSE and by_name("fuse") is FUSE
+    assert PIPELINE[:3] == (INLINE, COMPOSE, FUSE) and by_name("fuse") is FUSE
     assert IR_STAGES == ("lower", *(p.name for p in PIPELINE))
     names = [p.name for p in PIPELINE]
     assert len(set(names)) == len(names) and "lower" not in names
@@ -286,3 +288,111 @@ def test_file_io_of_a_nested_pardo_counts() -> None:
            "        pardo { if master { pardo { write_ints(\"t.txt\", [1]); } } }\n"
            "        pardo { c = 1; }\n    }\n}\n")
     assert fused_program(src) == [[P], [P], [P]]  # the nested site comes second
+
+
+# ------------------------------------------------------------------ inline, compose
+
+CALLEE = "func g(v: [int], k: int) -> int {{\n    if worker {{ return {e}; }}\n" \
+         "    var s: int; var r: [int];\n    pardo {{ s = 0; }}\n    gather s -> r;\n    return sum(r);\n}}\n"
+
+
+def inlined(e: str, call: str = "var x = g(range(0, 3), 2);", extra: str = "") -> list[str]:
+    """main's statements after `inline` (irtext lines), g's worker code being
+    `return e;` and main's body `call`."""
+    src = "var nv = 1;\n" + extra + CALLEE.format(e=e) + \
+        "func main() {\n    " + call + "\n    print(1);\n}\n"
+    prog = pipeline.run(src, "t.sgl", "inline", check_ir=True).ir
+    assert prog is not None
+    verify(prog, after="inline")
+    text = irtext.format_program(prog)
+    return text[text.index("func main"):].splitlines()[2:]
+
+
+@pytest.mark.parametrize("e", ["sum(v) * k", "len(v) + k", "len(sort(v)) - k", "len(v) - -k"])
+def test_a_call_of_a_worker_expression_is_written_in_place(e: str) -> None:
+    lines = inlined(e)
+    assert "if worker" in lines[0] and "else" in lines[2] and "x = g(range(0, 3), 2)" in lines[3]
+    assert "range(0, 3)" in lines[1] and "g(" not in lines[1]
+
+
+@pytest.mark.parametrize("e", [
+    "sum(v) + len(v) * k",       # v read twice
+    "k + len(v)",                # parameters out of order
+    "len(v)",                    # k unused
+    "len(v) / k",                # a division can fail
+    "len(v) % k",
+    "v[0] + k",                  # indexing can fail
+    "len(v) + k + nv",           # a node variable
+    "len(v) + h(k)",             # a user call
+    "len(split(v, k))",          # a builtin that can fail
+    "len(v) + k + len(read_ints(\"f\"))",  # an impure one
+])
+def test_other_worker_expressions_stay_calls(e: str) -> None:
+    extra = "func h(x: int) -> int { return x; }\n"
+    lines = inlined(e, extra=extra)
+    assert "if worker" not in "\n".join(lines) and "x = g(range(0, 3), 2)" in lines[0]
+
+
+@pytest.mark.parametrize("call", ["var x = 1; x += g([1], 2);", "var x = g([1], 2);"])
+def test_assignments_of_the_call_are_written_in_place(call: str) -> None:
+    assert "if worker" in "\n".join(inlined("len(v) + k", call))
+
+
+@pytest.mark.parametrize("call", ["g([1], 2);", "var x = g([1], 2) + 1;", "print(g([1], 2));"])
+def test_a_call_that_is_not_a_statement_value_stays(call: str) -> None:
+    assert "if worker" not in "\n".join(inlined("len(v) + k", call))
+
+
+def test_a_callee_whose_worker_code_is_not_first_or_has_an_else_stays() -> None:
+    for head in ("var t = 1;\n    if worker { return len(v) + k; }",
+                 "if worker { return len(v) + k; } else { print(0); }",
+                 "if master { return len(v) + k; }"):
+        src = f"func g(v: [int], k: int) -> int {{\n    {head}\n    return 0;\n}}\n" \
+              "func main() {\n    var x = g([1], 2);\n    print(x);\n}\n"
+        prog = pipeline.run(src, "t.sgl", "inline", check_ir=True).ir
+        assert prog is not None
+        assert "if worker" not in irtext.format_program(prog).split("func main")[1], head
+
+
+def test_the_copy_in_a_pardo_is_at_the_childs_level() -> None:
+    src = CALLEE.format(e="len(v) + k") + \
+        "func main() {\n    var a: [int]; var y: int;\n    bcast [1, 2] -> a;\n" \
+        "    pardo { y = g(a, 3); }\n    print(1);\n}\n"
+    prog = pipeline.run(src, "t.sgl", "inline", check_ir=True).ir
+    assert prog is not None
+    verify(prog, after="inline")
+    main = next(f for f in prog.functions if f.name == "main")
+    body = next(a for a in main.actions if a.kind == "body").body
+    s = body[0]
+    assert isinstance(s, ir.If) and isinstance(s.cond, ir.Query) and s.cond.level == 1
+    assert all(x.level == 1 for x in ir.walk(s.then) if isinstance(x, (ir.Expr, ir.Stmt)))
+
+
+def test_inline_and_compose_leave_their_input_alone_and_are_idempotent() -> None:
+    src = (REPO / "examples" / "psrs.sgl").read_text()
+    low = pipeline.run(src, "psrs.sgl", "lower", check_ir=True).ir
+    assert low is not None
+    before = irtext.format_program(low)
+    once = COMPOSE(INLINE(low))
+    assert irtext.format_program(low) == before
+    text = irtext.format_program(once)
+    assert "sort.concat(received)" in text and "psrs(concat(received))" in text
+    assert irtext.format_program(COMPOSE(INLINE(once))) == text
+    verify(once, after="compose")
+
+
+@pytest.mark.parametrize("expr,composed", [
+    ("sort(concat(w))", True),
+    ("sort(concat([[2], [1]]))", True),
+    ("sort(concat(w) )", True),
+    ("sort(w[0])", False),
+    ("concat([sort(w[0])])", False),
+    ("len(concat(w))", False),
+])
+def test_compose_writes_sort_of_concat_as_one_call(expr: str, composed: bool) -> None:
+    src = f"func main() {{\n    var w = [[3, 1], [2]];\n    var s = {expr};\n    print(s, w);\n}}\n"
+    prog = pipeline.run(src, "t.sgl", "compose", check_ir=True).ir
+    assert prog is not None
+    text = irtext.format_program(prog)
+    assert ("sort.concat(" in text) == composed
+    assert "sort.concat" not in pipeline.run(src, "t.sgl", "inline").ir.__repr__()

@@ -150,7 +150,7 @@ def test_stages_by_hand_equal_the_driver() -> None:
     assert "#line" not in c and c != by_hand
     assert pipeline.run_passes(pipeline.lower(prog, "s.sgl"), stop_after="lower").sites[1]
     with pytest.raises(ValueError, match="unknown pass"):
-        pipeline.run_passes(pipeline.lower(prog, "s.sgl"), stop_after="inline")
+        pipeline.run_passes(pipeline.lower(prog, "s.sgl"), stop_after="optimize")
 
 
 def test_errors_and_unreadable_files(tmp_path: Path) -> None:

@@ -985,6 +985,123 @@ static void test_wtime(void)
     CHECK(t0 > 0.0 && t1 >= t0);
 }
 
+/* sort(concat(vv)) as one call (sglc's pass `compose`): the same vector
+ * as the two calls, from every path: two sorted runs of ints merged from
+ * the parts (interleaved, with ties, with empty parts beside them, parts
+ * that are views of one buffer or shared with another owner), and the
+ * plain way for the rest (in order already, a part out of order, three
+ * runs, too short, floats); vv and its parts unchanged when borrowed. */
+static sgl_vec sorted_run(int64_t n, sgl_int lo, sgl_int hi, uint64_t seed)
+{
+    sgl_vec v = sgl_rand_ints(n, lo, hi, (sgl_int)seed, 1, 1);
+    sgl_vec s = sgl_sort(&T_IV, &v, 1, 1);
+    sgl_vec_free(&T_IV, &v);
+    return s;
+}
+
+static void check_sort_concat(sgl_vec *vv, const char *what)
+{
+    sgl_vec c = sgl_concat(&T_IVV, vv, 1, 1);
+    sgl_vec want = sgl_sort_take(&T_IV, &c, 1, 1);
+    sgl_vec before = sgl_vec_copy(&T_IVV, vv); /* shares vv: compared after */
+    sgl_vec deep = sgl_concat(&T_IVV, vv, 1, 1);  /* a copy of the elements */
+    sgl_vec got = sgl_sort_concat(&T_IVV, vv, 1, 1);
+    bool same = sgl_value_eq(&T_IV, &got, &want);
+    if (!same)
+        fprintf(stderr, "sort_concat (%s): not the sort of the concat\n", what);
+    CHECK(same);
+    sgl_vec again = sgl_concat(&T_IVV, vv, 1, 1);
+    CHECK(sgl_value_eq(&T_IV, &again, &deep) && sgl_value_eq(&T_IVV, &before, vv));
+    sgl_vec_free(&T_IV, &again);
+    sgl_vec_free(&T_IV, &got);
+    sgl_vec_free(&T_IVV, &before);
+    /* taken: the same result, vv left empty */
+    got = sgl_sort_concat_take(&T_IVV, vv, 1, 1);
+    CHECK(vv->len == 0 && vv->buf == NULL && sgl_value_eq(&T_IV, &got, &want));
+    sgl_vec_free(&T_IV, &got);
+    sgl_vec_free(&T_IV, &want);
+    sgl_vec_free(&T_IV, &deep);
+}
+
+static void test_sort_concat(void)
+{
+    const int64_t n = 40000; /* two of them: over SGL_SORT_HYBRID_MIN (65,536) */
+    sgl_vec vv = {NULL, 0, NULL}, a, b, e = {NULL, 0, NULL};
+    /* interleaved runs with many ties */
+    a = sorted_run(n, -50, 50, 1), b = sorted_run(n + 7, -60, 40, 2);
+    sgl_vec_push_move(&T_IVV, &vv, &a, 1, 1);
+    sgl_vec_push_move(&T_IVV, &vv, &b, 1, 1);
+    check_sort_concat(&vv, "two runs");
+    /* with empty parts before, between and after */
+    a = sorted_run(n, INT64_MIN, INT64_MAX, 3), b = sorted_run(n, 0, 1000, 4);
+    sgl_vec_push_move(&T_IVV, &vv, &e, 1, 1);
+    sgl_vec_push_move(&T_IVV, &vv, &a, 1, 1);
+    sgl_vec_push_move(&T_IVV, &vv, &e, 1, 1);
+    sgl_vec_push_move(&T_IVV, &vv, &b, 1, 1);
+    sgl_vec_push_move(&T_IVV, &vv, &e, 1, 1);
+    check_sort_concat(&vv, "empty parts");
+    /* in order already; then the second run's least below the first's greatest */
+    a = sorted_run(n, 0, 100, 5), b = sorted_run(n, 100, 200, 6);
+    sgl_vec_push_move(&T_IVV, &vv, &a, 1, 1);
+    sgl_vec_push_move(&T_IVV, &vv, &b, 1, 1);
+    check_sort_concat(&vv, "in order");
+    a = sorted_run(n, 0, 100, 5), b = sorted_run(n, 100, 200, 6);
+    ((sgl_int *)b.data)[0] = 99;
+    sgl_vec_push_move(&T_IVV, &vv, &a, 1, 1);
+    sgl_vec_push_move(&T_IVV, &vv, &b, 1, 1);
+    check_sort_concat(&vv, "overlapping by one");
+    /* a part out of order at its end, then at its start */
+    for (int end = 0; end < 2; end++) {
+        a = sorted_run(n, 0, 1000, 7), b = sorted_run(n, 0, 1000, 8);
+        sgl_int *d = end ? a.data : b.data;
+        if (end)
+            d[n - 1] = d[n - 2] - 1; /* a descent at the first part's end */
+        else
+            d[0] = d[1] + 1; /* at the second part's start */
+        sgl_vec_push_move(&T_IVV, &vv, &a, 1, 1);
+        sgl_vec_push_move(&T_IVV, &vv, &b, 1, 1);
+        check_sort_concat(&vv, end ? "first part unsorted" : "second part unsorted");
+    }
+    /* three runs; two short ones */
+    for (int k = 0; k < 3; k++) {
+        a = sorted_run(n, 0, 1000, 10 + (uint64_t)k);
+        sgl_vec_push_move(&T_IVV, &vv, &a, 1, 1);
+    }
+    check_sort_concat(&vv, "three runs");
+    a = sorted_run(100, 0, 1000, 20), b = sorted_run(300, 0, 1000, 21);
+    sgl_vec_push_move(&T_IVV, &vv, &a, 1, 1);
+    sgl_vec_push_move(&T_IVV, &vv, &b, 1, 1);
+    check_sort_concat(&vv, "short");
+    /* views of one buffer, the later block first; then parts that another
+     * vector shares (taken: they must stay as they are for it) */
+    sgl_vec whole = sorted_run(2 * n, -1000, 1000, 22);
+    sgl_vec blocks = sgl_split(&T_IV, &whole, 2, 1, 1);
+    sgl_vec *bl = blocks.data;
+    sgl_vec x = sgl_vec_copy(&T_IV, &bl[1]), y = sgl_vec_copy(&T_IV, &bl[0]);
+    sgl_vec_push_move(&T_IVV, &vv, &x, 1, 1);
+    sgl_vec_push_move(&T_IVV, &vv, &y, 1, 1);
+    sgl_vec kept = sgl_vec_copy(&T_IVV, &vv);
+    check_sort_concat(&vv, "views");
+    CHECK(sgl_value_eq(&T_IV, &((sgl_vec *)kept.data)[0], &bl[1]) &&
+          sgl_value_eq(&T_IV, &((sgl_vec *)kept.data)[1], &bl[0]));
+    sgl_vec_free(&T_IVV, &kept);
+    sgl_vec_free(&T_IVV, &blocks);
+    sgl_vec_free(&T_IV, &whole);
+    sgl_vec_free(&T_IVV, &vv);
+
+    /* floats: the plain way (the float sort keeps -0.0 and 0.0 in order) */
+    sgl_vec fv = {NULL, 0, NULL}, fa = FVEC(0.0, -0.0, 1.5), fb = FVEC(-0.0, NAN, 0.0, -2.0);
+    sgl_vec_push_move(&T_FVV, &fv, &fa, 1, 1);
+    sgl_vec_push_move(&T_FVV, &fv, &fb, 1, 1);
+    sgl_vec got = sgl_sort_concat(&T_FVV, &fv, 1, 1);
+    CHECK_STR(show(&T_FV, &got), "[-2.0, 0.0, -0.0, -0.0, 0.0, 1.5, nan]");
+    sgl_vec_free(&T_FV, &got);
+    got = sgl_sort_concat_take(&T_FVV, &fv, 1, 1);
+    CHECK_STR(show(&T_FV, &got), "[-2.0, 0.0, -0.0, -0.0, 0.0, 1.5, nan]");
+    CHECK(fv.len == 0);
+    sgl_vec_free(&T_FV, &got);
+}
+
 /* The taking variants: a split of a buffer's only owner gives disjoint
  * range handles, each written in place; concat_take joins unshared adjacent
  * handles without a copy; anything shared is copied on write. */
@@ -1151,6 +1268,7 @@ int main(void)
     test_split_take_concat_take();
     test_split_by();
     test_sort();
+    test_sort_concat();
     test_sum_min_max();
     test_numbers();
     test_random();

@@ -11,11 +11,13 @@ from __future__ import annotations
 
 from .base import Pass
 from .bounds import BOUNDS
+from .compose import COMPOSE
 from .fuse import FUSE
+from .inline import INLINE
 from .moves import MOVES
 from .verify import IRError, verify
 
-PIPELINE: tuple[Pass, ...] = (FUSE, MOVES, BOUNDS)
+PIPELINE: tuple[Pass, ...] = (INLINE, COMPOSE, FUSE, MOVES, BOUNDS)
 
 # Where the IR can be dumped (--dump-after): after lower, and after each pass.
 IR_STAGES: tuple[str, ...] = ("lower", *(p.name for p in PIPELINE))

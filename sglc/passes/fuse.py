@@ -44,7 +44,7 @@ def _safe_builtin(name: str, nargs: int) -> bool:
     """May the builtin `name`, called with nargs arguments, be evaluated on
     the master ahead of its turn (it neither prints nor normally fails)?
     The builtin table says so (sglc.builtins)."""
-    entry = builtins.TABLE[name]
+    entry = builtins.entry(name)
     return entry.pure and not entry.can_fail_on_master(nargs)
 
 
@@ -68,8 +68,7 @@ def _direct(x: object) -> tuple[bool, set[str]]:
     files, calls = False, set()
     for y in ir.walk(x):
         if isinstance(y, ir.Builtin):
-            entry = builtins.TABLE.get(y.name)
-            if entry is not None and entry.effects == "file":
+            if builtins.entry(y.name).effects == "file":
                 files = True
         elif isinstance(y, ir.Call):
             calls.add(y.func)

@@ -144,13 +144,21 @@ static void act0_2_pardo(sgl_node *N, sgl_key K, void *frame_)
     (void)N;
     (void)K;
     (void)F;
-    {
 #line 14 "superstep.sgl"
-        sgl_vec t6 = F->v_part;
-        F->v_part = (sgl_vec){0};
-        sgl_call_check(N, 14, 13);
-        sgl_int t7 = f_total(N, t6, F->v_kk);
-        F->v_s = t7;
+    if (!sgl_q_master(N)) {
+#line 14 "superstep.sgl"
+        F->v_s = sgl_mul(sgl_sum_int(&F->v_part), F->v_kk);
+#line 14 "superstep.sgl"
+        sgl_vec_free(&T_v_int, &F->v_part);
+    } else {
+        {
+#line 14 "superstep.sgl"
+            sgl_vec t6 = F->v_part;
+            F->v_part = (sgl_vec){0};
+            sgl_call_check(N, 14, 13);
+            sgl_int t7 = f_total(N, t6, F->v_kk);
+            F->v_s = t7;
+        }
     }
 }
 
