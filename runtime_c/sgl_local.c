@@ -212,6 +212,48 @@ static void start_children(sgl_node *n)
     }
     sgl_team_run(n->team, start_member, n, NULL, 0);
 }
+
+/* sgl_team_copy (sgl_vbuf.h): member i copies the i-th of the team's
+ * equal shares (cut at 64-byte lines).  No poll while the caller waits:
+ * the copy takes milliseconds and cannot fail. */
+typedef struct copy_ctx {
+    char *dst;
+    const char *src;
+    size_t n;
+    int parts;
+} copy_ctx;
+
+static size_t copy_cut(const copy_ctx *c, int i)
+{
+    return i == c->parts ? c->n : (c->n / (size_t)c->parts * (size_t)i) & ~(size_t)63;
+}
+
+static void copy_member(void *ctx, int i)
+{
+    copy_ctx *c = ctx;
+    size_t a = copy_cut(c, i), b = copy_cut(c, i + 1);
+    memcpy(c->dst + a, c->src + a, b - a);
+}
+
+bool sgl_team_copy(void *dst, const void *src, size_t n)
+{
+    sgl_node *me = sgl_cur;
+    if (n < SGL_TEAM_COPY_MIN || !me || !me->team || sgl_local_serial)
+        return false;
+    copy_ctx c = {dst, src, n, me->nchildren};
+    sgl_team_run(me->team, copy_member, &c, NULL, 0);
+    return true;
+}
+#endif
+
+#if !defined(SGL_USE_OMP) || defined(SGL_LIBRARY)
+bool sgl_team_copy(void *dst, const void *src, size_t n)
+{
+    (void)dst;
+    (void)src;
+    (void)n;
+    return false; /* no team: children run in an OpenMP region, or one by one */
+}
 #endif
 
 static void local_superstep(sgl_node *n, sgl_key k, const sgl_site *s, sgl_arg *args,

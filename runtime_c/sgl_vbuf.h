@@ -38,6 +38,14 @@ sgl_vec sgl_vec_alloc(const sgl_type *et, int64_t len, bool zero, int line, int 
 bool sgl_vec_try_alloc(const sgl_type *et, int64_t len, sgl_vec *out);
 /* Copies n elements from src to dst: bytes, or shared vectors. */
 void sgl_copy_elems_into(const sgl_type *et, void *dst, const void *src, int64_t n);
+/* Copies n bytes from src to dst on the threads of the team of the node
+ * this thread runs, when it is a master with thread children (idle: its
+ * own code runs between its supersteps) and n is at least
+ * SGL_TEAM_COPY_MIN: a long copy at the bandwidth of several threads (a
+ * PSRS root joining its children's sorted blocks: concat).  False (nothing
+ * copied) otherwise (sgl_local.c). */
+#define SGL_TEAM_COPY_MIN ((size_t)8 << 20)
+bool sgl_team_copy(void *dst, const void *src, size_t n);
 
 /* The allocation registry: in library builds (-DSGL_LIBRARY, sglc
  * --library) and in the executables of AddressSanitizer builds
