@@ -128,7 +128,7 @@ if TYPE_CHECKING:  # pragma: no cover
 
 __all__ = [
     "Arg", "Builtin", "Form", "Fixed", "ArgType", "ElemOf", "VecOf", "Exactly",
-    "TABLE", "NAMES", "COMPOSED", "C_SUFFIX", "lookup", "entry", "form_of",
+    "TABLE", "NAMES", "COMPOSED", "C_SUFFIX", "lookup", "entry", "source_call", "form_of",
 ]
 
 # C names of scalar types: sgl_<suffix> is the C type, sgl_fmt_<suffix> the
@@ -453,6 +453,15 @@ def lookup(name: str) -> Optional[Builtin]:
 def entry(name: str) -> Builtin:
     """The entry of the builtin of an IR call: a builtin, or a composition."""
     return _BY_NAME[name]
+
+
+def source_call(name: str, args: str) -> str:
+    """The call of builtin `name` with the argument text `args` as a
+    program writes it: a composition as its two calls."""
+    for (outer, inner), b in COMPOSED.items():
+        if b.name == name:
+            return f"{outer}({inner}({args}))"
+    return f"{name}({args})"
 
 
 def form_of(name: str, nargs: int) -> Form:

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from . import cnames, ir
+from . import builtins, cnames, ir
 from .rtconst import LEN_SIZE, elem_size
 from .types import Type
 
@@ -46,9 +46,10 @@ def expr_text(e: ir.Expr) -> str:
         return '"' + "".join(_STR_ESCAPES.get(ch, ch) for ch in e.value) + '"'
     if isinstance(e, ir.Index):
         return f"{expr_text(e.base)}[{expr_text(e.index)}]"
-    if isinstance(e, (ir.Builtin, ir.Call)):
-        name = e.name if isinstance(e, ir.Builtin) else cnames.source_function(e.func)
-        return f"{name}({', '.join(expr_text(a) for a in e.args)})"
+    if isinstance(e, ir.Builtin):
+        return builtins.source_call(e.name, ", ".join(expr_text(a) for a in e.args))
+    if isinstance(e, ir.Call):
+        return f"{cnames.source_function(e.func)}({', '.join(expr_text(a) for a in e.args)})"
     if isinstance(e, ir.Unary):
         return f"{e.op}{expr_text(e.operand)}"
     if isinstance(e, ir.Binary):

@@ -316,6 +316,25 @@ func main() {
     assert "p = nchildren" in p.stdout
 
 
+def test_cost_writes_a_composition_as_the_program_does(tmp_path: Path) -> None:
+    """`sort(concat(vv))` is one call in the IR (the pass `compose`); the
+    cost's text is the program's."""
+    src = tmp_path / "c.sgl"
+    src.write_text("""\
+func main() {
+    var vv: [[int]] = [[2], [1]];
+    var x: [int];
+    var xs: [[int]];
+    bcast sort(concat(vv)) -> x;
+    gather x -> xs;
+    print(xs);
+}
+""")
+    p = subprocess.run([*sglc(), "cost", str(src)], capture_output=True, text=True, timeout=60)
+    assert p.returncode == 0, p.stderr
+    assert "sort(concat(vv))" in p.stdout and "sort.concat" not in p.stdout
+
+
 def test_cost_user_errors(tmp_path: Path) -> None:
     p = subprocess.run([*sglc(), "cost", str(tmp_path / "missing.sgl")], capture_output=True,
                        text=True, timeout=60)

@@ -333,6 +333,20 @@ def test_other_worker_expressions_stay_calls(e: str) -> None:
     assert "if worker" not in "\n".join(lines) and "x = g(range(0, 3), 2)" in lines[0]
 
 
+@pytest.mark.parametrize("op", ["&&", "||"])
+def test_a_worker_expression_that_may_skip_an_argument_stays_a_call(op: str) -> None:
+    # the right operand of && and || may not run: an argument there (its
+    # prints, its run-time errors) would be skipped
+    src = f"func g(a: bool, b: bool) -> bool {{\n    if worker {{ return a {op} b; }}\n    return false;\n}}\n" \
+          "func main() {\n    var v = [1];\n    var x = g(len(v) > 5, v[0] > 0);\n    print(x);\n}\n"
+    prog = pipeline.run(src, "t.sgl", "inline", check_ir=True).ir
+    assert prog is not None
+    assert "if worker" not in irtext.format_program(prog).split("func main")[1]
+    ok = src.replace(f"a {op} b", "a == b")  # the same callee with an operator that evaluates both
+    prog = pipeline.run(ok, "t.sgl", "inline", check_ir=True).ir
+    assert prog is not None and "if worker" in irtext.format_program(prog).split("func main")[1]
+
+
 @pytest.mark.parametrize("call", ["var x = 1; x += g([1], 2);", "var x = g([1], 2);"])
 def test_assignments_of_the_call_are_written_in_place(call: str) -> None:
     assert "if worker" in "\n".join(inlined("len(v) + k", call))

@@ -23,8 +23,10 @@ Nothing observable changes, because only callees of this form qualify:
 
   - the body's first statement is `if worker { return E; }` (no else, at
     the function's own level: the node that runs the call runs the test);
-  - E is made of literals, the parameters, operators that cannot fail and
-    builtins that are pure and cannot fail (sglc.builtins: `pure`, no
+  - E is made of literals, the parameters, operators that cannot fail
+    (not `&&` or `||`, whose right operand may not be evaluated: an
+    argument there could be skipped) and builtins that are pure and cannot
+    fail (sglc.builtins: `pure`, no
     `can_fail` form): no user call, no node variable, no indexing, no
     field, so evaluating E has no effect but its value;
   - every parameter occurs in E exactly once, in the order of the
@@ -75,8 +77,8 @@ def _worker_expr(f: ir.Function) -> Optional[ir.Expr]:
             if not entry.pure or entry.can_fail_on_master(len(x.args)):
                 return None
         elif isinstance(x, ir.Binary):
-            if ir.can_fail(x.op, x.right):
-                return None
+            if ir.can_fail(x.op, x.right) or x.op in ("&&", "||"):
+                return None  # (`&&`, `||`: the right operand, an argument, might not run)
         elif not isinstance(x, (ir.Lit, ir.Unary)):
             return None
     if order != list(range(len(f.params))):
