@@ -1437,6 +1437,9 @@ class Emitter:
         self.joined[f.cname] = _joined_vars(f.body)
         self.locals[f.cname] = [v for v in f.frame if not v.is_param and id(v) in used]
         b.out("(void)N;")
+        for v in f.params:
+            if id(v) not in used:  # unused (`_x`), or used by the children only
+                b.out(f"(void){v.cname};")
         for v in self.locals[f.cname]:
             if owns_memory(v.ty) or isinstance(v.ty, Struct):
                 b.out(f"{ctype(v.ty)} {v.cname} = {{0}};")

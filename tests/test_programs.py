@@ -44,7 +44,7 @@ from conftest import (
 from inputs import prepare
 
 VERBOSE = ("-v",)
-C_WARNING_RE = re.compile(r"\.(c|h):\d+(:\d+)?: warning:")
+C_WARNING_RE = re.compile(r"\.(c|h|sgl):\d+(:\d+)?: warning:")
 SHAPE_RE = re.compile(r"^(\d+|\[\d+(,\d+)*\])(x(\d+|\[\d+(,\d+)*\]))*$")  # 2x3, 2x[1,3]
 ARGS_RE = re.compile(r"^//\s*args:(.*)$")
 SHARED_ARG_RE = re.compile(r"^n(-?\d+(?:\.\d+)?)$")
@@ -198,7 +198,11 @@ def test_program(case: Case, sglc_compile: CompileCache, tmp_path: Path,
     sglc_compile.prefetch(case.src, selected_targets.get(case.src, [case.target]), VERBOSE)
     compiled = sglc_compile(case.src, case.target, VERBOSE)
     exe = compiled.require()
-    c_warnings = [ln for ln in compiled.stderr.splitlines() if C_WARNING_RE.search(ln)]
+    # after the C compiler's command line: its warnings, at lines of the C
+    # or, through #line, of the .sgl (sglc's own warnings come before)
+    lines = compiled.stderr.splitlines()
+    cc_at = next((i for i, ln in enumerate(lines) if " -Wextra " in ln), len(lines))
+    c_warnings = [ln for ln in lines[cc_at + 1:] if C_WARNING_RE.search(ln)]
     if c_warnings:
         pytest.fail(f"{case.src.name} ({case.target}): the generated C has warnings under "
                     "-Wall -Wextra\n" + "\n".join(c_warnings), pytrace=False)
