@@ -280,6 +280,12 @@ class Builtin:
         f = self.form(nargs)
         return f is None or f.can_fail
 
+    def unobservable(self, nargs: int) -> bool:
+        """Does a call with nargs arguments have no effect but its value
+        (pure, and it cannot fail)?  What the passes `fuse` (evaluated
+        early on a master) and `inline` (among the arguments) ask."""
+        return self.pure and not self.can_fail_on_master(nargs)
+
 
 # ---------------------------------------------------------------- common rules
 

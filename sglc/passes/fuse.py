@@ -44,8 +44,7 @@ def _safe_builtin(name: str, nargs: int) -> bool:
     """May the builtin `name`, called with nargs arguments, be evaluated on
     the master ahead of its turn (it neither prints nor normally fails)?
     The builtin table says so (sglc.builtins)."""
-    entry = builtins.entry(name)
-    return entry.pure and not entry.can_fail_on_master(nargs)
+    return builtins.entry(name).unobservable(nargs)
 
 
 def _safe(e: ir.Expr) -> bool:

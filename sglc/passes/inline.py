@@ -73,8 +73,7 @@ def _worker_expr(f: ir.Function) -> Optional[ir.Expr]:
                 return None
             order.append(params[id(x.var)])
         elif isinstance(x, ir.Builtin):
-            entry = builtins.entry(x.name)
-            if not entry.pure or entry.can_fail_on_master(len(x.args)):
+            if not builtins.entry(x.name).unobservable(len(x.args)):
                 return None
         elif isinstance(x, ir.Binary):
             if ir.can_fail(x.op, x.right) or x.op in ("&&", "||"):
