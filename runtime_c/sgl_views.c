@@ -111,12 +111,10 @@ static void copy_parts(const sgl_type *vt, sgl_vec *r, int64_t at, const sgl_vec
 {
     size_t esz = sgl_sizeof(vt->elem);
     sgl_vec *parts = vv->data;
-    int k = vt->elem->kind;
-    bool bytes = k == SGL_T_INT || k == SGL_T_FLOAT || k == SGL_T_BOOL || k == SGL_T_BYTE;
+    bool bytes = !sgl_type_owns(vt->elem); /* a byte copy is a copy */
     for (int64_t i = i0; i < vv->len; i++) {
-        size_t len = (size_t)parts[i].len * esz;
-        if (!(bytes && len >= SGL_TEAM_COPY_MIN &&
-              sgl_team_copy(elem_ptr(r, esz, at), parts[i].data, len)))
+        if (!(bytes && sgl_team_copy(elem_ptr(r, esz, at), parts[i].data,
+                                     (size_t)parts[i].len * esz)))
             sgl_copy_elems_into(vt->elem, elem_ptr(r, esz, at), parts[i].data, parts[i].len);
         at += parts[i].len;
         if (drop) {
