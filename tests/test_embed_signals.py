@@ -49,6 +49,7 @@ print("again", m.total(10), flush=True)
 """
 
 
+@pytest.mark.timed  # the call stops within 1 s
 @pytest.mark.parametrize("target,shape,children", CASES)
 def test_ctrl_c_stops_a_call(target: str, shape: str, children: int) -> None:
     proc = subprocess.Popen([sys.executable, "-c", INTERRUPT, str(PROG), target, shape],

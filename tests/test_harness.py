@@ -111,3 +111,21 @@ def test_par_killed_shows_what_each_group_printed(tmp_path: Path) -> None:
     out, _ = proc.communicate(timeout=60)
     assert proc.returncode == 128 + signal.SIGTERM
     assert "stopped by signal 15" in out and "IN-THE-HUNG-TEST" in out
+
+
+def _make_list(name: str) -> list[str]:
+    """The files of a `NAME = ...` list of the Makefile (continued lines)."""
+    text = (REPO / "Makefile").read_text().replace("\\\n", " ")
+    lines = [ln for ln in text.splitlines() if ln.startswith(f"{name} = ")]
+    assert len(lines) == 1, name
+    return lines[0].split("=", 1)[1].split()
+
+
+def test_make_test_runs_every_test_file_once() -> None:
+    """`make test` names its files (two concurrent groups, then the timed
+    tests of all of them): a test file in none of its lists would never run
+    in CI, one in two lists would run twice."""
+    named = [f for n in ("TEST_SHARDED", "TEST_PAR1", "TEST_PAR2") for f in _make_list(n)]
+    files = sorted(str(p.relative_to(REPO)) for p in (REPO / "tests").glob("test_*.py"))
+    assert sorted(set(named)) == sorted(named), "named twice"
+    assert sorted(named) == files

@@ -211,6 +211,7 @@ def _wait_for(pred, timeout: float = 120) -> None:
         time.sleep(0.1)
 
 
+@pytest.mark.timed  # the job is gone within 5 s
 def test_ctrl_c_during_the_link(tmp_path: Path) -> None:
     """Ctrl-C (SIGINT to sglc's process group, as a terminal sends it) while
     the executable is linked: one line, exit 130, no traceback, nothing at
@@ -250,6 +251,7 @@ SIGNAL_CASES += [pytest.param("omp", 1, s, id=f"omp-{s.name}")
                  for s in (signal.SIGTERM, signal.SIGINT)]
 
 
+@pytest.mark.timed  # the job is gone within 5 s
 @pytest.mark.parametrize("target,nprocs,sig", SIGNAL_CASES)
 def test_a_signal_to_sglc_run_ends_the_job(spin_src: Path, tmp_path: Path, target: str,
                                            nprocs: int, sig: signal.Signals) -> None:
@@ -276,6 +278,7 @@ def test_a_signal_to_sglc_run_ends_the_job(spin_src: Path, tmp_path: Path, targe
     assert "Traceback" not in err
 
 
+@pytest.mark.timed  # the job is gone within 5 s
 def test_ctrl_c_during_a_compile(tmp_path: Path) -> None:
     src = tmp_path / "hello.sgl"
     src.write_text(HELLO)
