@@ -17,12 +17,12 @@ int sgl_sort_runs_i64(const int64_t *a, int64_t n, int64_t *bounds, int maxruns)
 {
     int r = 0;
     bounds[0] = 0;
-    for (int64_t i = 1; i < n; i++)
-        if (a[i] < a[i - 1]) {
-            if (++r == maxruns)
-                return 0; /* stops after maxruns descents: cheap on random data */
-            bounds[r] = i;
-        }
+    for (int64_t i = sgl_first_descent_i64(a, 1, n); i < n;
+         i = sgl_first_descent_i64(a, i + 1, n)) {
+        if (++r == maxruns)
+            return 0; /* stops after maxruns descents: cheap on random data */
+        bounds[r] = i;
+    }
     bounds[++r] = n;
     return r;
 }

@@ -631,12 +631,54 @@ bool sgl_sort_f64(double *a, int64_t n)
     return sort_into(true, (uint64_t *)(void *)a, (uint64_t *)(void *)a, n, -1, NULL);
 }
 
+/* The first descent of a[0..n) at or after i (i >= 1): blocks of
+ * DESCENT_BLOCK comparisons ORed without a branch (vectorised), one test a
+ * block, then the block that has one scanned element by element. */
+#define DESCENT_BLOCK 32
+#define FIRST_DESCENT_BODY                                                                      \
+    for (; i + DESCENT_BLOCK <= n; i += DESCENT_BLOCK) {                                        \
+        int down = 0;                                                                           \
+        for (int j = 0; j < DESCENT_BLOCK; j++)                                                 \
+            down |= a[i + j] < a[i + j - 1];                                                    \
+        if (down)                                                                               \
+            break;                                                                              \
+    }                                                                                           \
+    for (; i < n; i++)                                                                          \
+        if (a[i] < a[i - 1])                                                                    \
+            return i;                                                                           \
+    return n;
+
+static int64_t first_descent_base(const int64_t *a, int64_t i, int64_t n)
+{
+    FIRST_DESCENT_BODY
+}
+
+/* x86-64's baseline (SSE2) has no 64-bit compare: where the CPU has AVX2
+ * (four ints a compare), the same code built for it, chosen at run time.
+ * A scan of 1.25*10^6 sorted ints: 1.0 ms element by element, 0.6 ms
+ * (bench/README.md, "The sort"). */
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+#define SGL_DESCENT_AVX2 1
+__attribute__((target("avx2"))) static int64_t first_descent_avx2(const int64_t *a, int64_t i,
+                                                                   int64_t n)
+{
+    FIRST_DESCENT_BODY
+}
+#endif
+
+int64_t sgl_first_descent_i64(const int64_t *a, int64_t i, int64_t n)
+{
+#ifdef SGL_DESCENT_AVX2
+    if (__builtin_cpu_supports("avx2"))
+        return first_descent_avx2(a, i, n);
+#endif
+    return first_descent_base(a, i, n);
+}
+
 bool sgl_sorted_i64(const int64_t *a, int64_t n)
 {
-    for (int64_t i = 1; i < n; i++)
-        if (a[i] < a[i - 1])
-            return false; /* stops at the first descent: cheap on any other input */
-    return true;
+    /* stops at the first descent: cheap on any other input */
+    return n < 2 || sgl_first_descent_i64(a, 1, n) == n;
 }
 
 bool sgl_sorted_f64(const double *a, int64_t n)

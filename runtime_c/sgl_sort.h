@@ -89,6 +89,10 @@ uint64_t sgl_sort_key_f64(double x);
  * has read a only up to the maxruns-th descent). */
 int sgl_sort_runs_i64(const int64_t *a, int64_t n, int64_t *bounds, int maxruns);
 
+/* The least k in i..n-1 with a[k] < a[k - 1] (i >= 1), or n when a[i-1..n)
+ * is ascending; vectorised, with AVX2 where the CPU has it. */
+int64_t sgl_first_descent_i64(const int64_t *a, int64_t i, int64_t n);
+
 /* Merges the nruns ascending runs of src[0..n) (as sgl_sort_runs_i64 gives
  * them; bounds is overwritten) into dst (which may be src), stably, in
  * rounds of pairwise merges between dst and tmp (n elements). */

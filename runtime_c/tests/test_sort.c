@@ -437,6 +437,58 @@ static void test_runs(void)
     CHECK(sgl_sort_runs_i64(a, 1, b, 1) == 1 && b[0] == 0 && b[1] == 1, "runs of a", 1);
 }
 
+/* The first descent at or after i, element by element (the model). */
+static int64_t naive_descent(const int64_t *a, int64_t i, int64_t n)
+{
+    for (; i < n; i++)
+        if (a[i] < a[i - 1])
+            return i;
+    return n;
+}
+
+/* sgl_first_descent_i64 (vectorised in blocks) against the model: one
+ * descent at every place of inputs of every length up to 3 blocks and
+ * more, around the blocks' edges, from several starts; ties (not
+ * descents), and the ends of the int range (a signed compare). */
+static void test_descents(void)
+{
+    enum { N = 200 };
+    int64_t a[N], b[N + 1];
+    for (int64_t n = 1; n <= N; n++) {
+        for (int64_t d = 0; d < n; d++) { /* d = 0: no descent */
+            for (int64_t k = 0; k < n; k++)
+                a[k] = k / 3 * 5 - 100; /* ties of three */
+            if (d > 0)
+                a[d] = a[d - 1] - 1;
+            if (n == N && d == 0) {
+                a[0] = INT64_MIN;
+                a[n - 1] = INT64_MAX;
+            }
+            for (int64_t i = 1; i <= n; i = i < 4 ? i + 1 : i + 7) {
+                int64_t got = sgl_first_descent_i64(a, i, n), want = naive_descent(a, i, n);
+                CHECK(got == want, "first descent", n);
+            }
+            CHECK(sgl_sorted_i64(a, n) == (naive_descent(a, 1, n) == n), "sorted", n);
+        }
+    }
+    /* several descents: the runs as the model finds them */
+    for (int t = 0; t < 200; t++) {
+        int64_t n = 1 + (int64_t)(next_u64() % N);
+        for (int64_t k = 0; k < n; k++)
+            a[k] = (int64_t)(next_u64() % 1000);
+        for (int64_t k = 1; k < n; k++)
+            if (next_u64() % 16 != 0 && a[k] < a[k - 1])
+                a[k] = a[k - 1] + (int64_t)(next_u64() % 3); /* mostly ascending */
+        int want = 1;
+        for (int64_t k = naive_descent(a, 1, n); k < n; k = naive_descent(a, k + 1, n))
+            want++;
+        int got = sgl_sort_runs_i64(a, n, b, N);
+        CHECK(got == want && b[0] == 0 && b[got] == n, "runs", n);
+        for (int r = 1; got == want && r < got; r++)
+            CHECK(a[b[r]] < a[b[r] - 1] && naive_descent(a, b[r - 1] + 1, n) == b[r], "run bound", n);
+    }
+}
+
 /* Short float inputs written out, through the builtin (the check for an
  * input already in order, which it shares, among them). */
 static void test_float_cases(void)
@@ -777,6 +829,7 @@ int main(void)
     test_float_order();
     test_float_cases();
     test_runs();
+    test_descents();
     test_blocks();
     test_two_runs();
     test_write_combining();
