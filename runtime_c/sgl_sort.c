@@ -631,49 +631,66 @@ bool sgl_sort_f64(double *a, int64_t n)
     return sort_into(true, (uint64_t *)(void *)a, (uint64_t *)(void *)a, n, -1, NULL);
 }
 
-/* The first descent of a[0..n) at or after i (i >= 1): blocks of
- * DESCENT_BLOCK comparisons ORed without a branch (vectorised), one test a
- * block, then the block that has one scanned element by element. */
+/* The first descent of a[0..n) at or after i (i >= 1), element by
+ * element: a compare and a branch each. */
+int64_t sgl_first_descent_plain_i64(const int64_t *a, int64_t i, int64_t n)
+{
+    for (; i < n; i++)
+        if (a[i] < a[i - 1])
+            return i;
+    return n;
+}
+
+/* The same in blocks of DESCENT_BLOCK compares ORed without a branch
+ * (vectorised), one test a block, the block that has one then scanned
+ * element by element; the first DESCENT_PROBE elements element by element
+ * (random input has a descent every other element: sgl_sort_runs_i64
+ * then reads a few, not a block a call). */
 #define DESCENT_BLOCK 32
-#define FIRST_DESCENT_BODY                                                                      \
+#define DESCENT_PROBE 8
+#define FIRST_DESCENT_BLOCKS                                                                    \
+    for (int64_t probe = i + DESCENT_PROBE < n ? i + DESCENT_PROBE : n; i < probe; i++)         \
+        if (a[i] < a[i - 1])                                                                    \
+            return i;                                                                           \
     for (; i + DESCENT_BLOCK <= n; i += DESCENT_BLOCK) {                                        \
-        int down = 0;                                                                           \
+        int64_t down = 0;                                                                       \
         for (int j = 0; j < DESCENT_BLOCK; j++)                                                 \
             down |= a[i + j] < a[i + j - 1];                                                    \
         if (down)                                                                               \
             break;                                                                              \
     }                                                                                           \
-    for (; i < n; i++)                                                                          \
-        if (a[i] < a[i - 1])                                                                    \
-            return i;                                                                           \
-    return n;
+    return sgl_first_descent_plain_i64(a, i, n);
 
-static int64_t first_descent_base(const int64_t *a, int64_t i, int64_t n)
-{
-    FIRST_DESCENT_BODY
-}
-
-/* x86-64's baseline (SSE2) has no 64-bit compare: where the CPU has AVX2
- * (four ints a compare), the same code built for it, chosen at run time.
- * A scan of 1.25*10^6 sorted ints: 1.0 ms element by element, 0.6 ms
- * (bench/README.md, "The sort"). */
+/* x86-64's baseline (SSE2) has no 64-bit compare: there the blocks are
+ * slower than the plain loop, and they are built for AVX2 (four ints a
+ * compare) and chosen at run time where the CPU has it (a scan of
+ * 1.25*10^6 sorted ints: 1.0 ms element by element, 0.6 ms; bench/README.md,
+ * "The sort").  Elsewhere (aarch64's NEON has the compare) the blocks are
+ * the only form. */
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
-#define SGL_DESCENT_AVX2 1
 __attribute__((target("avx2"))) static int64_t first_descent_avx2(const int64_t *a, int64_t i,
                                                                    int64_t n)
 {
-    FIRST_DESCENT_BODY
+    FIRST_DESCENT_BLOCKS
 }
-#endif
 
 int64_t sgl_first_descent_i64(const int64_t *a, int64_t i, int64_t n)
 {
-#ifdef SGL_DESCENT_AVX2
     if (__builtin_cpu_supports("avx2"))
         return first_descent_avx2(a, i, n);
-#endif
-    return first_descent_base(a, i, n);
+    return sgl_first_descent_plain_i64(a, i, n);
 }
+#elif defined(__x86_64__)
+int64_t sgl_first_descent_i64(const int64_t *a, int64_t i, int64_t n)
+{
+    return sgl_first_descent_plain_i64(a, i, n);
+}
+#else
+int64_t sgl_first_descent_i64(const int64_t *a, int64_t i, int64_t n)
+{
+    FIRST_DESCENT_BLOCKS
+}
+#endif
 
 bool sgl_sorted_i64(const int64_t *a, int64_t n)
 {

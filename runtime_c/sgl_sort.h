@@ -86,12 +86,15 @@ uint64_t sgl_sort_key_f64(double x);
 /* Splits a[0..n) (n >= 1) into its maximal ascending runs: returns their
  * number r <= maxruns, with run i at [bounds[i], bounds[i+1]) (bounds has
  * room for maxruns + 1), or 0 when there are more than maxruns (then it
- * has read a only up to the maxruns-th descent). */
+ * has read a only a little past the maxruns-th descent). */
 int sgl_sort_runs_i64(const int64_t *a, int64_t n, int64_t *bounds, int maxruns);
 
 /* The least k in i..n-1 with a[k] < a[k - 1] (i >= 1), or n when a[i-1..n)
- * is ascending; vectorised, with AVX2 where the CPU has it. */
+ * is ascending; in vectorised blocks (on x86-64 where the CPU has AVX2),
+ * so it may read up to 32 elements past k.  The _plain form: element by
+ * element (what the other falls back to; the tests compare the two). */
 int64_t sgl_first_descent_i64(const int64_t *a, int64_t i, int64_t n);
+int64_t sgl_first_descent_plain_i64(const int64_t *a, int64_t i, int64_t n);
 
 /* Merges the nruns ascending runs of src[0..n) (as sgl_sort_runs_i64 gives
  * them; bounds is overwritten) into dst (which may be src), stably, in

@@ -139,6 +139,26 @@ def test_no_report_when_asked(sglc_compile: CompileCache, tmp_path: Path, target
         assert rc != 0 and "Process received signal" in err, (rc, err)
 
 
+def _wait_for_handler(proc: subprocess.Popen, sig: int, timeout: float = 60) -> None:
+    """Until proc catches sig (its SigCgt in /proc), the handler being the
+    crash report's: the omp executable first executes itself again (with
+    GOMP_SPINCOUNT set) and installs its handlers after that, so a signal
+    sent a fixed time after the start may come before them on a loaded
+    machine."""
+    status = Path(f"/proc/{proc.pid}/status")
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline and proc.poll() is None:
+        try:
+            caught = int(next(ln.split()[1] for ln in status.read_text().splitlines()
+                              if ln.startswith("SigCgt:")), 16)
+        except (OSError, StopIteration):
+            caught = 0
+        if caught >> (sig - 1) & 1:
+            return
+        time.sleep(0.02)
+    pytest.fail(f"the program did not catch signal {sig} within {timeout} s")
+
+
 def test_a_signal_sent_from_outside(sglc_compile: CompileCache, tmp_path: Path) -> None:
     """kill -ABRT (a way to get a core of a hung run): reported as sent by
     that process, not as a bug, and the signal ends the process."""
@@ -146,7 +166,7 @@ def test_a_signal_sent_from_outside(sglc_compile: CompileCache, tmp_path: Path) 
     proc = subprocess.Popen(["sh", "-c", 'ulimit -c 0; exec "$@"', "sh", str(exe), "--sgl-shape", "0"],
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=tmp_path,
                             env=run_env())
-    time.sleep(0.5)  # the handler is installed first thing
+    _wait_for_handler(proc, signal.SIGABRT)
     os.kill(proc.pid, signal.SIGABRT)
     out, err = proc.communicate(timeout=60)
     assert proc.returncode == -signal.SIGABRT, (proc.returncode, err)

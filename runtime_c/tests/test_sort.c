@@ -446,29 +446,34 @@ static int64_t naive_descent(const int64_t *a, int64_t i, int64_t n)
     return n;
 }
 
-/* sgl_first_descent_i64 (vectorised in blocks) against the model: one
- * descent at every place of inputs of every length up to 3 blocks and
- * more, around the blocks' edges, from several starts; ties (not
- * descents), and the ends of the int range (a signed compare). */
+/* sgl_first_descent_i64 (vectorised in blocks) and its plain form
+ * against the model: one descent at every place of inputs of every
+ * length up to 6 blocks and more, around the blocks' edges, from several
+ * starts, in three patterns: ties (not descents) going from negative to
+ * positive, a drop from positive to negative then ascending again (an
+ * unsigned compare would miss it), and from near INT64_MAX to INT64_MIN. */
 static void test_descents(void)
 {
     enum { N = 200 };
     int64_t a[N], b[N + 1];
-    for (int64_t n = 1; n <= N; n++) {
-        for (int64_t d = 0; d < n; d++) { /* d = 0: no descent */
-            for (int64_t k = 0; k < n; k++)
-                a[k] = k / 3 * 5 - 100; /* ties of three */
-            if (d > 0)
-                a[d] = a[d - 1] - 1;
-            if (n == N && d == 0) {
-                a[0] = INT64_MIN;
-                a[n - 1] = INT64_MAX;
+    for (int pat = 0; pat < 3; pat++) {
+        for (int64_t n = 1; n <= N; n++) {
+            for (int64_t d = 0; d < n; d++) { /* d = 0: no descent */
+                for (int64_t k = 0; k < n; k++) {
+                    bool after = d > 0 && k >= d;
+                    a[k] = pat == 0   ? k / 3 * 5 - 100
+                           : pat == 1 ? (after ? k - 1000 : k)
+                                      : (after ? INT64_MIN + k : INT64_MAX - (n - k));
+                }
+                if (pat == 0 && d > 0)
+                    a[d] = a[d - 1] - 1;
+                for (int64_t i = 1; i <= n; i = i < 4 ? i + 1 : i + 7) {
+                    int64_t want = naive_descent(a, i, n);
+                    CHECK(sgl_first_descent_i64(a, i, n) == want, "first descent", n);
+                    CHECK(sgl_first_descent_plain_i64(a, i, n) == want, "plain descent", n);
+                }
+                CHECK(sgl_sorted_i64(a, n) == (naive_descent(a, 1, n) == n), "sorted", n);
             }
-            for (int64_t i = 1; i <= n; i = i < 4 ? i + 1 : i + 7) {
-                int64_t got = sgl_first_descent_i64(a, i, n), want = naive_descent(a, i, n);
-                CHECK(got == want, "first descent", n);
-            }
-            CHECK(sgl_sorted_i64(a, n) == (naive_descent(a, 1, n) == n), "sorted", n);
         }
     }
     /* several descents: the runs as the model finds them */
