@@ -17,8 +17,14 @@ int sgl_sort_runs_i64(const int64_t *a, int64_t n, int64_t *bounds, int maxruns)
 {
     int r = 0;
     bounds[0] = 0;
-    for (int64_t i = sgl_first_descent_i64(a, 1, n); i < n;
-         i = sgl_first_descent_i64(a, i + 1, n)) {
+    for (int64_t i = 1; i < n; i++) {
+        /* eight elements here (random data has a descent every other
+         * one), the rest of a longer run by the vectorised scan */
+        int64_t probe = i + 8 < n ? i + 8 : n;
+        while (i < probe && a[i] >= a[i - 1])
+            i++;
+        if (i == probe && (i = sgl_first_descent_i64(a, i, n)) == n)
+            break;
         if (++r == maxruns)
             return 0; /* stops after maxruns descents: cheap on random data */
         bounds[r] = i;

@@ -644,8 +644,8 @@ int64_t sgl_first_descent_plain_i64(const int64_t *a, int64_t i, int64_t n)
 /* The same in blocks of DESCENT_BLOCK compares ORed without a branch
  * (vectorised), one test a block, the block that has one then scanned
  * element by element; the first DESCENT_PROBE elements element by element
- * (random input has a descent every other element: sgl_sort_runs_i64
- * then reads a few, not a block a call). */
+ * (random input has a descent every other element, found then without
+ * reading a block). */
 #define DESCENT_BLOCK 32
 #define DESCENT_PROBE 8
 #define FIRST_DESCENT_BLOCKS                                                                    \
