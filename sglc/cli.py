@@ -225,7 +225,7 @@ def cli() -> None:
 _target_opt = click.option("--target", type=click.Choice(TARGETS), default=None,
                            help="mpi (default when mpicc is found), omp, or seq.")
 _opt_opt = click.option("-O", "opt", type=click.IntRange(0, 3), default=2, show_default=True,
-                        help="C optimization level.")
+                        help="C optimization level (at 2 the runtime library is built at 3).")
 _unchecked_opt = click.option("--unchecked", is_flag=True,
                               help="Drop bounds, division and shift-count checks: a program "
                                    "that would fail one of them has undefined behaviour instead "
