@@ -643,23 +643,21 @@ int64_t sgl_first_descent_plain_i64(const int64_t *a, int64_t i, int64_t n)
 
 /* The same in blocks of DESCENT_BLOCK compares ORed without a branch
  * (vectorised), one test a block, the block that has one then scanned
- * element by element; the first DESCENT_PROBE elements element by element
- * (random input has a descent every other element, found then without
- * reading a block). */
+ * element by element.  Inlined into each caller, to be compiled for its
+ * target. */
 #define DESCENT_BLOCK 32
-#define DESCENT_PROBE 8
-#define FIRST_DESCENT_BLOCKS                                                                    \
-    for (int64_t probe = i + DESCENT_PROBE < n ? i + DESCENT_PROBE : n; i < probe; i++)         \
-        if (a[i] < a[i - 1])                                                                    \
-            return i;                                                                           \
-    for (; i + DESCENT_BLOCK <= n; i += DESCENT_BLOCK) {                                        \
-        int64_t down = 0;                                                                       \
-        for (int j = 0; j < DESCENT_BLOCK; j++)                                                 \
-            down |= a[i + j] < a[i + j - 1];                                                    \
-        if (down)                                                                               \
-            break;                                                                              \
-    }                                                                                           \
+static inline __attribute__((always_inline)) int64_t first_descent_blocks(const int64_t *a,
+                                                                          int64_t i, int64_t n)
+{
+    for (; i + DESCENT_BLOCK <= n; i += DESCENT_BLOCK) {
+        int64_t down = 0;
+        for (int j = 0; j < DESCENT_BLOCK; j++)
+            down |= a[i + j] < a[i + j - 1];
+        if (down)
+            break;
+    }
     return sgl_first_descent_plain_i64(a, i, n);
+}
 
 /* x86-64's baseline (SSE2) has no 64-bit compare: there the blocks are
  * slower than the plain loop, and they are built for AVX2 (four ints a
@@ -671,7 +669,7 @@ int64_t sgl_first_descent_plain_i64(const int64_t *a, int64_t i, int64_t n)
 __attribute__((target("avx2"))) static int64_t first_descent_avx2(const int64_t *a, int64_t i,
                                                                    int64_t n)
 {
-    FIRST_DESCENT_BLOCKS
+    return first_descent_blocks(a, i, n);
 }
 
 int64_t sgl_first_descent_i64(const int64_t *a, int64_t i, int64_t n)
@@ -688,7 +686,7 @@ int64_t sgl_first_descent_i64(const int64_t *a, int64_t i, int64_t n)
 #else
 int64_t sgl_first_descent_i64(const int64_t *a, int64_t i, int64_t n)
 {
-    FIRST_DESCENT_BLOCKS
+    return first_descent_blocks(a, i, n);
 }
 #endif
 

@@ -41,9 +41,9 @@ void sgl_copy_elems_into(const sgl_type *et, void *dst, const void *src, int64_t
 /* Copies n bytes from src to dst on the threads of the team of the node
  * this thread runs, when it is a master with thread children (idle: its
  * own code runs between its supersteps) and n is at least
- * SGL_TEAM_COPY_MIN (bytes of elements that own no memory): a long copy at the bandwidth of several threads (a
- * PSRS root joining its children's sorted blocks: concat).  False (nothing
- * copied) otherwise (sgl_local.c). */
+ * SGL_TEAM_COPY_MIN: a long copy at the bandwidth of several threads (a
+ * PSRS root joining its children's sorted blocks: concat), of elements
+ * that own no memory.  False (nothing copied) otherwise (sgl_local.c). */
 #define SGL_TEAM_COPY_MIN ((size_t)8 << 20)
 bool sgl_team_copy(void *dst, const void *src, size_t n);
 
