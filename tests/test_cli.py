@@ -196,6 +196,32 @@ def test_opt_levels(tiny: Path, tmp_path: Path, level: str) -> None:
     assert run_program(exe, 1, None) == (0, TINY_OUT, "")
 
 
+def _opt_levels(flags: list[str]) -> list[str]:
+    return [f for f in flags if re.fullmatch(r"-O\d", f)]
+
+
+@pytest.mark.parametrize("target", ["seq", "omp", "mpi"])
+def test_runtime_library_at_o3_under_the_default(target: str,
+                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    """At -O2 (the default) the runtime library is built at -O3 and the
+    program at -O2; other levels build both alike; CFLAGS come after and
+    win in both.  -O2 and -O3 programs then share one cached runtime."""
+    from sglc import build
+    monkeypatch.delenv("CFLAGS", raising=False)
+    monkeypatch.setenv("MPICC", "mpicc")  # found or not: only the flags are read
+    tc = {opt: build.toolchain(target, opt) for opt in range(4)}
+    assert _opt_levels(tc[2].cflags) == ["-O2"]
+    assert _opt_levels(tc[2].rt_cflags()) == ["-O3"]
+    for opt in (0, 1, 3):
+        assert tc[opt].rt_cflags() == tc[opt].cflags
+        assert _opt_levels(tc[opt].cflags) == [f"-O{opt}"]
+    assert tc[2].key() == tc[3].key() and tc[1].key() != tc[2].key()
+    monkeypatch.setenv("CFLAGS", "-O1 -DSGL_CFLAGS_MARKER")
+    t = build.toolchain(target, 2)
+    assert _opt_levels(t.rt_cflags())[-1] == "-O1" and _opt_levels(t.cflags)[-1] == "-O1"
+    assert "-DSGL_CFLAGS_MARKER" in t.rt_cflags()
+
+
 def test_unchecked(tiny: Path, tmp_path: Path) -> None:
     exe = tmp_path / "p"
     rc, out, err = sglc_run(str(tiny), "-o", str(exe), "--target", "seq", "--unchecked")
