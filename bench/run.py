@@ -138,11 +138,16 @@ def build_jobs(kernels: list[str]) -> list[tuple[str, list[str]]]:
         # checked, at the hand code's -O3: the same flags on both sides
         jobs.append(("sglc o3 kmeans", [*sglc, str(BENCH / "sgl" / "kmeans.sgl"), "-o",
                                         str(BUILD / "o3" / "kmeans"), "-O3"]))
+        # the hand code at sglc's default -O2: gcc -O3 unrolls its loop over the
+        # k = 8 centroids and keeps the `if (d < bd)` as branches (bench/README.md)
+        jobs.append(("hand o2 kmeans", [mpicc(), "-O2", "-fopenmp", "-std=gnu11", "-Wall", "-o",
+                                        str(BUILD / "hand_o2" / "kmeans"),
+                                        str(BENCH / "hand" / "kmeans.c")]))
     return jobs
 
 
 def build(kernels: list[str]) -> list[list[str]]:
-    for d in ("sglc", "unchecked", "hand", "seq", "noloops", "o3"):
+    for d in ("sglc", "unchecked", "hand", "seq", "noloops", "o3", "hand_o2"):
         (BUILD / d).mkdir(parents=True, exist_ok=True)
     jobs = build_jobs(kernels)
 
@@ -416,7 +421,7 @@ def main() -> int:
                     record((k, (np_, th), v), command(v, k, np_, th, n), th)
             if k == "kmeans":
                 for np_, th in shapes:
-                    for v in ("noloops", "o3"):
+                    for v in ("noloops", "o3", "hand_o2"):
                         record((k, (np_, th), v), command(v, k, np_, th, n), th)
             record((k, None, "seq"), [str(BUILD / "seq" / k), str(n)], 1)
             if py is not None:
@@ -583,25 +588,31 @@ def kmeans_tables(shapes, q: int, med, timeout: float) -> str:
     """kmeans with and without the loop proofs against the hand code, and
     the bytes per iteration through the root for n and 2n points."""
     n = SIZES["kmeans"][q]
-    lines = ["| shape (np x thr) | sglc/hand | sglc -O3/hand | sglc without the loop proofs/hand "
-             f"| root bytes per iteration, n = {n} | n = {2 * n} |", "|" + "---|" * 6]
+    lines = ["| shape (np x thr) | sglc/hand | sglc -O3/hand | sglc/hand -O2 "
+             "| sglc without the loop proofs/hand "
+             f"| root bytes per iteration, n = {n} | n = {2 * n} |", "|" + "---|" * 7]
     for np_, th in shapes:
         h = med(("kmeans", (np_, th), "hand"))
         s, nl = med(("kmeans", (np_, th), "sglc")), med(("kmeans", (np_, th), "noloops"))
         o3 = med(("kmeans", (np_, th), "o3"))
+        h2 = med(("kmeans", (np_, th), "hand_o2"))
         try:
             b1, b2 = (root_bytes_per_iteration(np_, th, m, timeout) for m in (n, 2 * n))
             cells = f"{b1:.0f} | {b2:.0f}"
         except Failure as e:
             print(f"FAILED: {e}", file=sys.stderr)
             cells = "? | ?"
-        lines.append(f"| {np_}x{th} | {fmt_r(s / h)} | {fmt_r(o3 / h)} | {fmt_r(nl / h)} "
+        lines.append(f"| {np_}x{th} | {fmt_r(s / h)} | {fmt_r(o3 / h)} | {fmt_r(s / h2)} "
+                     f"| {fmt_r(nl / h)} "
                      f"| {cells} |")
     return ("The points are distributed once into node variables (bench/sgl/kmeans.sgl); "
             "each iteration sends the centroids down and the sums up. The hand code "
             "scatters once and uses MPI_Bcast + MPI_Reduce per iteration (bench/hand/kmeans.c), "
             "built with `mpicc -O3`. \"sglc\": sglc's default flags (-O2, checked); "
             "\"sglc -O3\": checked, at the hand code's -O3 (the same flags on both sides). "
+            "\"sglc/hand -O2\": sglc's default against the hand code built with `mpicc -O2` "
+            "(the same level on both sides; gcc -O3 makes the hand code's loop slower, "
+            "bench/README.md). "
             "\"Without the loop proofs\": the same program compiled with "
             f"SGLC_BOUNDS_ABLATE={NO_LOOP_PROOFS} (bench/loops.md). Root bytes: level 0's "
             "broadcast and gathered bytes per iteration, from --sgl-stats; they must not grow "
