@@ -259,8 +259,9 @@ def toolchain(target: str, opt: int = 2, *, debug_info: bool = False,
     # generated code's level made no difference there (bench/README.md).
     runtime_cflags = None
     if opt == 2:
-        assert cflags[1] == "-O2"
-        runtime_cflags = [cflags[0], "-O3", *cflags[2:]]
+        # the first -O2 is sglc's own (the user's CFLAGS come after it)
+        at = cflags.index("-O2")
+        runtime_cflags = [*cflags[:at], "-O3", *cflags[at + 1:]]
     return Toolchain(target, cc, cflags, ldflags, defines, sanitizer=sanitizer,
                      runtime_cflags=runtime_cflags)
 
