@@ -26,7 +26,7 @@
  * pages are watched (below): two threads' mappings do not wait for each
  * other's populating (docs/execution.md, "Freeing"); by MAP_POPULATE without
  * the advice (headers, or Linux < 5.14): advised after, never watched. */
-#define MAP_MIN ((size_t)16 << 20)
+#define MAP_MIN SGL_BLOCK_MAP_MIN
 #ifdef MADV_POPULATE_WRITE
 static _Atomic bool advice_refused; /* populate's false: MAP_POPULATE from then on */
 static bool populate(void *p, size_t len)

@@ -406,16 +406,13 @@ static void split_put(split *sl)
         split_put(&sl);                                                                         \
         return ok;                                                                              \
     }                                                                                           \
-    static bool NAME(const uint64_t *src, uint64_t *dst, int64_t n)                             \
+    /* Sorts src into dst (not src) after src's top digit was counted                          \
+     * into sl (NAME##_count); c: the buckets' scratch. */                                      \
+    static bool NAME##_counted(const uint64_t *src, uint64_t *dst, int64_t n, split *slp,       \
+                               scratch *cp)                                                     \
     {                                                                                           \
-        split sl;                                                                               \
-        scratch c, aux = {NULL, NULL, 0};                                                       \
-        if (!scratch_get(&c, SGL_SORT_CACHE_MAX, 2 << SGL_SORT_DIGIT_MAX))                      \
-            return false;                                                                       \
-        if (!NAME##_count(src, n, &sl)) {                                                       \
-            scratch_put(&c);                                                                    \
-            return false;                                                                       \
-        }                                                                                       \
+        split sl = *slp;                                                                        \
+        scratch c = *cp, aux = {NULL, NULL, 0};                                                 \
         bool ok = true;                                                                         \
         if (sl.sp.lo > sl.sp.hi)                                                                \
             memcpy(dst, src, (size_t)n * sizeof *dst);                                          \
@@ -438,6 +435,19 @@ static void split_put(split *sl)
             if (aux.tmp)                                                                        \
                 scratch_put(&aux);                                                              \
         }                                                                                       \
+        return ok;                                                                              \
+    }                                                                                           \
+    static bool NAME(const uint64_t *src, uint64_t *dst, int64_t n)                             \
+    {                                                                                           \
+        split sl;                                                                               \
+        scratch c;                                                                              \
+        if (!scratch_get(&c, SGL_SORT_CACHE_MAX, 2 << SGL_SORT_DIGIT_MAX))                      \
+            return false;                                                                       \
+        if (!NAME##_count(src, n, &sl)) {                                                       \
+            scratch_put(&c);                                                                    \
+            return false;                                                                       \
+        }                                                                                       \
+        bool ok = NAME##_counted(src, dst, n, &sl, &c);                                         \
         split_put(&sl);                                                                         \
         scratch_put(&c);                                                                        \
         return ok;                                                                              \
@@ -528,12 +538,69 @@ void sgl_sort_bucket_i64(int64_t *a, int64_t *tmp, int64_t n, int64_t *cnt, cons
 }
 
 #define PACK_INT(src, dst, n, sl, tmp, cnt)                                                     \
-    sgl_sort_packed_i64((const int64_t *)(src), (int64_t *)(dst), n, sl, tmp, cnt)
+    sgl_sort_packed_i64((const int64_t *)(src), (int64_t *)(dst), n, sl, tmp, cnt, NULL)
 
 HYBRID_SORT(hybrid_int, sgl_sort_key_int, lsd_int_bucket, small_int, SGL_SORT_RADIX_MIN,
             PACK_INT)
 HYBRID_SORT(hybrid_float, key_float, lsd_float, insertion_sort_float, SGL_SORT_FLOAT_SMALL,
             NO_PACK)
+
+/* The long int sort of a[0..n) (n >= SGL_SORT_HYBRID_MIN) where a may be
+ * written.  Where the packed sort applies (sgl_sort_packs), in place: its
+ * 4-byte elements go to a buffer aside, half a's bytes, and the buckets
+ * back into a (nothing copied).  Only where that buffer is a mapped block
+ * (SGL_BLOCK_MAP_MIN: populated at once, on huge pages, and kept once
+ * freed, so that a vector allocated next grows it): a smaller one is
+ * malloc'd, its pages fault in one by one and are not kept, and the
+ * in-place sort of 2.5*10^6 ints (PSRS's children at 1x2, whose merges
+ * then need new pages instead of the input's) made the bench's sort 15%
+ * slower (bench/README.md).  Else into fresh(arg), a new buffer of n
+ * elements that the caller makes (sgl_sort_take's new vector: the first
+ * pass reads a, nothing is copied twice), or, without fresh or its buffer
+ * (NULL) or the buffer aside, in place from a copy of a in a scratch as
+ * long as it.  *moved: whether the ints went to fresh's buffer.  False
+ * (a as it was) without memory. */
+static bool hybrid_int_in_place(uint64_t *a, int64_t n, uint64_t *(*fresh)(void *), void *arg,
+                                bool *moved)
+{
+    split sl;
+    scratch c;
+    *moved = false;
+    if (!scratch_get(&c, SGL_SORT_CACHE_MAX, 2 << SGL_SORT_DIGIT_MAX))
+        return false;
+    if (!hybrid_int_count(a, n, &sl)) {
+        scratch_put(&c);
+        return false;
+    }
+    bool ok = true;
+    int64_t kind;
+    uint32_t *aside = NULL;
+    uint64_t *to;
+    if (sl.sp.lo > sl.sp.hi) {
+        /* all equal: in order */
+    } else if (sgl_sort_packs(&sl) && (size_t)n * sizeof *aside >= SGL_BLOCK_MAP_MIN &&
+               (aside = sgl_block_alloc((size_t)n * sizeof *aside, false, &kind))) {
+        ok = sgl_sort_packed_i64((const int64_t *)a, (int64_t *)a, n, &sl, c.tmp, c.cnt, aside);
+        sgl_block_free(aside, kind);
+    } else if (fresh && (to = fresh(arg))) {
+        ok = hybrid_int_counted(a, to, n, &sl, &c);
+        *moved = true;
+    } else {
+        scratch s;
+        if (!scratch_get(&s, n, 0)) {
+            ok = false;
+        } else {
+            memcpy(s.tmp, a, (size_t)n * sizeof *a);
+            ok = hybrid_int_counted(s.tmp, a, n, &sl, &c);
+            if (!ok) /* a as it was */
+                memcpy(a, s.tmp, (size_t)n * sizeof *a);
+            scratch_put(&s);
+        }
+    }
+    split_put(&sl);
+    scratch_put(&c);
+    return ok;
+}
 
 /* ------------------------------------------------------------------ */
 /* Sorting between buffers                                             */
@@ -595,6 +662,9 @@ static bool sort_into(bool is_float, const uint64_t *src, uint64_t *dst, int64_t
     }
     if (runs == 2) /* in place (merge2_in_place) */
         return sgl_merge2_in_place_i64((int64_t *)dst, bounds[1], n - bounds[1]);
+    bool moved;
+    if (n >= SGL_SORT_HYBRID_MIN && runs == 0 && !is_float)
+        return hybrid_int_in_place(dst, n, NULL, NULL, &moved);
     scratch s;
     if (!scratch_get(&s, n, runs > 0 ? 0 : 2 << SGL_SORT_DIGIT_MAX))
         return false;
@@ -602,9 +672,10 @@ static bool sort_into(bool is_float, const uint64_t *src, uint64_t *dst, int64_t
         sgl_merge_runs_i64((const int64_t *)src, (int64_t *)dst, (int64_t *)s.tmp, n, bounds,
                            runs);
     else if (n >= SGL_SORT_HYBRID_MIN) {
-        /* in place: the first pass from a copy (the scratch), into place */
+        /* floats in place (src is dst): the first pass from a copy (the
+         * scratch), into place */
         memcpy(s.tmp, src, (size_t)n * sizeof *dst);
-        bool ok = is_float ? sort_float(s.tmp, dst, n) : hybrid_int(s.tmp, dst, n);
+        bool ok = sort_float(s.tmp, dst, n);
         if (!ok) /* dst as it was */
             memcpy(dst, s.tmp, (size_t)n * sizeof *dst);
         scratch_put(&s);
@@ -755,6 +826,20 @@ sgl_vec sgl_sort(const sgl_type *vt, const sgl_vec *v, int line, int col)
     return sorted_copy(vt, v, runs, bounds, line, col);
 }
 
+/* A new vector for hybrid_int_in_place's `fresh` (its data, or NULL
+ * without the memory). */
+typedef struct {
+    const sgl_type *et;
+    int64_t len;
+    sgl_vec v;
+} fresh_vec;
+
+static uint64_t *fresh_vec_data(void *arg)
+{
+    fresh_vec *f = arg;
+    return sgl_vec_try_alloc(f->et, f->len, &f->v) ? f->v.data : NULL;
+}
+
 sgl_vec sgl_sort_take(const sgl_type *vt, sgl_vec *v, int line, int col)
 {
     if (vt->elem->kind == SGL_T_STR)
@@ -778,6 +863,20 @@ sgl_vec sgl_sort_take(const sgl_type *vt, sgl_vec *v, int line, int col)
         sort_data(vt, r.data, s.data, r.len, runs, bounds, line, col);
         sgl_vec_free(vt, &r);
         return s;
+    }
+    if (sgl_vec_unique(&r) && runs == 0 && vt->elem->kind == SGL_T_INT &&
+        r.len >= SGL_SORT_HYBRID_MIN) {
+        /* in place where the packed sort applies (a buffer aside of half
+         * the bytes), else into a new vector */
+        fresh_vec f = {vt->elem, r.len, {NULL, 0, NULL}};
+        bool moved;
+        if (!hybrid_int_in_place(r.data, r.len, fresh_vec_data, &f, &moved))
+            sgl_fail(line, col, "out of memory: no scratch buffer to sort %lld elements",
+                     (long long)r.len);
+        if (!moved)
+            return r;
+        sgl_vec_free(vt, &r);
+        return f.v;
     }
     if (!sgl_vec_unique(&r) || r.len >= SGL_SORT_HYBRID_MIN) {
         /* someone else still sees these elements, or the sort needs a

@@ -170,16 +170,22 @@ typedef struct {
     int64_t meta_kind;
 } sgl_sort_split;
 
-/* Sorts the ints src[0..n) into dst (not src) after their split's top
- * digit was counted into sl, when all the key bits below the digit fit in
- * 32 bits and every bucket in the cache (SGL_SORT_CACHE_MAX): each
- * element's low bits are scattered as 4 bytes into the first half of dst,
- * then each bucket is radix-sorted in the cache and written back whole
- * (sgl_sort_packed.c).  tmp: SGL_SORT_CACHE_MAX 8-byte elements of
- * scratch; cnt: 2 << SGL_SORT_DIGIT_MAX counts.  False (nothing written)
- * when the keys do not fit. */
+/* Whether sgl_sort_packed_i64 sorts the ints whose top digit was counted
+ * into sl: all the key bits below the digit fit in 32 bits and every
+ * bucket in the cache (SGL_SORT_CACHE_MAX). */
+bool sgl_sort_packs(const sgl_sort_split *sl);
+
+/* Sorts the ints src[0..n) into dst after their split's top digit was
+ * counted into sl, when sgl_sort_packs(sl): each element's low bits are
+ * scattered as 4 bytes into `aside` (n of them), or into the first half
+ * of dst when aside is NULL (then dst is not src), then each bucket is
+ * radix-sorted in the cache and written back whole (sgl_sort_packed.c).
+ * With aside, dst may be src (the sort in place).  tmp:
+ * SGL_SORT_CACHE_MAX 8-byte elements of scratch; cnt: 2 <<
+ * SGL_SORT_DIGIT_MAX counts.  False (nothing written) when the keys do
+ * not fit. */
 bool sgl_sort_packed_i64(const int64_t *src, int64_t *dst, int64_t n, sgl_sort_split *sl,
-                         uint64_t *tmp, int64_t *cnt);
+                         uint64_t *tmp, int64_t *cnt, uint32_t *aside);
 
 /* Sorts the ints a[0..n) in place, as the long int sort sorts a bucket
  * in the cache (sgl_sort.c): an introsort under SGL_SORT_RADIX_MIN, else

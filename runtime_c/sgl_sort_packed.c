@@ -20,6 +20,11 @@
  * Against the 8-byte split: half the bytes scattered to DRAM and read
  * back, twice the elements per line, buckets of half the bytes in L1
  * (bench/README.md has the figures).
+ *
+ * In place (src == dst, the sort of a vector no one else sees), the
+ * packed bits go to a buffer aside of 4 bytes an element instead: the
+ * split reads every int before the first bucket is written back, so the
+ * sort needs half the input's bytes of new memory, not as many.
  */
 #include "sgl_sort.h"
 
@@ -39,10 +44,12 @@ static inline uint64_t unpack(uint64_t hb, uint32_t v, int lo)
  * SGL_SORT_DIGIT_MAX bits (8 below SGL_SORT_WIDE_MIN elements), between
  * ta and tb (m elements each), the first pass from x, the last into out;
  * the count of digit 0 asks for out's lines, the first pass for pf[0..pfn)
- * (the next bucket's packed bits). */
+ * (the next bucket's packed bits); in_out: x lies in out's buffer (the
+ * packed bits in the first half of the output), where a single pass
+ * would write over x. */
 static void lsd_packed(const uint32_t *x, uint32_t *ta, uint32_t *tb, int64_t m, int bits,
                        uint64_t hb, int lo, uint64_t *out, int64_t *cnt, const uint32_t *pf,
-                       int64_t pfn)
+                       int64_t pfn, bool in_out)
 {
     int maxw = sgl_sort_digit_max(m);
     int count = (bits + maxw - 1) / maxw, width = (bits + count - 1) / count;
@@ -55,7 +62,7 @@ static void lsd_packed(const uint32_t *x, uint32_t *ta, uint32_t *tb, int64_t m,
             __builtin_prefetch(out + i, 1);
         cur[x[i] & mask]++;
     }
-    if (count == 1 && (const char *)(x + m) > (const char *)out) {
+    if (count == 1 && in_out && (const char *)(x + m) > (const char *)out) {
         memcpy(ta, x, (size_t)m * sizeof *x); /* the only pass would write over x */
         x = ta;
     }
@@ -88,16 +95,25 @@ static void lsd_packed(const uint32_t *x, uint32_t *ta, uint32_t *tb, int64_t m,
     }
 }
 
-bool sgl_sort_packed_i64(const int64_t *src, int64_t *dst, int64_t n, sgl_sort_split *sl,
-                         uint64_t *tmp, int64_t *cnt)
+bool sgl_sort_packs(const sgl_sort_split *sl)
 {
+    int bits = sl->shift - sl->sp.lo;
+    /* none below the digit (the 8-byte split is all), too many, or a
+     * bucket longer than the cache holds */
+    return sl->sp.lo <= sl->sp.hi && bits >= 1 && bits <= 32 &&
+           sl->longest <= SGL_SORT_CACHE_MAX;
+}
+
+bool sgl_sort_packed_i64(const int64_t *src, int64_t *dst, int64_t n, sgl_sort_split *sl,
+                         uint64_t *tmp, int64_t *cnt, uint32_t *aside)
+{
+    if (!sgl_sort_packs(sl))
+        return false;
     int lo = sl->sp.lo, bits = sl->shift - lo;
-    if (bits < 1 || bits > 32 || sl->longest > SGL_SORT_CACHE_MAX)
-        return false; /* none below the digit (the 8-byte split is all), or too many */
     uint64_t lowmask = bits == 32 ? 0xffffffffu : ((uint64_t)1 << bits) - 1;
 #define PACKED(x) ((uint32_t)((KEY(x) >> lo) & lowmask))
     const uint64_t *from = (const uint64_t *)(const void *)src;
-    uint32_t *packed = (uint32_t *)(void *)dst;
+    uint32_t *packed = aside ? aside : (uint32_t *)(void *)dst;
     SGL_SORT_SCATTER(uint32_t, 16, PACKED, SGL_SORT_DIGIT, KEY, from, packed, n, *sl);
 #undef PACKED
     /* every key's bits outside sp.lo..sp.hi */
@@ -115,7 +131,8 @@ bool sgl_sort_packed_i64(const int64_t *src, int64_t *dst, int64_t n, sgl_sort_s
             sgl_introsort_i64(dst + o, m);
         } else {
             int64_t before = b > 0 ? sl->start[b - 1] : o;
-            lsd_packed(packed + o, ta, tb, m, bits, hb, lo, out, cnt, packed + before, o - before);
+            lsd_packed(packed + o, ta, tb, m, bits, hb, lo, out, cnt, packed + before, o - before,
+                       !aside);
         }
     }
     return true;

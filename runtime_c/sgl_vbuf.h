@@ -99,10 +99,15 @@ sgl_vbuf *sgl_vbuf_header(const sgl_type *et, int64_t len, int64_t refs);
  * is unregistered (the registry's sweep, sgl_library.c). */
 void sgl_vbuf_discard(sgl_vbuf *b);
 
+/* Blocks of at least this many bytes are mapped, their pages populated
+ * at once (on huge pages where the kernel gives them) and kept for reuse
+ * once freed (sgl_blocks.c). */
+#define SGL_BLOCK_MAP_MIN ((size_t)16 << 20)
 /* A buffer's memory block of `all` bytes (zeroed if zero), or NULL; *kind
- * is what sgl_block_free needs to know (sgl_vbuf.mapped): buffers of 16 MiB
- * or more are mapped, those of 4 to 16 MiB too when a kept mapped block
- * holds them, small ones come from a per-thread cache (sgl_small.c). */
+ * is what sgl_block_free needs to know (sgl_vbuf.mapped): buffers of
+ * SGL_BLOCK_MAP_MIN bytes or more are mapped, those of 4 to 16 MiB too
+ * when a kept mapped block holds them, small ones come from a per-thread
+ * cache (sgl_small.c). */
 void *sgl_block_alloc(size_t all, bool zero, int64_t *kind);
 /* The per-thread cache of blocks of at most SGL_SMALL_MAX bytes, in size
  * classes of 64, 128 and 256 bytes (sgl_small.c; not in builds with the

@@ -10,11 +10,14 @@ child and on an MPI process child. The text grows in a buffer whose
 growth failed with no position before.
 
 A `sort` whose fast way needs more memory than a slower one takes the
-slower one where memory is short (tests/oom/sort_two_runs.sgl)."""
+slower one where memory is short (tests/oom/sort_two_runs.sgl), and the
+`sort` of an owned [int] that the packed sort sorts takes half its bytes
+of new memory, not a new vector (tests/oom/sort_in_place.sgl)."""
 
 from __future__ import annotations
 
 import re
+import sys
 from pathlib import Path
 
 import pytest
@@ -66,3 +69,33 @@ def test_sort_two_runs_short_of_memory(sglc_compile: CompileCache, target: str, 
     rc, out, err = run_checked(limited, env=run_env(), timeout=120)
     n, k = SORT_N, SORT_N // 10
     assert (rc, out) == (0, f"{n} true {k} {n - 1} {n} {n + k - 1}\n"), err[-2000:]
+
+
+INPLACE_SRC = Path(__file__).resolve().parent / "oom" / "sort_in_place.sgl"
+INPLACE_N = 30_000_000  # 240 MB of ints; the packed sort's buckets still fit in the cache
+# the peak of a child process, in KiB (ru_maxrss; under mpirun the biggest
+# of mpirun and its ranks), measured in a fresh process: the test process's
+# own RUSAGE_CHILDREN remembers every earlier child
+PEAK = ("import resource, subprocess, sys; "
+        "rc = subprocess.run(sys.argv[1:]).returncode; "
+        "print(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss, file=sys.stderr); "
+        "sys.exit(rc)")
+
+
+@pytest.mark.parametrize(("target", "nprocs", "shape"), target_params([r[:3] for r in RUNS]))
+def test_sort_in_place_takes_half_the_bytes(sglc_compile: CompileCache, target: str, nprocs: int,
+                                            shape: str) -> None:
+    """`sort` of an owned [int] of random ints in [0, 10^9) sorts it in
+    place: the split writes each int's low 30 bits (4 bytes) to a buffer
+    aside, then the buckets go back into the vector. The run's peak is the
+    ints and half of them (1.5 x 240 MB and the runtime), where a sort into
+    a new vector peaks at twice the ints; the result is checked by the
+    program (in order, the same sum)."""
+    exe = sglc_compile(INPLACE_SRC, target).require()
+    prog = [str(exe), "--sgl-shape", shape, str(INPLACE_N)]
+    cmd = prog if nprocs == 1 else mpirun_prefix(nprocs) + prog
+    rc, out, err = run_checked([sys.executable, "-c", PEAK, *cmd], env=run_env(), timeout=120)
+    assert (rc, out) == (0, f"{INPLACE_N} true\n"), err[-2000:]
+    peak_kib = int(err.strip().splitlines()[-1])
+    ints_kib = INPLACE_N * 8 // 1024
+    assert ints_kib < peak_kib < ints_kib * 7 // 4, (peak_kib, ints_kib)
