@@ -357,7 +357,9 @@ sgl_vec sgl_sort(const sgl_type *vt, const sgl_vec *v, int line, int col);
  * elements (sgl_vec_unique) is sorted in place and returned below 65,536
  * elements, from there into a new vector (the sort needs one that long;
  * two runs of ints are merged in place where there is not the memory for
- * it) and *v freed; a shared one is sorted as by sgl_sort, and *v's
+ * it) and *v freed, but ints that the packed sort sorts with a mapped
+ * buffer aside of half their bytes are sorted in place
+ * (sgl_sort_builtin.c); a shared one is sorted as by sgl_sort, and *v's
  * reference dropped. */
 sgl_vec sgl_sort_take(const sgl_type *vt, sgl_vec *v, int line, int col);
 /* sort(concat(vv)), which sglc writes as one call (the pass `compose`):

@@ -46,16 +46,10 @@
  * can tell: equal ints are the same bits); floats by a stable insertion
  * sort on their keys.
  *
- * The builtin reads its input once to count its runs (count_runs) and
- * passes what it found on: an input already in order is not sorted at all
- * (the result shares it); the owned form (sgl_sort_take) sorts in place a
- * vector shorter than SGL_SORT_HYBRID_MIN that no one else sees, and
- * sorts any other into a new vector (a longer sort needs a buffer as long
- * as the input anyway) and frees the input; but two runs of ints that no
- * one else sees are merged in place, the shorter run set aside, where
- * there is not the memory for a new vector.  Scratch buffers and results
- * come from the runtime's block allocator (big ones mapped populated, or
- * a freed one reused).
+ * The builtin itself, which vector is sorted where, is in
+ * sgl_sort_builtin.c.  Scratch buffers and results come from the
+ * runtime's block allocator (big ones mapped populated, or a freed one
+ * reused).
  */
 #include "sgl_sort.h"
 
@@ -545,23 +539,15 @@ HYBRID_SORT(hybrid_int, sgl_sort_key_int, lsd_int_bucket, small_int, SGL_SORT_RA
 HYBRID_SORT(hybrid_float, key_float, lsd_float, insertion_sort_float, SGL_SORT_FLOAT_SMALL,
             NO_PACK)
 
-/* The long int sort of a[0..n) (n >= SGL_SORT_HYBRID_MIN) where a may be
- * written.  Where the packed sort applies (sgl_sort_packs), in place: its
- * 4-byte elements go to a buffer aside, half a's bytes, and the buckets
- * back into a (nothing copied).  Only where that buffer is a mapped block
+/* sgl_sort.h.  Only where the buffer aside is a mapped block
  * (SGL_BLOCK_MAP_MIN: populated at once, on huge pages, and kept once
  * freed, so that a vector allocated next grows it): a smaller one is
  * malloc'd, its pages fault in one by one and are not kept, and the
  * in-place sort of 2.5*10^6 ints (PSRS's children at 1x2, whose merges
  * then need new pages instead of the input's) made the bench's sort 15%
- * slower (bench/README.md).  Else into fresh(arg), a new buffer of n
- * elements that the caller makes (sgl_sort_take's new vector: the first
- * pass reads a, nothing is copied twice), or, without fresh or its buffer
- * (NULL) or the buffer aside, in place from a copy of a in a scratch as
- * long as it.  *moved: whether the ints went to fresh's buffer.  False
- * (a as it was) without memory. */
-static bool hybrid_int_in_place(uint64_t *a, int64_t n, uint64_t *(*fresh)(void *), void *arg,
-                                bool *moved)
+ * slower (bench/README.md, "The sort in place"). */
+bool sgl_sort_int_in_place(uint64_t *a, int64_t n, uint64_t *(*fresh)(void *), void *arg,
+                           bool *moved)
 {
     split sl;
     scratch c;
@@ -614,23 +600,15 @@ static bool sort_float(const uint64_t *src, uint64_t *dst, int64_t n)
            hybrid_float(src, dst, n);
 }
 
-/* The ascending runs of an int input of n >= SGL_SORT_RADIX_MIN elements,
- * as sgl_sort_runs_i64 gives them (0: more than SGL_SORT_MAX_RUNS); a
- * float input: 1 when it is in order, else 0. */
-static int count_runs(bool is_float, const uint64_t *a, int64_t n, int64_t *bounds)
+int sgl_sort_count_runs(bool is_float, const uint64_t *a, int64_t n, int64_t *bounds)
 {
     if (is_float)
         return sgl_sorted_f64((const double *)(const void *)a, n) ? 1 : 0;
     return sgl_sort_runs_i64((const int64_t *)a, n, bounds, SGL_SORT_MAX_RUNS);
 }
 
-/* Sorts src[0..n) into dst (which may be src): short inputs in place
- * (after a copy), int inputs of a few runs by merging, the others by the
- * radix sorts.  runs and bounds: what count_runs said of src, or runs < 0
- * when it was not asked (one read pass fewer for a caller that asked).
- * False when memory for scratch could not be had. */
-static bool sort_into(bool is_float, const uint64_t *src, uint64_t *dst, int64_t n, int runs,
-                      int64_t *bounds)
+bool sgl_sort_into(bool is_float, const uint64_t *src, uint64_t *dst, int64_t n, int runs,
+                   int64_t *bounds)
 {
     if (n < (is_float ? SGL_SORT_FLOAT_SMALL : SGL_SORT_RADIX_MIN)) {
         if (dst != src)
@@ -644,7 +622,7 @@ static bool sort_into(bool is_float, const uint64_t *src, uint64_t *dst, int64_t
     int64_t own[SGL_SORT_MAX_RUNS + 1];
     if (runs < 0) {
         bounds = own;
-        runs = is_float ? 0 : count_runs(false, src, n, bounds);
+        runs = is_float ? 0 : sgl_sort_count_runs(false, src, n, bounds);
     }
     if (is_float)
         runs = 0; /* 1 (in order) is the caller's to act on */
@@ -664,7 +642,7 @@ static bool sort_into(bool is_float, const uint64_t *src, uint64_t *dst, int64_t
         return sgl_merge2_in_place_i64((int64_t *)dst, bounds[1], n - bounds[1]);
     bool moved;
     if (n >= SGL_SORT_HYBRID_MIN && runs == 0 && !is_float)
-        return hybrid_int_in_place(dst, n, NULL, NULL, &moved);
+        return sgl_sort_int_in_place(dst, n, NULL, NULL, &moved);
     scratch s;
     if (!scratch_get(&s, n, runs > 0 ? 0 : 2 << SGL_SORT_DIGIT_MAX))
         return false;
@@ -692,14 +670,14 @@ static bool sort_into(bool is_float, const uint64_t *src, uint64_t *dst, int64_t
 
 void sgl_sort_i64(int64_t *a, int64_t n)
 {
-    if (!sort_into(false, (uint64_t *)a, (uint64_t *)a, n, -1, NULL))
+    if (!sgl_sort_into(false, (uint64_t *)a, (uint64_t *)a, n, -1, NULL))
         sgl_introsort_i64(a, n); /* no memory: unstable, as no one can tell */
 }
 
 bool sgl_sort_f64(double *a, int64_t n)
 {
     /* on failure a is unchanged: the scratch is taken before the first write */
-    return sort_into(true, (uint64_t *)(void *)a, (uint64_t *)(void *)a, n, -1, NULL);
+    return sgl_sort_into(true, (uint64_t *)(void *)a, (uint64_t *)(void *)a, n, -1, NULL);
 }
 
 /* The first descent of a[0..n) at or after i (i >= 1), element by
@@ -774,119 +752,4 @@ bool sgl_sorted_f64(const double *a, int64_t n)
         if (key_float(b[i]) < key_float(b[i - 1]))
             return false;
     return true;
-}
-
-/* ------------------------------------------------------------------ */
-/* The builtin                                                         */
-
-/* Only [int], [float] and [S] for a struct S of int, float and bool
- * fields reach here (the type checker sees to it). */
-
-/* What count_runs says of v; 0 for structs (never asked: the generated
- * merge sort is linear on sorted input). */
-static int runs_of(const sgl_type *vt, const sgl_vec *v, int64_t *bounds)
-{
-    if (vt->elem->kind == SGL_T_STRUCT)
-        return 0;
-    return count_runs(vt->elem->kind == SGL_T_FLOAT, v->data, v->len, bounds);
-}
-
-/* Sorts src[0..n) into dst (dst may be src); runs and bounds: runs_of's. */
-static void sort_data(const sgl_type *vt, const void *src, void *dst, int64_t n, int runs,
-                      int64_t *bounds, int line, int col)
-{
-    if (vt->elem->kind == SGL_T_STRUCT) {
-        /* sorted in place by the sort generated per struct (sglc) */
-        if (dst != src) sgl_copy_elems_into(vt->elem, dst, src, n); /* a copy of each */
-        vt->elem->sort(dst, n);
-        return;
-    }
-    if (!sort_into(vt->elem->kind == SGL_T_FLOAT, src, dst, n, runs, bounds))
-        sgl_fail(line, col, "out of memory: no scratch buffer to sort %lld elements",
-                 (long long)n);
-}
-
-/* A fresh vector holding v's elements in order. */
-static sgl_vec sorted_copy(const sgl_type *vt, const sgl_vec *v, int runs, int64_t *bounds,
-                           int line, int col)
-{
-    sgl_vec r = sgl_vec_new_uninit(vt, v->len, line, col);
-    sort_data(vt, v->data, r.data, v->len, runs, bounds, line, col);
-    return r;
-}
-
-sgl_vec sgl_sort(const sgl_type *vt, const sgl_vec *v, int line, int col)
-{
-    if (vt->elem->kind == SGL_T_STR)
-        return sgl_sort_str(vt, v, line, col);
-    int64_t bounds[SGL_SORT_MAX_RUNS + 1];
-    int runs = v->len == 0 ? 1 : runs_of(vt, v, bounds);
-    if (runs == 1)
-        return sgl_vec_copy(vt, v); /* in order: shares v (copy-on-write) */
-    return sorted_copy(vt, v, runs, bounds, line, col);
-}
-
-/* A new vector for hybrid_int_in_place's `fresh` (its data, or NULL
- * without the memory). */
-typedef struct {
-    const sgl_type *et;
-    int64_t len;
-    sgl_vec v;
-} fresh_vec;
-
-static uint64_t *fresh_vec_data(void *arg)
-{
-    fresh_vec *f = arg;
-    return sgl_vec_try_alloc(f->et, f->len, &f->v) ? f->v.data : NULL;
-}
-
-sgl_vec sgl_sort_take(const sgl_type *vt, sgl_vec *v, int line, int col)
-{
-    if (vt->elem->kind == SGL_T_STR)
-        return sgl_sort_str_take(vt, v, line, col);
-    sgl_vec r = *v;
-    *v = (sgl_vec){NULL, 0, NULL};
-    int64_t bounds[SGL_SORT_MAX_RUNS + 1];
-    int runs = r.len == 0 ? 1 : runs_of(vt, &r, bounds); /* one read pass for all below */
-    if (runs == 1)
-        return r;
-    if (sgl_vec_unique(&r) && runs == 2 && vt->elem->kind == SGL_T_INT &&
-        r.len >= SGL_SORT_HYBRID_MIN) {
-        /* merged from both ends into a new vector, which the merge needs
-         * anyway, or, where there is not the memory for it, in place with
-         * the shorter run set aside (as long as it, not as the vector) */
-        sgl_vec s;
-        if (!sgl_vec_try_alloc(vt->elem, r.len, &s)) {
-            sort_data(vt, r.data, r.data, r.len, runs, bounds, line, col);
-            return r;
-        }
-        sort_data(vt, r.data, s.data, r.len, runs, bounds, line, col);
-        sgl_vec_free(vt, &r);
-        return s;
-    }
-    if (sgl_vec_unique(&r) && runs == 0 && vt->elem->kind == SGL_T_INT &&
-        r.len >= SGL_SORT_HYBRID_MIN) {
-        /* in place where the packed sort applies (a buffer aside of half
-         * the bytes), else into a new vector */
-        fresh_vec f = {vt->elem, r.len, {NULL, 0, NULL}};
-        bool moved;
-        if (!hybrid_int_in_place(r.data, r.len, fresh_vec_data, &f, &moved))
-            sgl_fail(line, col, "out of memory: no scratch buffer to sort %lld elements",
-                     (long long)r.len);
-        if (!moved)
-            return r;
-        sgl_vec_free(vt, &r);
-        return f.v;
-    }
-    if (!sgl_vec_unique(&r) || r.len >= SGL_SORT_HYBRID_MIN) {
-        /* someone else still sees these elements, or the sort needs a
-         * buffer as long as them anyway (the radix sort): sort into a new
-         * vector (its first pass reads these elements, so nothing is
-         * copied twice) */
-        sgl_vec s = sorted_copy(vt, &r, runs, bounds, line, col);
-        sgl_vec_free(vt, &r);
-        return s;
-    }
-    sort_data(vt, r.data, r.data, r.len, runs, bounds, line, col);
-    return r;
 }

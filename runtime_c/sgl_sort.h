@@ -302,4 +302,31 @@ bool sgl_sort_f64(double *a, int64_t n);
 bool sgl_sorted_i64(const int64_t *a, int64_t n);
 bool sgl_sorted_f64(const double *a, int64_t n);
 
+/* The ascending runs of an int input (as bits) of n >= SGL_SORT_RADIX_MIN
+ * elements, as sgl_sort_runs_i64 gives them (0: more than
+ * SGL_SORT_MAX_RUNS); a float input: 1 when it is in order, else 0. */
+int sgl_sort_count_runs(bool is_float, const uint64_t *a, int64_t n, int64_t *bounds);
+
+/* Sorts src[0..n) (ints or floats, as bits) into dst (which may be src):
+ * short inputs in place (after a copy), int inputs of a few runs by
+ * merging, the others by the radix sorts.  runs and bounds: what
+ * sgl_sort_count_runs said of src, or runs < 0 when it was not asked (one
+ * read pass fewer for a caller that asked).  False when memory for
+ * scratch could not be had. */
+bool sgl_sort_into(bool is_float, const uint64_t *src, uint64_t *dst, int64_t n, int runs,
+                   int64_t *bounds);
+
+/* The long int sort of a[0..n) (n >= SGL_SORT_HYBRID_MIN, not a few runs)
+ * where a may be written.  Where the packed sort applies (sgl_sort_packs)
+ * and its 4 bytes an element make SGL_BLOCK_MAP_MIN bytes or more, in
+ * place: those bytes go to a buffer aside, half a's, and the buckets back
+ * into a (nothing copied).  Else into fresh(arg), a new buffer of n
+ * elements that the caller makes (sgl_sort_take's new vector: the first
+ * pass reads a, nothing is copied twice), or, without fresh or its buffer
+ * (NULL) or the buffer aside, in place from a copy of a in a scratch as
+ * long as it.  *moved: whether the ints went to fresh's buffer.  False
+ * (a as it was) without memory. */
+bool sgl_sort_int_in_place(uint64_t *a, int64_t n, uint64_t *(*fresh)(void *), void *arg,
+                           bool *moved);
+
 #endif

@@ -72,7 +72,7 @@ def test_sort_two_runs_short_of_memory(sglc_compile: CompileCache, target: str, 
 
 
 INPLACE_SRC = Path(__file__).resolve().parent / "oom" / "sort_in_place.sgl"
-INPLACE_N = 30_000_000  # 240 MB of ints; the packed sort's buckets still fit in the cache
+INPLACE_N = 24_000_000  # 192 MB of ints; the packed sort's buckets fit in the cache (to ~3.1e7)
 # the peak of a child process, in KiB (ru_maxrss; under mpirun the biggest
 # of mpirun and its ranks), measured in a fresh process: the test process's
 # own RUSAGE_CHILDREN remembers every earlier child
@@ -86,11 +86,11 @@ PEAK = ("import resource, subprocess, sys; "
 def test_sort_in_place_takes_half_the_bytes(sglc_compile: CompileCache, target: str, nprocs: int,
                                             shape: str) -> None:
     """`sort` of an owned [int] of random ints in [0, 10^9) sorts it in
-    place: the split writes each int's low 30 bits (4 bytes) to a buffer
-    aside, then the buckets go back into the vector. The run's peak is the
-    ints and half of them (1.5 x 240 MB and the runtime), where a sort into
-    a new vector peaks at twice the ints; the result is checked by the
-    program (in order, the same sum)."""
+    place: the split writes the 20 bits of each int below its 10-bit top
+    digit (4 bytes) to a buffer aside, then the buckets go back into the
+    vector. The run's peak is the ints and half of them (1.5 x 192 MB and
+    the runtime), where a sort into a new vector peaks at twice the ints;
+    the result is checked by the program (in order, the same sum)."""
     exe = sglc_compile(INPLACE_SRC, target).require()
     prog = [str(exe), "--sgl-shape", shape, str(INPLACE_N)]
     cmd = prog if nprocs == 1 else mpirun_prefix(nprocs) + prog
