@@ -11,7 +11,8 @@
  * a third runs supersteps never get overlapping or non-zeroed blocks; a
  * mapped block is advised for huge pages (MADV_HUGEPAGE: the kernel shows
  * "hg" in its VmFlags) unless SGL_MADVISE_HUGEPAGE=0, and advised against
- * them ("nh") once populating them was slow.
+ * them ("nh") once populating them was slow; small blocks start a cache
+ * line and fill whole ones.
  * Under AddressSanitizer nothing is kept (freed blocks are queued
  * and unmapped) and the same resident-memory checks hold.
  * Prints the counts, exits 1 on any failure.
@@ -368,6 +369,28 @@ int main(void)
     atomic_store(&stress_stop, 1);
     for (int i = 0; started && i < 3; i++) pthread_join(th[i], NULL);
     CHECK(atomic_load(&stress_bad) == 0);
+
+    /* small blocks (sgl_small.c; not in builds with the registry, whose
+     * kind is then malloc's 0) start a cache line and fill whole lines,
+     * new ones and cached ones: no two threads' blocks share a line */
+    for (int round = 0; round < 2; round++) {
+        void *blk[40];
+        int64_t kind[40];
+        int smalls = 0;
+        for (int i = 0; i < 40; i++) {
+            size_t all = 1 + (size_t)i * (SGL_SMALL_MAX - 1) / 39;
+            blk[i] = sgl_block_alloc(all, false, &kind[i]);
+            CHECK(blk[i] != NULL && kind[i] <= 0);
+            if (kind[i] < 0) {
+                smalls++;
+                CHECK((uintptr_t)blk[i] % 64 == 0);
+                CHECK(((size_t)64 << (-1 - kind[i])) >= all);
+            }
+        }
+        for (int i = 0; i < 40; i++)
+            sgl_block_free(blk[i], kind[i]);
+        CHECK(smalls == 0 || smalls == 40);
+    }
 
     printf("%d passed, %d failed\n", n_passed, n_failed);
     return n_failed ? 1 : 0;
