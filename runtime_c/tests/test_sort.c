@@ -733,6 +733,16 @@ static void test_packed(void)
             free(in);
         }
     }
+    /* either side of the length whose packed bits make a mapped block:
+     * a new vector below, in place from there on */
+    for (int64_t n = (int64_t)(SGL_BLOCK_MAP_MIN / 4) - 1; n <= (int64_t)(SGL_BLOCK_MAP_MIN / 4);
+         n++) {
+        int64_t *in = xmalloc((size_t)n * 8);
+        for (int64_t i = 0; i < n; i++)
+            in[i] = (int64_t)(next_u64() % 1000000000);
+        check_int_sort(in, n, "below 10^9, at the buffer aside's threshold", PACKS_YES);
+        free(in);
+    }
 }
 
 /* Buckets of ints that differ in more than two digits below the split
