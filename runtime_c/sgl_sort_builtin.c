@@ -11,8 +11,9 @@
  *   or in place, the shorter run set aside, where there is not the memory
  *   for a new vector;
  * - more runs of ints, which the packed sort sorts with a mapped buffer
- *   aside (sgl_sort_int_in_place): in place, with half the input's bytes
- *   aside;
+ *   aside (sgl_sort_int_in_place), that are most of their buffer (a view
+ *   sorted in place keeps all of it alive): in place, with half the
+ *   input's bytes aside;
  * - any other: into a new vector (a longer sort needs a buffer as long as
  *   the input anyway), the input freed.
  * Anything else (a vector also seen elsewhere, the borrowed form) is
@@ -73,6 +74,19 @@ sgl_vec sgl_sort(const sgl_type *vt, const sgl_vec *v, int line, int col)
     return sorted_copy(vt, v, runs, bounds, line, col);
 }
 
+/* Whether v's elements are at least three quarters of the buffer they lie
+ * in (its parent's, for a range handle): a view sorted in place keeps its
+ * whole buffer alive, where a new vector would let the rest go (a block of
+ * a split of 4: a quarter of the buffer).  Short views are sorted in place
+ * all the same (their buffers are short too, mostly). */
+static bool most_of_its_buffer(const sgl_vec *v)
+{
+    if (!v->buf)
+        return true;
+    const sgl_vbuf *b = v->buf->parent ? v->buf->parent : v->buf;
+    return v->len >= b->cap - b->cap / 4;
+}
+
 /* A new vector for sgl_sort_int_in_place's `fresh` (its data, or NULL
  * without the memory). */
 typedef struct {
@@ -112,7 +126,7 @@ sgl_vec sgl_sort_take(const sgl_type *vt, sgl_vec *v, int line, int col)
         return s;
     }
     if (sgl_vec_unique(&r) && runs == 0 && vt->elem->kind == SGL_T_INT &&
-        r.len >= SGL_SORT_HYBRID_MIN) {
+        r.len >= SGL_SORT_HYBRID_MIN && most_of_its_buffer(&r)) {
         /* in place where the packed sort applies (a buffer aside of half
          * the bytes), else into a new vector */
         fresh_vec f = {vt->elem, r.len, {NULL, 0, NULL}};

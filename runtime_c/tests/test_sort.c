@@ -745,6 +745,57 @@ static void test_packed(void)
     }
 }
 
+/* A block of a split of a dead vector, long enough to be sorted in place
+ * (its packed bits a mapped block), is sorted in place only where it is
+ * most of the buffer (a view sorted in place keeps the whole buffer
+ * alive): the one block of a split into one, not a block of a split into
+ * two, which gets a new vector; the other block keeps its elements, and
+ * each result is in order with the same sum and xor as its block. */
+static void test_block_in_place(void)
+{
+    int64_t h = (int64_t)(SGL_BLOCK_MAP_MIN / 4) + 3, n = 2 * h;
+    for (int parts = 1; parts <= 2; parts++) {
+        int64_t m = parts == 1 ? h : n; /* the vector split */
+        sgl_vec v = sgl_vec_new_uninit(&T_IV, m, 1, 1);
+        int64_t *x = v.data;
+        uint64_t sum = 0, xr = 0, sum1 = 0;
+        for (int64_t i = 0; i < m; i++) {
+            x[i] = (int64_t)(next_u64() % 1000000000);
+            if (i < h) {
+                sum += (uint64_t)x[i];
+                xr ^= (uint64_t)x[i];
+            } else {
+                sum1 += (uint64_t)x[i];
+            }
+        }
+        sgl_vec blocks = sgl_split_take(&T_IV, &v, parts, 1, 1);
+        sgl_vec *b = blocks.data;
+        CHECK(b[0].len == h, "a block sorted in place", m);
+        void *data = b[0].data;
+        sgl_vec b0 = b[0];
+        b[0] = (sgl_vec){NULL, 0, NULL};
+        sgl_vec r = sgl_sort_take(&T_IV, &b0, 1, 1);
+        const int64_t *y = r.data;
+        bool ok = r.len == h;
+        uint64_t rs = 0, rx = 0;
+        for (int64_t i = 0; ok && i < h; i++) {
+            ok = i == 0 || y[i - 1] <= y[i];
+            rs += (uint64_t)y[i];
+            rx ^= (uint64_t)y[i];
+        }
+        CHECK(ok && rs == sum && rx == xr, "a block sorted in place", m);
+        CHECK(parts == 1 ? r.data == data : r.data != data, "a block sorted in place", m);
+        if (parts == 2) {
+            uint64_t s1 = 0;
+            for (int64_t i = 0; i < b[1].len; i++)
+                s1 += (uint64_t)((const int64_t *)b[1].data)[i];
+            CHECK(b[1].len == n - h && s1 == sum1, "a block sorted in place", m);
+        }
+        sgl_vec_free(&T_IV, &r);
+        sgl_vec_free(&(sgl_type){.kind = SGL_T_VEC, .elem = &T_IV}, &blocks);
+    }
+}
+
 /* Buckets of ints that differ in more than two digits below the split
  * (and more than 32 bits: not packed): random 64-bit ints, sorted by
  * their top two digits and an insertion pass; few values in a bucket's
@@ -871,6 +922,7 @@ int main(void)
     test_two_runs();
     test_write_combining();
     test_packed();
+    test_block_in_place();
     test_int_top_digits();
     test_float_fast();
     test_ints();
