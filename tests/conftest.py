@@ -285,6 +285,28 @@ def run_checked(cmd: Sequence[str], *, cwd: Path | str | None = None,
     return proc.returncode, out, err
 
 
+# Runs a command and prints the peak resident set of its processes after
+# their own stderr: ru_maxrss of RUSAGE_CHILDREN, the largest of the
+# processes waited for (under mpirun: mpirun and its ranks), read in a
+# fresh Python, as the test process's own remembers every earlier child.
+_PEAK = ("import resource, subprocess, sys\n"
+         "rc = subprocess.run(sys.argv[1:]).returncode\n"
+         "peak = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss\n"
+         "sys.stderr.write(f'\\npeak_kib {peak}\\n')\n"
+         "sys.exit(rc)\n")
+
+
+def run_peak(cmd: Sequence[str], *, cwd: Path | str | None = None,
+             env: dict[str, str] | None = None,
+             timeout: float = 300) -> tuple[int, str, str, int]:
+    """run_checked(cmd) and the peak resident set of its processes in KiB:
+    (rc, stdout, stderr, peak)."""
+    rc, out, err = run_checked([sys.executable, "-c", _PEAK, *cmd], cwd=cwd,
+                               env=run_env() if env is None else env, timeout=timeout)
+    err, _, peak = err.rpartition("\npeak_kib ")
+    return rc, out, err, int(peak)
+
+
 def target_params(runs: Sequence[tuple[str, int, str]]) -> list[object]:
     """pytest params (target, nprocs, shape) with ids like `mpi-np4-2x2`;
     the mpi ones skip, with the reason, where mpicc or mpirun is missing."""

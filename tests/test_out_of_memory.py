@@ -17,11 +17,10 @@ of new memory, not a new vector (tests/oom/sort_in_place.sgl)."""
 from __future__ import annotations
 
 import re
-import sys
 from pathlib import Path
 
 import pytest
-from conftest import CompileCache, mpirun_prefix, run_checked, run_env, target_params
+from conftest import CompileCache, mpirun_prefix, run_checked, run_env, run_peak, target_params
 
 SRC = Path(__file__).resolve().parent / "oom" / "text_too_long.sgl"
 N = "40000000"  # 320 MB of ints, 440 MB of text
@@ -73,13 +72,6 @@ def test_sort_two_runs_short_of_memory(sglc_compile: CompileCache, target: str, 
 
 INPLACE_SRC = Path(__file__).resolve().parent / "oom" / "sort_in_place.sgl"
 INPLACE_N = 24_000_000  # 192 MB of ints; the packed sort's buckets fit in the cache (to ~3.1e7)
-# the peak of a child process, in KiB (ru_maxrss; under mpirun the biggest
-# of mpirun and its ranks), measured in a fresh process: the test process's
-# own RUSAGE_CHILDREN remembers every earlier child
-PEAK = ("import resource, subprocess, sys; "
-        "rc = subprocess.run(sys.argv[1:]).returncode; "
-        "print(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss, file=sys.stderr); "
-        "sys.exit(rc)")
 
 
 @pytest.mark.parametrize(("target", "nprocs", "shape"), target_params([r[:3] for r in RUNS]))
@@ -94,8 +86,7 @@ def test_sort_in_place_takes_half_the_bytes(sglc_compile: CompileCache, target: 
     exe = sglc_compile(INPLACE_SRC, target).require()
     prog = [str(exe), "--sgl-shape", shape, str(INPLACE_N)]
     cmd = prog if nprocs == 1 else mpirun_prefix(nprocs) + prog
-    rc, out, err = run_checked([sys.executable, "-c", PEAK, *cmd], env=run_env(), timeout=120)
+    rc, out, err, peak_kib = run_peak(cmd, timeout=120)
     assert (rc, out) == (0, f"{INPLACE_N} true\n"), err[-2000:]
-    peak_kib = int(err.strip().splitlines()[-1])
     ints_kib = INPLACE_N * 8 // 1024
     assert ints_kib < peak_kib < ints_kib * 7 // 4, (peak_kib, ints_kib)

@@ -9,28 +9,19 @@ fresh Python that runs the command and reads RUSAGE_CHILDREN."""
 
 from __future__ import annotations
 
-import subprocess
-import sys
 from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from conftest import HAVE_MPI, MPI_MISSING_REASON, CompileCache, mpirun_prefix, run_env
+from conftest import HAVE_MPI, MPI_MISSING_REASON, CompileCache, mpirun_prefix, run_peak
 
 HERE = Path(__file__).resolve().parent / "soak"
 
-_MEASURE = ("import resource, subprocess, sys\n"
-            "p = subprocess.run(sys.argv[1:], stdout=subprocess.PIPE)\n"
-            "r = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss\n"
-            "sys.stdout.write(f'{p.returncode} {r} ' + p.stdout.decode().splitlines()[-1])\n")
-
-
 def _peak_kib(cmd: list[str], cwd: Path) -> tuple[int, str]:
-    out = subprocess.run([sys.executable, "-c", _MEASURE, *cmd], capture_output=True, text=True,
-                         cwd=cwd, env=run_env(), timeout=300)
-    rc, rss, last = out.stdout.split(" ", 2)
-    assert rc == "0", out.stderr
-    return int(rss), last
+    """The run's peak resident set (KiB) and its last line of output."""
+    rc, out, err, peak = run_peak(cmd, cwd=cwd)
+    assert rc == 0, err
+    return peak, out.splitlines()[-1]
 
 
 def _sum_supersteps(n: int) -> int:
