@@ -359,8 +359,8 @@ sgl_vec sgl_sort(const sgl_type *vt, const sgl_vec *v, int line, int col);
  * two runs of ints are merged in place where there is not the memory for
  * it) and *v freed, but ints that the packed sort sorts with a mapped
  * buffer aside of half their bytes, and that are most of their buffer,
- * are sorted in place (sgl_sort_builtin.c); a shared one is sorted as by sgl_sort, and *v's
- * reference dropped. */
+ * are sorted in place (sgl_sort_builtin.c); a shared one is sorted as by
+ * sgl_sort, and *v's reference dropped. */
 sgl_vec sgl_sort_take(const sgl_type *vt, sgl_vec *v, int line, int col);
 /* sort(concat(vv)), which sglc writes as one call (the pass `compose`):
  * vvt is vv's type ([[T]]).  Two sorted runs of ints, 65,536 elements and

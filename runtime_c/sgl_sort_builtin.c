@@ -83,7 +83,7 @@ static bool most_of_its_buffer(const sgl_vec *v)
 {
     if (!v->buf)
         return true;
-    const sgl_vbuf *b = v->buf->parent ? v->buf->parent : v->buf;
+    const sgl_vbuf *b = vbuf_owner(v->buf);
     return v->len >= b->cap - b->cap / 4;
 }
 
