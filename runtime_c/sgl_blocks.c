@@ -21,24 +21,9 @@
 #include <time.h>
 #include <unistd.h>
 
-/* Buffers of at least MAP_MIN bytes are mapped, then populated (a fault per
- * 4 KiB costs several times more) by MADV_POPULATE_WRITE, in steps while huge
- * pages are watched (below): two threads' mappings do not wait for each
- * other's populating (docs/execution.md, "Freeing"); by MAP_POPULATE without
- * the advice (headers, or Linux < 5.14): advised after, never watched. */
+/* Buffers of at least MAP_MIN bytes are mapped, then populated
+ * (sgl_pages.c). */
 #define MAP_MIN SGL_BLOCK_MAP_MIN
-#ifdef MADV_POPULATE_WRITE
-static _Atomic bool advice_refused; /* populate's false: MAP_POPULATE from then on */
-static bool populate(void *p, size_t len)
-{
-    if (madvise(p, len, MADV_POPULATE_WRITE) == 0 || errno != EINVAL) return true;
-    atomic_store(&advice_refused, true);
-    return false; /* these pages fault in when written */
-}
-#else
-#define advice_refused true
-#define populate(p, len) ((void)(p), (void)(len), false)
-#endif
 
 /* Unmapping a big buffer costs a fifth to a quarter of mapping it (the
  * kernel frees every page; 400 MB on the 2-core VM under load: 0.26-0.37 s
@@ -623,97 +608,15 @@ static void unmap_wait(void)
     pthread_mutex_unlock(&unmap_mu);
 }
 
-/* Transparent huge pages.  A mapping is advised for them (MADV_HUGEPAGE)
- * before it is populated, as NumPy advises its arrays of 4 MB and more:
- * where the system gives them on advice only (THP `madvise`, many
- * distributions' default), 2 MiB pages instead of 4 KiB ones (reduce's
- * sum of 400 MB, median of 25: 14.9 -> 13.2 ms).  But a huge page can
- * cost far more to populate than 512 small ones: a VM whose host took
- * back the guest's free memory (free page reporting hands back whole
- * 2 MiB blocks, the ones huge pages are made of) faults each one in on
- * the host, 5.5-5.9 ms per 2 MiB on the 2-core VM where 4 KiB pages take
- * 0.45-0.9 ms and host-backed huge ones 0.25-0.37 (a received 200 MB
- * vector: 0.44 s instead of 0.11); direct compaction stalls so too.  So
- * the populating is watched: 2 MiB-aligned steps, each timed in the
- * thread's CPU time (which counts the host's faults and not the time
- * other threads had the core); the first step over HUGE_SLOW_NS marks the
- * process slow, the whole block is advised MADV_NOHUGEPAGE (one mapping
- * still: mremap can grow it; the huge pages it has stay) and the rest
- * populated with small pages, as is every block mapped or grown after.
- * SGL_MADVISE_HUGEPAGE=0: no advice; =1: huge pages, never watched
- * (docs/execution.md, "Freeing"). */
-enum { HUGE_OFF, HUGE_ON, HUGE_WATCH };
-#define HUGE_STEP ((uintptr_t)2 << 20)
-static _Atomic int64_t huge_slow_ns = 2000000; /* a 4 KiB populate's cost of 2 MiB, x2-4 */
-static _Atomic bool huge_slow;                 /* watched: a step was over it */
-
-static int huge_mode(void)
-{
-    static _Atomic int mode = -1; /* -1: not yet read */
-    int v = atomic_load_explicit(&mode, memory_order_relaxed);
-    if (v < 0) {
-        const char *e = getenv("SGL_MADVISE_HUGEPAGE");
-        v = e && strcmp(e, "0") == 0 ? HUGE_OFF : e && strcmp(e, "1") == 0 ? HUGE_ON : HUGE_WATCH;
-        atomic_store_explicit(&mode, v, memory_order_relaxed);
-    }
-    return v;
-}
-
-void sgl_block_huge_limit(int64_t ns)
-{
-    atomic_store(&huge_slow_ns, ns);
-    atomic_store(&huge_slow, false);
-}
-
-/* The advice for a whole block, as the mode and the watch say. */
-static void huge_advise(void *p, size_t len)
-{
-#if defined(MADV_HUGEPAGE) && defined(MADV_NOHUGEPAGE)
-    int m = huge_mode();
-    if (m != HUGE_OFF)
-        (void)madvise(p, len, m == HUGE_WATCH && atomic_load(&huge_slow) ? MADV_NOHUGEPAGE
-                                                                          : MADV_HUGEPAGE);
-#else
-    (void)p;
-    (void)len;
-#endif
-}
-
-static int64_t thread_cpu_ns(void)
-{
-    struct timespec ts;
-    if (clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts) != 0) return 0;
-    return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
-}
-
-/* Populates p .. p + len of the block blk .. blk + all (advised by
- * huge_advise), watched as above; false where the kernel refused. */
-static bool populate_block(char *blk, size_t all, char *p, size_t len)
-{
-    char *end = p + len;
-    while (p < end && huge_mode() == HUGE_WATCH && !atomic_load(&huge_slow)) {
-        char *next = (char *)(((uintptr_t)p + HUGE_STEP) & ~(HUGE_STEP - 1));
-        if (next > end) next = end;
-        int64_t t0 = thread_cpu_ns();
-        if (!populate(p, (size_t)(next - p))) return false;
-        p = next;
-        if (thread_cpu_ns() - t0 > atomic_load(&huge_slow_ns))
-            atomic_store(&huge_slow, true);
-    }
-    if (huge_mode() == HUGE_WATCH && atomic_load(&huge_slow)) /* this step, or another thread's */
-        huge_advise(blk, all);
-    return p == end || populate(p, (size_t)(end - p));
-}
-
 __attribute__((noinline)) static void *map_block(size_t all)
 {
     unmap_wait();
 #ifdef MAP_POPULATE
-    bool advise = !advice_refused;
+    bool advise = !sgl_pages_refused();
     void *p = mmap(NULL, all, PROT_READ | PROT_WRITE,
                    MAP_PRIVATE | MAP_ANONYMOUS | (advise ? 0 : MAP_POPULATE), -1, 0);
-    if (p != MAP_FAILED) huge_advise(p, all);
-    if (p != MAP_FAILED && advise) (void)populate_block(p, all, p, all);
+    if (p != MAP_FAILED) sgl_pages_advise(p, all);
+    if (p != MAP_FAILED && advise) (void)sgl_pages_populate(p, all, p, all);
     return p == MAP_FAILED ? NULL : p;
 #else
     (void)all;
@@ -771,9 +674,9 @@ void *sgl_block_grow(void *blk, int64_t kind, size_t all, int64_t *newkind)
         return NULL;
     /* the new part: kept buffers' pages first, then new pages */
     size_t filled = want - had >= FILL_MIN ? kept_fill(q + had, want - had) : 0;
-    if (filled < want - had && !advice_refused) { /* else the new pages fault in */
-        huge_advise(q, want);
-        (void)populate_block(q, want, q + had + filled, want - had - filled);
+    if (filled < want - had && !sgl_pages_refused()) { /* else the new pages fault in */
+        sgl_pages_advise(q, want);
+        (void)sgl_pages_populate(q, want, q + had + filled, want - had - filled);
     }
     *newkind = (int64_t)want;
     return q;

@@ -124,8 +124,16 @@ void sgl_block_free(void *blk, int64_t kind);
  * other block or where that fails. */
 void *sgl_block_grow(void *blk, int64_t kind, size_t all, int64_t *newkind);
 /* For the runtime's tests: the CPU time over which a watched 2 MiB step
- * of huge pages marks the process slow (sgl_blocks.c), and not slow yet. */
+ * of huge pages marks the process slow (sgl_pages.c), and not slow yet. */
 void sgl_block_huge_limit(int64_t ns);
+/* The pages of a mapped block blk .. blk + all (sgl_pages.c, for
+ * sgl_blocks.c): advised for huge pages (or not, as the mode and the watch
+ * say); p .. p + len of it, new pages, populated (false where the kernel
+ * refused MADV_POPULATE_WRITE); whether it was ever refused (mappings
+ * then populate with MAP_POPULATE). */
+void sgl_pages_advise(void *blk, size_t all);
+bool sgl_pages_populate(char *blk, size_t all, char *p, size_t len);
+bool sgl_pages_refused(void);
 
 /* A superstep on threads begins (hold) and ends (release), on its
  * master: a big buffer freed meanwhile is queued for the background

@@ -33,6 +33,24 @@
 
 #define MB ((size_t)1 << 20)
 
+/* How many of the pages of p .. p + n are resident (mincore), or -1. */
+static long long resident_pages(const void *p, size_t n)
+{
+    size_t page = (size_t)sysconf(_SC_PAGESIZE);
+    uintptr_t lo = (uintptr_t)p & ~(uintptr_t)(page - 1);
+    size_t pages = ((uintptr_t)p + n - lo + page - 1) / page;
+    unsigned char *vec = malloc(pages);
+    if (!vec || mincore((void *)lo, pages * page, vec) != 0) {
+        free(vec);
+        return -1;
+    }
+    long long in = 0;
+    for (size_t i = 0; i < pages; i++)
+        in += vec[i] & 1;
+    free(vec);
+    return in;
+}
+
 /* this process's resident memory, in bytes (VmRSS), or -1 */
 static long long rss(void)
 {
@@ -145,6 +163,10 @@ int main(void)
             CHECK(hg + nh == 1);
         printf("huge-page advice: %s\n", hg ? "given" : nh ? "given, then withdrawn" : "left out");
     }
+    /* populated at once, every page, whichever way (written 2 MiB at a
+     * time on huge pages, advised else, MAP_POPULATE on old kernels) */
+    if (populate_advice())
+        CHECK(a && resident_pages(a, 20 * MB) == (long long)((20 * MB + page - 1) / page));
     memset(a, 0xab, 20 * MB);
     sgl_block_free(a, k1);
     unsigned char *b = sgl_block_alloc(20 * MB, true, &k2);

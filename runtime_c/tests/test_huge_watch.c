@@ -1,14 +1,17 @@
 /*
- * test_huge_watch.c: the huge-page watch of sgl_blocks.c across threads.
- * Two threads map big blocks at once.  This program's own madvise, which
- * the runtime's calls reach, makes thread A's second populating step slow
- * (CPU time burnt in it, as a VM host's faults would be) and holds thread
- * B inside its second step until A has its block (so has marked the
- * process slow).  B's own
- * steps were fast, but the rest of its block must still be populated with
- * 4 KiB pages: both blocks end advised MADV_NOHUGEPAGE ("nh"), and so is
- * a block mapped after.  Where the kernel has no transparent huge pages
- * the blocks are only checked to be usable.
+ * test_huge_watch.c: the huge-page watch of sgl_pages.c across threads.
+ * Two threads map big blocks at once.  This program's own clock_gettime,
+ * which the runtime's calls reach, makes thread A's CPU clock run 20 ms
+ * ahead at each reading from its third on, once B is populating too (so
+ * the step of A's that spans it is slow, as a VM host's faults would make
+ * it), and holds thread B asleep at its third reading, inside one of its
+ * first steps, until A has its block (so has marked the process slow).
+ * B's own steps were fast, but the rest of its block must still be
+ * populated with 4 KiB pages: both blocks end advised MADV_NOHUGEPAGE
+ * ("nh"), and so is a block mapped after.  Where the kernel has no
+ * transparent huge pages the blocks are only checked to be usable.  (The
+ * clock, not madvise: a whole 2 MiB step of huge pages is populated by
+ * writing to it.)
  * Prints the counts, exits 1 on any failure.
  */
 #define _GNU_SOURCE
@@ -29,28 +32,28 @@
 
 #ifdef MADV_POPULATE_WRITE
 static _Thread_local int who;     /* 1: thread A, 2: thread B, 0: the others */
-static _Thread_local int steps;   /* this thread's MADV_POPULATE_WRITE calls */
+static _Thread_local int reads;   /* this thread's readings of its CPU clock */
 static _Atomic int a_done;        /* thread A has its block */
-static _Atomic int b_waited_ok;   /* B's second step ended after that */
+static _Atomic int b_started;     /* thread B read its clock (it is populating) */
+static _Atomic int b_waited_ok;   /* B woke after that */
 
-static int64_t cpu_ns(void)
+int clock_gettime(clockid_t id, struct timespec *ts)
 {
-    struct timespec t;
-    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
-    return (int64_t)t.tv_sec * 1000000000 + t.tv_nsec;
-}
-
-int madvise(void *addr, size_t len, int advice)
-{
-    int (*real)(void *, size_t, int) = (int (*)(void *, size_t, int))dlsym(RTLD_NEXT, "madvise");
-    int r = real ? real(addr, len, advice) : 0;
-    if (advice != MADV_POPULATE_WRITE || who == 0) return r;
-    steps++;
-    if (who == 1) {
-        if (steps == 2) /* a slow step: 20 ms of this thread's CPU */
-            for (int64_t t0 = cpu_ns(); cpu_ns() - t0 < 20000000;) {
-            }
-    } else if (steps == 2) { /* B waits (asleep: no CPU time) for A */
+    int (*real)(clockid_t, struct timespec *) =
+        (int (*)(clockid_t, struct timespec *))dlsym(RTLD_NEXT, "clock_gettime");
+    int r = real ? real(id, ts) : -1;
+    if (r != 0 || id != CLOCK_THREAD_CPUTIME_ID || who == 0) return r;
+    reads++;
+    if (who == 2)
+        atomic_store(&b_started, 1);
+    if (who == 1 && reads == 3) /* B must be populating before A is slow */
+        for (int w = 0; w < 10000 && !atomic_load(&b_started); w++)
+            usleep(1000);
+    if (who == 1 && reads >= 3) { /* 20 ms more CPU time at each reading */
+        int64_t ns = ts->tv_nsec + (int64_t)(reads - 2) * 20000000;
+        ts->tv_sec += ns / 1000000000;
+        ts->tv_nsec = ns % 1000000000;
+    } else if (who == 2 && reads == 3) { /* B sleeps (no CPU time) until A is done */
         for (int w = 0; w < 10000 && !atomic_load(&a_done); w++)
             usleep(1000);
         atomic_store(&b_waited_ok, atomic_load(&a_done));
