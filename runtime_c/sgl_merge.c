@@ -38,7 +38,14 @@ int sgl_sort_runs_i64(const int64_t *a, int64_t n, int64_t *bounds, int maxruns)
  * left (x's on a tie), the back the greatest (y's), each until it wrote
  * half of out, two chains of loads side by side (2.5*10^6 ints: 7.1 ->
  * 3.8 ms); they never take the same element (the k least and the m
- * greatest, k + m <= nx + ny); a forward merge does the middle left. */
+ * greatest, k + m <= nx + ny); a forward merge does the middle left.
+ *
+ * Checked (merge2's `check`), the runs may be in any order: out is then
+ * read back as it is written, a chunk at a time while it is in the cache
+ * (each end's chunk with the element before it), and the ends must not
+ * have crossed; out ascends exactly when both runs do (a merge keeps each
+ * run's order).  Every index stays in bounds either way: the steps are
+ * bounded by the runs' lengths, not by their order. */
 typedef struct {
     const int64_t *x, *y;
     int64_t *out;
@@ -61,9 +68,30 @@ typedef struct {
         m.je -= !u_;                                                         \
     } while (0)
 
-static void merging_finish(merging m)
+/* Steps of the checked merge between two reads of what they wrote: 4 KiB
+ * at each end of each half, 16 KiB in all. */
+#define CHECK_CHUNK 512
+
+/* Whether out[from..to) ascends, from and to clamped to out[0..n). */
+static bool ascends(const int64_t *out, int64_t from, int64_t to, int64_t n)
 {
-    int64_t half = (m.nx + m.ny) / 2;
+    from = from < 0 ? 0 : from;
+    to = to > n ? n : to;
+    return from >= to || sgl_sorted_i64(out + from, to - from);
+}
+
+/* What m's front wrote since k0 and its back since ke0 (each with the
+ * element before, in out's order), ascending. */
+static inline bool wrote_in_order(const merging *m, int64_t k0, int64_t ke0)
+{
+    int64_t n = m->nx + m->ny;
+    return ascends(m->out, k0 - 1, m->k, n) && ascends(m->out, m->ke + 1, ke0 + 2, n);
+}
+
+/* The rest of m's merge; false (checked only) where out does not ascend. */
+static inline __attribute__((always_inline)) bool merging_finish(merging m, bool check)
+{
+    int64_t half = (m.nx + m.ny) / 2, k0 = m.k, ke0 = m.ke;
     while (m.k < half && m.i < m.nx && m.j < m.ny && m.ie >= 0 && m.je >= 0)
         MERGE_STEP(m);
     while (m.i <= m.ie && m.j <= m.je) {
@@ -73,21 +101,29 @@ static void merging_finish(merging m)
         m.j += t;
         m.i += !t;
     }
+    if (check && (m.i > m.ie + 1 || m.j > m.je + 1))
+        return false; /* the ends crossed: out of order (the rest would not fit) */
     memcpy(m.out + m.k, m.x + m.i, (size_t)(m.ie + 1 - m.i) * sizeof *m.x);
     m.k += m.ie + 1 - m.i;
     memcpy(m.out + m.k, m.y + m.j, (size_t)(m.je + 1 - m.j) * sizeof *m.y);
+    m.k += m.je + 1 - m.j;
+    /* from the front's last checked element to the back's first */
+    return !check || ascends(m.out, k0 - 1, ke0 + 2, m.nx + m.ny);
 }
 
 /* Split at the middle of out (the count of x's in its first h elements:
  * a binary search), the halves' merges run side by side, four chains, for
  * as many steps as no run can run out at either end (each half's half and
- * each run's length at most): 2.5*10^6 ints 3.8 -> 2.4 ms. */
-void sgl_merge2_i64(const int64_t *x, int64_t nx, const int64_t *y, int64_t ny, int64_t *out)
+ * each run's length at most): 2.5*10^6 ints 3.8 -> 2.4 ms.  Checked: false
+ * where x or y does not ascend (out is then written, in no order). */
+static inline __attribute__((always_inline)) bool merge2(const int64_t *x, int64_t nx,
+                                                         const int64_t *y, int64_t ny,
+                                                         int64_t *out, bool check)
 {
     if (nx > 0 && ny > 0 && !(y[0] < x[nx - 1])) { /* already in order */
         memcpy(out, x, (size_t)nx * sizeof *x);
         memcpy(out + nx, y, (size_t)ny * sizeof *y);
-        return;
+        return !check || (sgl_sorted_i64(x, nx) && sgl_sorted_i64(y, ny));
     }
     int64_t h = (nx + ny) / 2, lo = h > ny ? h - ny : 0, hi = h < nx ? h : nx;
     while (lo < hi) { /* the least i such that y[h - i - 1] < x[i] (or none is left) */
@@ -102,12 +138,37 @@ void sgl_merge2_i64(const int64_t *x, int64_t nx, const int64_t *y, int64_t ny, 
     int64_t steps = h / 2, bound[] = {(nx + ny - h) / 2, a.nx, a.ny, b.nx, b.ny};
     for (int r = 0; r < 5; r++)
         steps = bound[r] < steps ? bound[r] : steps;
-    for (int64_t s = 0; s < steps; s++) {
-        MERGE_STEP(a);
-        MERGE_STEP(b);
+    if (!check) {
+        for (int64_t s = 0; s < steps; s++) {
+            MERGE_STEP(a);
+            MERGE_STEP(b);
+        }
+        merging_finish(a, false);
+        merging_finish(b, false);
+        return true;
     }
-    merging_finish(a);
-    merging_finish(b);
+    for (int64_t s = 0; s < steps;) {
+        int64_t e = steps - s < CHECK_CHUNK ? steps : s + CHECK_CHUNK;
+        int64_t ak = a.k, ake = a.ke, bk = b.k, bke = b.ke;
+        for (; s < e; s++) {
+            MERGE_STEP(a);
+            MERGE_STEP(b);
+        }
+        if (!wrote_in_order(&a, ak, ake) || !wrote_in_order(&b, bk, bke))
+            return false;
+    }
+    return merging_finish(a, true) && merging_finish(b, true) && ascends(out, h - 1, h + 1, nx + ny);
+}
+
+void sgl_merge2_i64(const int64_t *x, int64_t nx, const int64_t *y, int64_t ny, int64_t *out)
+{
+    (void)merge2(x, nx, y, ny, out, false);
+}
+
+bool sgl_merge2_checked_i64(const int64_t *x, int64_t nx, const int64_t *y, int64_t ny,
+                            int64_t *out)
+{
+    return merge2(x, nx, y, ny, out, true);
 }
 
 /* Merges the ascending a[0..n1) and a[n1..n1+n2) in place, stably, with
@@ -192,9 +253,15 @@ void sgl_merge_runs_i64(const int64_t *src, int64_t *dst, int64_t *tmp, int64_t 
         memcpy(dst, from, (size_t)n * sizeof *dst);
 }
 
+/* The elements at each end of a part that two_sorted_runs reads. */
+#define ENDS_CHECKED 256
+
 /* The two non-empty parts of vv when it has exactly two, both ascending
- * runs of ints, SGL_SORT_HYBRID_MIN elements or more in all (below, the
- * concatenated copy is in the cache and the plain path as fast). */
+ * runs of ints as far as their ends show (the merge checks the rest, in
+ * the same pass: the separate read of both parts took 1.2-1.9 ms of the
+ * 3-5 ms merge of PSRS's 2.5*10^6 ints at 1x2 on the 2-core VM),
+ * SGL_SORT_HYBRID_MIN elements or more in all (below, the concatenated
+ * copy is in the cache and the plain path as fast). */
 static bool two_sorted_runs(const sgl_type *vvt, const sgl_vec *vv, const sgl_vec **x,
                             const sgl_vec **y)
 {
@@ -213,25 +280,33 @@ static bool two_sorted_runs(const sgl_type *vvt, const sgl_vec *vv, const sgl_ve
     }
     if (k != 2 || total < SGL_SORT_HYBRID_MIN)
         return false;
-    /* each check stops at its first descent: cheap where a part is not sorted */
     const sgl_int *a = got[0]->data, *b = got[1]->data;
     if (a[got[0]->len - 1] <= b[0]) /* in order as they are: concat's copy (or view) is all */
         return false;
-    if (!sgl_sorted_i64(a, got[0]->len) || !sgl_sorted_i64(b, got[1]->len))
-        return false;
+    /* both ends of each part ascend (a part in no order fails at once);
+     * the merge checks the rest as it goes */
+    for (int p = 0; p < 2; p++) {
+        const sgl_int *d = got[p]->data;
+        int64_t n = got[p]->len, e = n < ENDS_CHECKED ? n : ENDS_CHECKED;
+        if (!sgl_sorted_i64(d, e) || !sgl_sorted_i64(d + n - e, e))
+            return false;
+    }
     *x = got[0];
     *y = got[1];
     return true;
 }
 
 /* The merge of two_sorted_runs' parts into a new vector; false (nothing
- * allocated) without the memory for it. */
+ * allocated) without the memory for it, or where a part was not in order
+ * after all (the merge found out: the vector is freed). */
 static bool merged(const sgl_type *vt, const sgl_vec *x, const sgl_vec *y, sgl_vec *out)
 {
     if (!sgl_vec_try_alloc(vt->elem, x->len + y->len, out))
         return false;
-    sgl_merge2_i64(x->data, x->len, y->data, y->len, out->data);
-    return true;
+    if (sgl_merge2_checked_i64(x->data, x->len, y->data, y->len, out->data))
+        return true;
+    sgl_vec_free(vt, out);
+    return false;
 }
 
 sgl_vec sgl_sort_concat(const sgl_type *vvt, const sgl_vec *vv, int line, int col)

@@ -106,6 +106,12 @@ void sgl_merge_runs_i64(const int64_t *src, int64_t *dst, int64_t *tmp, int64_t 
  * (x's first on a tie). */
 void sgl_merge2_i64(const int64_t *x, int64_t nx, const int64_t *y, int64_t ny, int64_t *out);
 
+/* The same for x and y in any order, checked as it goes: true where both
+ * ascend (out is their merge), false where one does not (out is written,
+ * in no order).  Bounds-safe on any input; no pass of its own to check. */
+bool sgl_merge2_checked_i64(const int64_t *x, int64_t nx, const int64_t *y, int64_t ny,
+                            int64_t *out);
+
 /* Merges the ascending a[0..n1) and a[n1..n1+n2) in place, stably.  False
  * (a unchanged) without memory for a buffer as long as the shorter run. */
 bool sgl_merge2_in_place_i64(int64_t *a, int64_t n1, int64_t n2);

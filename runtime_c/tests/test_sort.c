@@ -630,6 +630,84 @@ static void test_two_runs(void)
             }
 }
 
+/* sgl_merge2_checked_i64: two ascending runs of every shape merge as the
+ * reference does (true); one descent anywhere in either run (at each end,
+ * at the checked chunks' edges, at random), or runs in no order at all
+ * (whose merge's two ends cross), answer false, in bounds (out exactly
+ * nx + ny long: AddressSanitizer's build). */
+static void test_merge_checked(void)
+{
+    static const int64_t ns[] = {1, 2, 5, 511, 1030, 5000, 20001};
+    const int64_t nns = (int64_t)(sizeof ns / sizeof ns[0]);
+    for (int64_t a = 0; a < nns; a++)
+        for (int64_t b = 0; b < nns; b++)
+            for (int pattern = 0; pattern < 4; pattern++) {
+                int64_t nx = ns[a], ny = ns[b], n = nx + ny;
+                int64_t *x = xmalloc((size_t)nx * 8), *y = xmalloc((size_t)ny * 8);
+                int64_t *want = xmalloc((size_t)n * 8), *out = xmalloc((size_t)n * 8);
+                for (int64_t i = 0; i < n; i++) {
+                    int64_t v;
+                    switch (pattern) {
+                    case 0: v = (int64_t)(next_u64() % 40); break;               /* ties */
+                    case 1: v = (int64_t)(next_u64() % 1000000000); break;        /* spread */
+                    case 2: v = i < nx ? 3 * n + i : i; break;                     /* y first */
+                    default: v = i < nx ? (int64_t)(next_u64() % 5) + n : (int64_t)(next_u64() % (2 * n));
+                    }
+                    if (i < nx)
+                        x[i] = v;
+                    else
+                        y[i - nx] = v;
+                }
+                ref_sort(x, nx, cmp_int);
+                ref_sort(y, ny, cmp_int);
+                memcpy(want, x, (size_t)nx * 8);
+                memcpy(want + nx, y, (size_t)ny * 8);
+                ref_sort(want, n, cmp_int);
+                bool ok = sgl_merge2_checked_i64(x, nx, y, ny, out);
+                CHECK(ok && memcmp(out, want, (size_t)n * 8) == 0, "checked merge, in order", n);
+                /* one descent: at p of x (run 0) or y (run 1) */
+                for (int run = 0; run < 2; run++) {
+                    int64_t *r = run ? y : x, m = run ? ny : nx;
+                    int64_t at[] = {0, 1, m / 2, 510, 511, 512, 1023, 1024, m - 2,
+                                    m > 2 ? (int64_t)(next_u64() % (uint64_t)(m - 1)) : 0};
+                    for (size_t k = 0; k < sizeof at / sizeof at[0]; k++) {
+                        int64_t q = at[k];
+                        if (q < 0 || q + 1 >= m)
+                            continue;
+                        int64_t was = r[q];
+                        r[q] = r[q + 1] + 1; /* r[q] > r[q + 1] */
+                        CHECK(!sgl_merge2_checked_i64(x, nx, y, ny, out), "checked merge, a descent",
+                              n);
+                        r[q] = was;
+                    }
+                }
+                free(x);
+                free(y);
+                free(want);
+                free(out);
+            }
+    /* in no order: the ends cross */
+    for (int64_t k = 0; k < nns; k++) {
+        int64_t m = ns[k];
+        if (m < 3)
+            continue;
+        int64_t *x = xmalloc((size_t)m * 8), *y = xmalloc((size_t)m * 8), *out = xmalloc((size_t)m * 16);
+        for (int64_t i = 0; i < m; i++) {
+            x[i] = (int64_t)(next_u64() % 1000);
+            y[i] = (int64_t)(next_u64() % 1000);
+        }
+        CHECK(!sgl_merge2_checked_i64(x, m, y, m, out), "checked merge, no order", 2 * m);
+        for (int64_t i = 0; i < m; i++) { /* descending runs */
+            x[i] = 2 * (m - i);
+            y[i] = 2 * (m - i) + 1;
+        }
+        CHECK(!sgl_merge2_checked_i64(x, m, y, m, out), "checked merge, descending", 2 * m);
+        free(x);
+        free(y);
+        free(out);
+    }
+}
+
 /* Splits long enough for the write-combining scatter (SGL_SORT_WC_MIN),
  * into outputs at every offset in a 64-byte line (the lines' partial ends),
  * with buckets of every size (few distinct: most buckets empty; outlier:
@@ -920,6 +998,7 @@ int main(void)
     test_descents();
     test_blocks();
     test_two_runs();
+    test_merge_checked();
     test_write_combining();
     test_packed();
     test_block_in_place();
