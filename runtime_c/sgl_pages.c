@@ -2,11 +2,11 @@
  * for transparent huge pages and populated at once, 2 MiB at a time,
  * watched.
  *
- * A big block is populated at once (a fault per 4 KiB costs several times
- * more) by MADV_POPULATE_WRITE, or, a whole aligned 2 MiB of huge pages,
- * by writing to it (populate_huge_step); by MAP_POPULATE without the
- * advice (headers, or Linux < 5.14): advised after, never watched
- * (docs/execution.md, "Freeing"). */
+ * A big block is populated at once (a fault per 4 KiB costs several
+ * times more) by MADV_POPULATE_WRITE, or, a whole aligned 2 MiB that the
+ * kernel gives a huge page, by writing to it (populate_huge_step); by
+ * MAP_POPULATE without the advice (headers, or Linux < 5.14): advised
+ * after, never watched (docs/execution.md, "Freeing"). */
 #define _GNU_SOURCE /* MADV_POPULATE_WRITE, MADV_HUGEPAGE */
 #include "sgl_vbuf.h"
 
@@ -19,6 +19,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <time.h>
+#include <unistd.h>
 
 #ifdef MADV_POPULATE_WRITE
 static _Atomic bool advice_refused; /* populate's false: MAP_POPULATE from then on */
@@ -101,29 +102,25 @@ static int64_t thread_cpu_ns(void)
     return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
 }
 
-/* A huge page's first write zeroes 2 MiB (0.1-0.4 ms); a 4 KiB page's
- * takes a few microseconds. */
-#define SMALL_FAULT_NS 25000
-
 /* Populates the 2 MiB step p (aligned, all of it in the block, its pages
  * new) of a block advised for huge pages: by writing a zero to its first
- * page, then to the others, where that write took a huge page's time;
- * else (the kernel had no huge page to give, or gives none) by the
- * advice, as other steps are (4 KiB pages fault in slower one by one).
- * Writing takes the mapping's own lock, not the address space's, which
- * MADV_POPULATE_WRITE holds for reading: another thread's mmap waited
- * behind it (rwsem readers steal the lock from a waiting writer until it
- * has waited 4 ms), its child of a PSRS on threads 2-3 ms later for its
- * sorted block.  False where the kernel refused the advice. */
+ * byte, which faults in a huge page where the kernel has one to give;
+ * else (its last page is not resident: the kernel gave a small page, or
+ * gives none) by the advice, as other steps are.  With per-VMA locks
+ * (Linux 6.4 on) that write takes the mapping's own lock where
+ * MADV_POPULATE_WRITE holds the address space's lock for reading all the
+ * time it populates: another thread's mmap waited behind it (rwsem
+ * readers take the lock from a waiting writer until it has waited 4 ms),
+ * the other child of a PSRS on threads 2-3 ms for its sorted block.  False
+ * where the kernel refused the advice. */
 static bool populate_huge_step(char *p)
 {
-    int64_t t0 = thread_cpu_ns();
     *(volatile char *)p = 0;
-    if (thread_cpu_ns() - t0 < SMALL_FAULT_NS)
-        return populate(p + 4096, HUGE_STEP - 4096);
-    for (uintptr_t i = 4096; i < HUGE_STEP; i += 4096) /* mapped already: no fault */
-        ((volatile char *)p)[i] = 0;
-    return true;
+    size_t page = (size_t)sysconf(_SC_PAGESIZE);
+    unsigned char in = 0;
+    if (page > 0 && page < HUGE_STEP && mincore(p + HUGE_STEP - page, page, &in) == 0 && (in & 1))
+        return true; /* one huge page */
+    return populate(p, HUGE_STEP); /* the page written is there already */
 }
 
 /* Populates p .. p + len of the block blk .. blk + all (advised by

@@ -325,6 +325,14 @@ def test_c_populate_refused(build) -> None:
     _run_unit(build("test_populate"))
 
 
+def test_c_pages_steps(build) -> None:
+    """Which 2 MiB steps of a big block ask MADV_POPULATE_WRITE: not a
+    whole one that the kernel gave a huge page (written instead), every
+    other one once; all of them where huge pages are refused; then none
+    once the advice is refused (runtime_c/tests/test_pages.c)."""
+    _run_unit(build("test_pages"))
+
+
 def test_c_huge_watch_across_threads(build, monkeypatch) -> None:
     """A slow step of one thread withdraws the huge-page advice from the
     block another thread is populating at the same time

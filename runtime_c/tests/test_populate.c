@@ -5,7 +5,8 @@
  * first big block asks once, is told no, and still holds zeroed, writable
  * memory (its pages fault in); the later ones are mapped with MAP_POPULATE
  * and never ask again; a block grown past its pages does not ask either.
- * Without the huge-page advice, so that every step asks.
+ * Without the huge-page advice (a step of huge pages would be written,
+ * not asked for: test_pages.c has that).
  * Prints the counts, exits 1 on any failure.
  */
 #define _GNU_SOURCE
