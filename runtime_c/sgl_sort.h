@@ -108,7 +108,10 @@ void sgl_merge2_i64(const int64_t *x, int64_t nx, const int64_t *y, int64_t ny, 
 
 /* The same for x and y in any order, checked as it goes: true where both
  * ascend (out is their merge), false where one does not (out is written,
- * in no order).  Bounds-safe on any input; no pass of its own to check. */
+ * in no order).  Bounds-safe on any input.  The order is checked on what
+ * the merge writes, while it is in the cache, not in a pass of its own
+ * (but where y[0] is not below x's last: x and y are then copied and
+ * each checked). */
 bool sgl_merge2_checked_i64(const int64_t *x, int64_t nx, const int64_t *y, int64_t ny,
                             int64_t *out);
 

@@ -632,9 +632,9 @@ static void test_two_runs(void)
 
 /* sgl_merge2_checked_i64: two ascending runs of every shape merge as the
  * reference does (true); one descent anywhere in either run (at each end,
- * at the checked chunks' edges, at random), or runs in no order at all
- * (whose merge's two ends cross), answer false, in bounds (out exactly
- * nx + ny long: AddressSanitizer's build). */
+ * at the checked chunks' edges, at random, at every index), or runs in no
+ * order at all (whose merge's two ends cross), answer false, in bounds
+ * (out exactly nx + ny long: AddressSanitizer's build). */
 static void test_merge_checked(void)
 {
     static const int64_t ns[] = {1, 2, 5, 511, 1030, 5000, 20001};
@@ -686,6 +686,32 @@ static void test_merge_checked(void)
                 free(want);
                 free(out);
             }
+    /* a descent at every index of either run: interleaved runs (every
+     * chunk's seams, front and back, and the finish between them) and
+     * one run inside the other (the ends meet elsewhere) */
+    for (int shape = 0; shape < 2; shape++) {
+        int64_t m = 2600, *x = xmalloc((size_t)m * 8), *y = xmalloc((size_t)m * 8);
+        int64_t *out = xmalloc((size_t)m * 16);
+        for (int64_t i = 0; i < m; i++) {
+            x[i] = shape == 0 ? 2 * i : m + i;
+            y[i] = shape == 0 ? 2 * i + 1 : 3 * i;
+        }
+        int64_t missed = 0;
+        for (int run = 0; run < 2; run++) {
+            int64_t *r = run ? y : x;
+            for (int64_t q = 0; q + 1 < m; q++) {
+                int64_t was = r[q];
+                r[q] = r[q + 1] + 1;
+                missed += sgl_merge2_checked_i64(x, m, y, m, out);
+                r[q] = was;
+            }
+        }
+        CHECK(missed == 0, "checked merge, a descent at every index", 2 * m);
+        CHECK(sgl_merge2_checked_i64(x, m, y, m, out), "checked merge, restored", 2 * m);
+        free(x);
+        free(y);
+        free(out);
+    }
     /* in no order: the ends cross */
     for (int64_t k = 0; k < nns; k++) {
         int64_t m = ns[k];
