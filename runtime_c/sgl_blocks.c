@@ -6,7 +6,6 @@
 #define _GNU_SOURCE /* MAP_ANONYMOUS, MAP_POPULATE; sched_getcpu, sched_setaffinity */
 #include "sgl_vbuf.h"
 
-#include <errno.h>
 #include <pthread.h>
 #include <sched.h>
 #include <stdatomic.h>

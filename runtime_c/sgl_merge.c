@@ -106,7 +106,6 @@ static inline __attribute__((always_inline)) bool merging_finish(merging m, bool
     memcpy(m.out + m.k, m.x + m.i, (size_t)(m.ie + 1 - m.i) * sizeof *m.x);
     m.k += m.ie + 1 - m.i;
     memcpy(m.out + m.k, m.y + m.j, (size_t)(m.je + 1 - m.j) * sizeof *m.y);
-    m.k += m.je + 1 - m.j;
     /* from the front's last checked element to the back's first */
     return !check || ascends(m.out, k0 - 1, ke0 + 2, m.nx + m.ny);
 }

@@ -124,8 +124,8 @@ static bool populate_huge_step(char *p)
 }
 
 /* Populates p .. p + len of the block blk .. blk + all (advised by
- * sgl_pages_advise, its pages there new), 2 MiB at a time while huge pages are
- * advised, watched as above; false where the kernel refused. */
+ * sgl_pages_advise, its pages there new), 2 MiB at a time while huge
+ * pages are advised, watched as above; false where the kernel refused. */
 bool sgl_pages_populate(char *blk, size_t all, char *p, size_t len)
 {
     char *end = p + len;
