@@ -53,6 +53,9 @@
 #include "sgl_instr.h"
 
 #include <setjmp.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
 
 #ifdef SGL_USE_MPI
 #include <mpi.h>
@@ -171,9 +174,35 @@ void sgl_out_free(sgl_node *n);
 int sgl_out_drain(sgl_node *n, void (*fn)(const char *p, size_t len, void *user), void *user);
 /* ---- end of output ---- */
 
+/* A cache line.  The nodes of a level live in one array, as do their
+ * results of a superstep, each written by its own thread: each starts on
+ * a line of its own (sgl_lines_calloc), so that no thread's writes take
+ * a line another thread is using away from it. */
+#define SGL_LINE 64
+/* calloc of n elements of size bytes (a multiple of SGL_LINE: a struct
+ * with an _Alignas(SGL_LINE) member) aligned to SGL_LINE; free with
+ * free().  NULL without the memory. */
+static inline void *sgl_lines_calloc(size_t n, size_t size)
+{
+    if (n == 0) n = 1;
+    if (size == 0 || size % SGL_LINE != 0 || n > SIZE_MAX / size) return NULL;
+    void *p = aligned_alloc(SGL_LINE, n * size);
+    return p ? memset(p, 0, n * size) : NULL;
+}
+
+/* lv = v, skipped when lv holds v already.  For what a child's thread
+ * writes each superstep and its master reads after it (sgl_child_result):
+ * a store, even of the same value, takes the line from the master's cache
+ * and the master's next read takes it back, two transfers between cores
+ * per line on the critical path of every short superstep. */
+#define SGL_SET(lv, v)                                                                        \
+    do {                                                                                      \
+        if ((lv) != (v)) (lv) = (v);                                                          \
+    } while (0)
+
 /* What one child's run of a superstep produced. */
 typedef struct sgl_child_result {
-    int failed_op;  /* -1: none */
+    _Alignas(SGL_LINE) int failed_op; /* -1: none */
     char *msg;      /* the failure's message (owned) */
     double compute; /* seconds spent running the ops */
     /* Its output, bytes 0 .. seg_end[nops - 1]: the first out_spilled
@@ -191,7 +220,7 @@ typedef struct sgl_child_result {
 } sgl_child_result;
 
 struct sgl_node {
-    sgl_node_head head; /* first: generated code reads head.cancelled (sgl.h) */
+    _Alignas(SGL_LINE) sgl_node_head head; /* first: generated code reads head.cancelled (sgl.h) */
     int depth;
     int child_index;
     int nchildren;

@@ -186,7 +186,7 @@ static void step_member(void *ctx, int i)
 static void run_children(sgl_node *n, sgl_key k, const sgl_site *s, sgl_arg *args,
                          sgl_child_result *res)
 {
-    step_ctx c; /* (only the first s->nops plans are written and read) */
+    _Alignas(128) step_ctx c; /* (only the first s->nops plans are written and read) */
     c.n = n;
     c.k = k;
     c.s = s;
@@ -321,7 +321,7 @@ void sgl_local_build(sgl_node *n)
 {
     if (n->nchildren == 0) return;
     n->via = &sgl_transport_local;
-    n->kids = calloc((size_t)n->nchildren, sizeof *n->kids);
+    n->kids = sgl_lines_calloc((size_t)n->nchildren, sizeof *n->kids);
     if (!n->kids) sgl_internal_error("out of memory (tree)");
     n->nlocal = n->nchildren;
     int64_t first = n->shape->first[n->id];

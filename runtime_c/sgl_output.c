@@ -248,10 +248,10 @@ void sgl_out_free(sgl_node *n)
 
 void sgl_out_result(sgl_node *c, sgl_child_result *r)
 {
-    r->out = c->out.data;
-    r->out_fd = c->spill.open ? c->spill.fd : -1;
-    r->out_spilled = c->spill.len;
-    r->out_err = 0;
+    SGL_SET(r->out, c->out.data);
+    SGL_SET(r->out_fd, c->spill.open ? c->spill.fd : -1);
+    SGL_SET(r->out_spilled, c->spill.len);
+    SGL_SET(r->out_err, 0);
 }
 
 /* If n's buffer has passed the threshold (n not the executable's root),

@@ -607,7 +607,7 @@ static bool threads_fit(const char *text, const machine_plan *m)
  * subtree below chain[plevels], all in this process. */
 static sgl_node *build_tree(machine_plan *m)
 {
-    sgl_node *chain = calloc((size_t)(m->plevels + 1), sizeof *chain);
+    sgl_node *chain = sgl_lines_calloc((size_t)(m->plevels + 1), sizeof *chain);
     if (!chain) sgl_internal_error("out of memory (tree)");
     int64_t id = m->leaf;
     for (int l = m->plevels; l >= m->j0; l--) {

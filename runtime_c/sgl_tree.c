@@ -388,9 +388,9 @@ static const char *op_name(sgl_op_kind k)
 
 void sgl_child_begin(sgl_node *c, sgl_child_result *r)
 {
-    r->failed_op = -1;
-    r->msg = NULL;
-    r->compute = 0;
+    SGL_SET(r->failed_op, -1);
+    SGL_SET(r->msg, NULL);
+    SGL_SET(r->compute, 0);
     if (c->files.n) sgl_files_clear(&c->files); /* io: the files of this superstep only */
 }
 
@@ -432,7 +432,7 @@ static void child_ops_run(sgl_node *c, const sgl_site *s, sgl_key mk, void **in,
             case SGL_OP_PARDO: op->body(c, ck, frame); break;
             case SGL_OP_GATHER: op->eval(c, ck, frame, out[jj]); break;
             }
-            r->seg_end[jj] = sgl_out_pos(c);
+            SGL_SET(r->seg_end[jj], sgl_out_pos(c));
         }
     } else {
         r->failed_op = j;
@@ -468,8 +468,10 @@ void sgl_child_end(sgl_node *c, const sgl_site *s, sgl_child_result *r)
     if (r->failed_op >= 0)
         for (int k = r->failed_op; k < s->nops; k++) r->seg_end[k] = sgl_out_pos(c);
     sgl_out_result(c, r); /* io */
-    r->files = c->files; /* io: moved to the result */
-    c->files = (sgl_fileset){0};
+    if (c->files.cap || r->files.cap) { /* io: moved (no storage on either side: nothing) */
+        r->files = c->files;
+        c->files = (sgl_fileset){0};
+    }
 }
 
 void sgl_child_run(sgl_node *c, const sgl_site *s, sgl_key mk, void **in, void **out,
@@ -487,9 +489,10 @@ void sgl_child_run(sgl_node *c, const sgl_site *s, sgl_key mk, void **in, void *
 static sgl_child_result *results_for(sgl_node *n, int nk)
 {
     if (nk > n->res_cap) {
-        sgl_child_result *r = realloc(n->res, (size_t)nk * sizeof *r);
+        sgl_child_result *r = sgl_lines_calloc((size_t)nk, sizeof *r);
         if (!r) sgl_internal_error("out of memory (superstep)");
-        for (int i = n->res_cap; i < nk; i++) r[i].files = (sgl_fileset){0}; /* io */
+        if (n->res_cap) memcpy(r, n->res, (size_t)n->res_cap * sizeof *r);
+        free(n->res);
         n->res = r;
         n->res_cap = nk;
     }

@@ -273,21 +273,37 @@ def test_cache_key_covers_every_runtime_file(tmp_path: Path, monkeypatch) -> Non
     assert len(keys) == len(files) + 2
 
 
+def _with_whole_runtime(test: str, config: str, tmp_path: Path) -> Path:
+    """Compiles runtime_c/tests/TEST.c with every runtime file in CONFIGS'
+    configuration config, warnings as errors; the executable."""
+    _, defines = CONFIGS[config]
+    exe = tmp_path / test
+    sources = [str(p) for p in sorted(RUNTIME.glob("*.c"))]
+    cmd = [*_cc(), *BASE_FLAGS, *defines, "-I", str(RUNTIME), "-o", str(exe),
+           str(RUNTIME / "tests" / f"{test}.c"), *sources, "-lm", "-lpthread"]
+    res = subprocess.run(cmd, capture_output=True, text=True)
+    assert res.returncode == 0, res.stderr
+    return exe
+
+
 @pytest.mark.parametrize("config", ["seq", "omp"])
 def test_library_call_boundary(config: str, tmp_path: Path) -> None:
     """runtime_c/tests/test_library.c against the whole runtime: run-time and
     internal errors fail the call, never the host process; after an internal
     error every call fails until init runs again."""
-    _, defines = CONFIGS[config]
-    exe = tmp_path / "test_library"
-    sources = [str(p) for p in sorted(RUNTIME.glob("*.c"))]
-    cmd = [*_cc(), *BASE_FLAGS, *defines, "-I", str(RUNTIME), "-o", str(exe),
-           str(RUNTIME / "tests" / "test_library.c"), *sources, "-lm", "-lpthread"]
-    res = subprocess.run(cmd, capture_output=True, text=True)
-    assert res.returncode == 0, res.stderr
+    exe = _with_whole_runtime("test_library", config, tmp_path)
     res = subprocess.run([str(exe)], capture_output=True, text=True, timeout=60,
                          env={**os.environ, "OMP_NUM_THREADS": "2"})
     assert (res.returncode, res.stdout) == (0, "ok\n"), res.stderr
+
+
+@pytest.mark.parametrize("config", ["seq", "omp"])
+def test_c_child_results(config: str, tmp_path: Path) -> None:
+    """runtime_c/tests/test_results.c against the whole runtime: a child's run
+    that changes nothing stores nothing into its result (a read-only page
+    would fault), each field changes when it must, and the arrays of nodes
+    and results give each element cache lines of its own."""
+    assert _run_unit(_with_whole_runtime("test_results", config, tmp_path)) >= 36
 
 
 # test_team.c times its polls (one every 2 ms for about 55 ms: at least 2):
