@@ -1,7 +1,8 @@
 /*
  * sgl_sort_float.c: the float sort of sgl_sort.c when no element is a NaN
  * (from SGL_SORT_FLOAT_SMALL elements on; under SGL_SORT_HYBRID_MIN, not
- * with both -0.0 and 0.0 either).
+ * with both -0.0 and 0.0 either), where the CPU has no AVX-512 (else the
+ * long sort is sgl_sort_vec.c's, whose zeros this file puts in order).
  *
  * Without NaNs, two floats that compare equal are the same bits, but for
  * -0.0 and 0.0, so stability cannot be seen, and a float's bits map to
@@ -129,9 +130,9 @@ static void sort_bucket(uint64_t *a, int64_t m, uint64_t *t, int64_t tn, int64_t
         a[i] = as_int(a[i]);
 }
 
-/* Where a holds -0.0 and 0.0, sorted (as_int puts -0.0 first), they take
- * their order in src instead: the builtin's sort keeps equal elements in
- * input order. */
+/* Where a, sorted, holds -0.0 and 0.0 (in any order: as_int puts -0.0
+ * first, sgl_sort_vec.c mixes them), they take their order in src
+ * instead: the builtin's sort keeps equal elements in input order. */
 static void zeros_in_order(const uint64_t *src, uint64_t *a, int64_t n)
 {
     int64_t l = 0, r = n; /* the first element not below -0.0 */
@@ -143,10 +144,13 @@ static void zeros_in_order(const uint64_t *src, uint64_t *a, int64_t n)
             r = mid;
     }
     int64_t z = l, e = l;
-    while (e < n && (a[e] << 1) == 0)
-        e++;
-    if (e - z < 2 || a[z] == a[e - 1])
-        return; /* not both */
+    uint64_t any = 0, all = ~(uint64_t)0;
+    for (; e < n && (a[e] << 1) == 0; e++) {
+        any |= a[e];
+        all &= a[e];
+    }
+    if (any == all)
+        return; /* not both (or none) */
     for (int64_t i = 0; i < n && z < e; i++)
         if ((src[i] << 1) == 0)
             a[z++] = src[i];
@@ -202,7 +206,16 @@ bool sgl_sort_float_short(const double *src_d, double *dst_d, uint64_t *tmp, int
 /* a NaN among floats >= +0.0 */
 #define POS_NAN(x) ((x) > INF_BITS)
 
-bool sgl_sort_float_f64(const double *src_d, double *dst_d, int64_t n)
+bool sgl_sort_float_f64(const double *src, double *dst, int64_t n)
+{
+    if (sgl_sort_vec_f64(src, dst, n)) { /* AVX-512: the zeros in any order */
+        zeros_in_order((const uint64_t *)(const void *)src, (uint64_t *)(void *)dst, n);
+        return true;
+    }
+    return sgl_sort_float_radix_f64(src, dst, n);
+}
+
+bool sgl_sort_float_radix_f64(const double *src_d, double *dst_d, int64_t n)
 {
     const uint64_t *src = (const uint64_t *)(const void *)src_d;
     uint64_t *dst = (uint64_t *)(void *)dst_d;

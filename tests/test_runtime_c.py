@@ -31,7 +31,7 @@ from sglc import build as sglc_build
 RUNTIME = Path(__file__).resolve().parent.parent / "runtime_c"
 SOURCES = [RUNTIME / name
            for name in ("sgl_value.c", "sgl_blocks.c", "sgl_pages.c", "sgl_views.c", "sgl_sort.c", "sgl_sort_packed.c",
-                        "sgl_sort_builtin.c", "sgl_sort_float.c",
+                        "sgl_sort_builtin.c", "sgl_sort_float.c", "sgl_sort_vec.c",
                         "sgl_merge.c",
                         "sgl_introsort.c",
                         "sgl_ser.c", "sgl_print.c", "sgl_misc.c", "sgl_files.c", "sgl_npy.c",

@@ -932,6 +932,15 @@ static void test_int_top_digits(void)
     }
 }
 
+/* a and b hold equal floats, place by place (-0.0 and 0.0 equal; no NaN). */
+static bool same_floats(const double *a, const double *b, int64_t n)
+{
+    for (int64_t i = 0; i < n; i++)
+        if (!(a[i] == b[i]))
+            return false;
+    return true;
+}
+
 /* The float sort without NaNs (sgl_sort_float.c), short (one bucket;
  * not with both zeros) and long (split by a planned table): floats in
  * [0, 1) (a sample's plan, half of them under one exponent), of both
@@ -995,6 +1004,14 @@ static void test_float_fast(void)
                 bool fast = sgl_sort_float_f64(in, got, n);
                 CHECK(fast == (k != 8 && k != 9), KIND[k], n);
                 CHECK(!fast || memcmp(got, want, bytes) == 0, KIND[k], n);
+                memset(got, 0, bytes); /* the radix sort, whatever the CPU */
+                fast = sgl_sort_float_radix_f64(in, got, n);
+                CHECK(fast == (k != 8 && k != 9), KIND[k], n);
+                CHECK(!fast || memcmp(got, want, bytes) == 0, KIND[k], n);
+                memset(got, 0, bytes); /* AVX-512's, where the CPU has it */
+                fast = sgl_sort_vec_f64(in, got, n);
+                CHECK(fast == (sgl_sort_vec_available() && k != 8 && k != 9), KIND[k], n);
+                CHECK(!fast || same_floats(got, want, n), KIND[k], n);
             } else { /* one bucket; not with NaNs, nor with both zeros */
                 uint64_t *tmp = xmalloc(bytes);
                 int64_t *cnt = xmalloc(sizeof(int64_t) << (SGL_SORT_DIGIT_MAX + 1));
@@ -1015,6 +1032,66 @@ static void test_float_fast(void)
     }
 }
 
+/* The AVX-512 quicksort (sgl_sort_vec.c) on its own, where the CPU has
+ * it (else it declines): lengths about its network's (128) and its
+ * partitions' (a partition holds 64 elements of each end), patterns that
+ * make bad pivots (few values, the pivot the least, sorted, reversed,
+ * organ pipe, all equal), the depth limit's heapsort (depth 0, 1, 3),
+ * and the input left as it was; under 256 elements, and with a NaN
+ * anywhere, it declines. */
+static void test_float_vec(void)
+{
+    static const int64_t NS[] = {255, 256, 257, 300, 383, 384, 1000, 4099, 8191, 8192, 20000};
+    static const char *const KIND[] = {"random", "few values", "least repeated", "sorted",
+                                       "reversed", "organ pipe", "all equal", "zeros and ones"};
+    enum { NKIND = sizeof KIND / sizeof KIND[0] };
+    bool on = sgl_sort_vec_available();
+    for (size_t s = 0; s < sizeof NS / sizeof NS[0]; s++) {
+        int64_t n = NS[s];
+        size_t bytes = (size_t)n * 8;
+        double *in = xmalloc(bytes), *keep = xmalloc(bytes), *want = xmalloc(bytes),
+               *got = xmalloc(bytes);
+        for (int k = 0; k < NKIND; k++) {
+            for (int64_t i = 0; i < n; i++) {
+                uint64_t r = next_u64();
+                double u = (double)(r >> 11) * 0x1p-53;
+                in[i] = k == 0   ? (u - 0.5) * 1e3
+                        : k == 1 ? (double)(r % 3)
+                        : k == 2 ? (r % 4 ? -7.0 : u)
+                        : k == 3 ? (double)i
+                        : k == 4 ? (double)(n - i)
+                        : k == 5 ? (double)(i < n / 2 ? i : n - i)
+                        : k == 6 ? 4.0
+                                 : (r % 2 ? 1.0 : r % 4 ? 0.0 : -0.0);
+            }
+            memcpy(keep, in, bytes);
+            memcpy(want, in, bytes);
+            ref_sort(want, n, cmp_float);
+            for (int depth = -1; depth <= 3; depth++) {
+                if (depth == 2)
+                    continue;
+                memset(got, 0, bytes);
+                bool done = depth < 0 ? sgl_sort_vec_f64(in, got, n)
+                                      : sgl_sort_vec_f64_depth(in, got, n, depth);
+                CHECK(done == (on && n >= 256), KIND[k], n);
+                CHECK(!done || same_floats(got, want, n), KIND[k], n);
+                CHECK(memcmp(in, keep, bytes) == 0, KIND[k], n);
+            }
+        }
+        /* a NaN, first, last or in the middle: declined */
+        for (int64_t at = 0; at < n; at += n / 2 - 1) {
+            for (int64_t i = 0; i < n; i++)
+                in[i] = (double)(next_u64() % 1000);
+            in[at] = nan_with((uint64_t)at, at % 2 == 0);
+            CHECK(!sgl_sort_vec_f64(in, got, n), "a NaN", n);
+        }
+        free(in);
+        free(keep);
+        free(want);
+        free(got);
+    }
+}
+
 int main(void)
 {
     rng_state = 2024;
@@ -1030,6 +1107,7 @@ int main(void)
     test_block_in_place();
     test_int_top_digits();
     test_float_fast();
+    test_float_vec();
     test_ints();
     test_floats();
     printf("%d passed, %d failed\n", n_passed, n_failed);
