@@ -313,7 +313,7 @@ int sgl_lib_init(const sgl_program *prog, const char *shape_text, int threads)
     lib_args[0] = NULL;
     sgl_set_args(0, lib_args);
     sgl_local_configure(shape.nlevels);
-    sgl_node *root = calloc(1, sizeof *root);
+    sgl_node *root = sgl_lines_calloc(1, sizeof *root);
     if (!root) {
         pthread_mutex_unlock(&lib_lock);
         sgl_shape_free(&shape);

@@ -619,7 +619,7 @@ void sgl_mpi_serve(sgl_node *c)
             out[j] = sgl_op_place(s, j, &outval[j]);
             memset(out[j], 0, sgl_sizeof(s->ops[j].type));
         }
-        sgl_child_result r;
+        sgl_child_result r = {.failed_op = -1}; /* (a child's run stores what changed) */
         sgl_mpi_served_step(true); /* polled for stop messages while it runs */
         sgl_child_run(c, s, mk, in, out, &r);
         sgl_mpi_served_step(false);

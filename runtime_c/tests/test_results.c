@@ -3,9 +3,12 @@
  * result (sgl_tree.c's sgl_child_run, sgl_output.c's sgl_out_result),
  * linked with the whole runtime.  A run that changes nothing (no output,
  * no failure, no file) stores nothing: its result lies on a page made
- * read-only, and a store there would fault.  Each field still takes its
- * new value when it changes (output, a failure, and back), and the
- * arrays of nodes and of results give each element lines of its own.
+ * read-only, and a store there would fault (any fault inside the run is
+ * taken for one).  Each field still takes its new value when it changes
+ * (output, a failure, a file used, and back), and sgl_lines_calloc gives
+ * whole, aligned lines (tests/test_runtime_c.py builds this test and
+ * test_library.c with UBSan, which reports a node or a result that does
+ * not start on a line: `_Alignas(SGL_LINE)`).
  * Prints the counts, exits 1 on any failure.
  */
 #define _DEFAULT_SOURCE /* MAP_ANONYMOUS */
@@ -23,7 +26,7 @@
 
 #include "check.h"
 
-static int mode; /* what the pardo does: 0 nothing, 1 prints a line, 2 fails */
+static int mode; /* what the pardo does: 0 nothing, 1 prints a line, 2 fails, 3 uses a file */
 
 static void body(sgl_node *N, sgl_key K, void *frame)
 {
@@ -34,6 +37,8 @@ static void body(sgl_node *N, sgl_key K, void *frame)
         sgl_print_end(N, 5, 1);
     } else if (mode == 2) {
         sgl_fail(7, 3, "boom");
+    } else if (mode == 3) {
+        sgl_files_note(N, "out.txt", SGL_FILE_WROTE);
     }
 }
 
@@ -122,6 +127,19 @@ static void test_unchanged_result_not_stored(void)
     set_writable(page, len, false);
     CHECK(run(c, r));
     set_writable(page, len, true);
+
+    /* a file used: moved to the result; freed by the master, the next
+     * run stores nothing again */
+    mode = 3;
+    CHECK(run(c, r));
+    CHECK(r->files.n == 1 && r->files.cap > 0 && strcmp(r->files.path[0], "out.txt") == 0);
+    CHECK(c->files.n == 0 && c->files.cap == 0 && c->files.path == NULL);
+    sgl_files_free(&r->files);
+    mode = 0;
+    set_writable(page, len, false);
+    CHECK(run(c, r));
+    set_writable(page, len, true);
+    CHECK(r->files.cap == 0 && r->failed_op == -1);
 
     CHECK(sigaction(SIGSEGV, &old, NULL) == 0);
     sgl_out_free(c);
