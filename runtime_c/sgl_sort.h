@@ -211,25 +211,25 @@ void sgl_sort_bucket_i64(int64_t *a, int64_t *tmp, int64_t n, int64_t *cnt, cons
 
 /* Sorts the doubles src[0..n) into dst (not src) when none is a NaN
  * (then equal floats are equal bits but for -0.0 and 0.0, which it puts
- * back in their input order, so stability cannot be seen): on a CPU with
- * AVX-512 by sgl_sort_vec_f64, else as ints of the floats' order, split
- * by a table that a sample of the input planned, each bucket sorted in
- * the cache by its top two digits and an insertion pass
- * (sgl_sort_float.c).  For n >= SGL_SORT_HYBRID_MIN (any n works).  False (dst unspecified) when an element is a NaN, or
- * without memory. */
+ * back in their input order, so stability cannot be seen): on a CPU
+ * with AVX-512 by sgl_sort_vec_f64, else as ints of the floats' order,
+ * split by a table that a sample of the input planned, each bucket
+ * sorted in the cache by its top two digits and an insertion pass
+ * (sgl_sort_float.c).  For n >= SGL_SORT_HYBRID_MIN (any n works).
+ * False (dst unspecified) when an element is a NaN, or without memory. */
 bool sgl_sort_float_f64(const double *src, double *dst, int64_t n);
 /* The same by the radix sort alone, whatever the CPU (sgl_sort_float_f64
  * takes sgl_sort_vec_f64 where it can). */
 bool sgl_sort_float_radix_f64(const double *src, double *dst, int64_t n);
 
 /* Sorts the doubles src[0..n) into dst (not src) with `<` by a quicksort
- * on AVX-512 (sgl_sort_vec.c), unstable: -0.0 and 0.0 in any order.
- * False (dst unspecified) when an element is a NaN, when the CPU has no
- * AVX-512F or the environment sets SGL_SORT_VEC=0 (sgl_sort_vec_available),
- * or under 256 elements.  _depth: at most depth partitions deep, then
- * heapsort (sgl_sort_vec_f64 allows 2 log2(n)). */
-bool sgl_sort_vec_f64(const double *src, double *dst, int64_t n);
-bool sgl_sort_vec_f64_depth(const double *src, double *dst, int64_t n, int depth);
+ * on AVX-512 (sgl_sort_vec.c), unstable: -0.0 and 0.0 in any order (dst
+ * a permutation of src).  1: sorted; -1 (dst unspecified): an element is
+ * a NaN; 0 (nothing done): the CPU has no AVX-512F, the environment sets
+ * SGL_SORT_VEC=0 (sgl_sort_vec_available), or n < 256.  _depth: at most
+ * depth partitions deep, then heapsort (sgl_sort_vec_f64: 2 log2(n)). */
+int sgl_sort_vec_f64(const double *src, double *dst, int64_t n);
+int sgl_sort_vec_f64_depth(const double *src, double *dst, int64_t n, int depth);
 bool sgl_sort_vec_available(void);
 
 /* The same under SGL_SORT_HYBRID_MIN elements, as one bucket, dst may be

@@ -208,11 +208,10 @@ bool sgl_sort_float_short(const double *src_d, double *dst_d, uint64_t *tmp, int
 
 bool sgl_sort_float_f64(const double *src, double *dst, int64_t n)
 {
-    if (sgl_sort_vec_f64(src, dst, n)) { /* AVX-512: the zeros in any order */
+    int vec = sgl_sort_vec_f64(src, dst, n); /* AVX-512: the zeros in any order */
+    if (vec > 0)
         zeros_in_order((const uint64_t *)(const void *)src, (uint64_t *)(void *)dst, n);
-        return true;
-    }
-    return sgl_sort_float_radix_f64(src, dst, n);
+    return vec > 0 || (vec == 0 && sgl_sort_float_radix_f64(src, dst, n)); /* -1: a NaN */
 }
 
 bool sgl_sort_float_radix_f64(const double *src_d, double *dst_d, int64_t n)

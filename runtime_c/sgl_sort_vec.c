@@ -7,7 +7,9 @@
  * -0.0 and 0.0, so an unstable sort cannot be told from a stable one
  * once the zeros are put back in their input order (sgl_sort_float.c
  * does, from the input): the sort compares with the CPU's `<`, which
- * orders floats as the builtin does (-0.0 = 0.0).
+ * orders floats as the builtin does (-0.0 = 0.0), and moves whole
+ * elements (a permutation: no compare-exchange gives two lanes one
+ * zero's bits).
  *
  * - The first pass partitions the input into the output (the input is
  *   left as it was) and looks for NaNs: one there, and the sort gives up
@@ -21,7 +23,8 @@
  *   vectors are written with compress stores, exactly.
  * - Parts of at most SMALL elements are sorted by a bitonic network in
  *   registers (+inf padding the last vector).
- * - Pivots: the median of 9 elements (of 3 in parts under 8,192).  A part
+ * - Pivots: the median of 64 elements from 65,536 on, of 9 from 8,192, of
+ *   3 below.  A part
  *   whose elements below the pivot are none (the pivot is its least) is
  *   split at <= instead, and the elements equal to the pivot are done; a
  *   recursion deeper than 2 log2(n) finishes its part by heapsort.
@@ -70,7 +73,9 @@ static void part_perm_init(void)
 }
 
 /* One stage of a bitonic network inside a vector: each lane takes the
- * min or (where takemax) the max of itself and the lane perm gives. */
+ * min or (where takemax) the max of itself and the lane perm gives (of
+ * two equal, each takes the other's bits: -0.0 and 0.0 swap, none is
+ * lost). */
 AVX512 static inline __m512d stage(__m512d a, __m512i perm, __mmask8 takemax)
 {
     __m512d b = _mm512_permutexvar_pd(perm, a);
@@ -98,7 +103,10 @@ AVX512 static inline __m512d stage(__m512d a, __m512i perm, __mmask8 takemax)
                         if (((a * 8) & j) || a + j / 8 >= NV)                                     \
                             continue;                                                             \
                         int b = a + j / 8;                                                        \
-                        __m512d lo = _mm512_min_pd(v[a], v[b]), hi = _mm512_max_pd(v[a], v[b]);   \
+                        /* a blend, not min/max, which give both -0.0 and 0.0 the second's bits */ \
+                        __mmask8 sw = _mm512_cmp_pd_mask(v[b], v[a], _CMP_LT_OQ);                 \
+                        __m512d lo = _mm512_mask_blend_pd(sw, v[a], v[b]);                        \
+                        __m512d hi = _mm512_mask_blend_pd(sw, v[b], v[a]);                        \
                         v[a] = (a * 8) & k ? hi : lo;                                             \
                         v[b] = (a * 8) & k ? lo : hi;                                             \
                     }                                                                             \
@@ -385,14 +393,14 @@ bool sgl_sort_vec_available(void)
     return vec_on;
 }
 
-bool sgl_sort_vec_f64_depth(const double *src, double *dst, int64_t n, int depth)
+int sgl_sort_vec_f64_depth(const double *src, double *dst, int64_t n, int depth)
 {
     if (n < 2 * SMALL || !sgl_sort_vec_available())
-        return false;
+        return 0;
     double p = pivot(src, n);
     int64_t m = partition_into(src, dst, n, p);
     if (m < 0)
-        return false;
+        return -1;
     if (m == 0) {
         m = partition_le(dst, n, p);
         quicksort(dst + m, n - m, depth);
@@ -400,7 +408,7 @@ bool sgl_sort_vec_f64_depth(const double *src, double *dst, int64_t n, int depth
         quicksort(dst, m, depth);
         quicksort(dst + m, n - m, depth);
     }
-    return true;
+    return 1;
 }
 
 #else /* no AVX-512 code: sgl_sort_float.c's radix sort */
@@ -410,17 +418,17 @@ bool sgl_sort_vec_available(void)
     return false;
 }
 
-bool sgl_sort_vec_f64_depth(const double *src, double *dst, int64_t n, int depth)
+int sgl_sort_vec_f64_depth(const double *src, double *dst, int64_t n, int depth)
 {
     (void)src;
     (void)dst;
     (void)n;
     (void)depth;
-    return false;
+    return 0;
 }
 #endif
 
-bool sgl_sort_vec_f64(const double *src, double *dst, int64_t n)
+int sgl_sort_vec_f64(const double *src, double *dst, int64_t n)
 {
     int depth = 0;
     for (int64_t k = n; k > 1; k >>= 1)

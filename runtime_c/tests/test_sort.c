@@ -932,6 +932,15 @@ static void test_int_top_digits(void)
     }
 }
 
+/* How many of a[0..n) are -0.0. */
+static int64_t minus_zeros(const double *a, int64_t n)
+{
+    int64_t c = 0;
+    for (int64_t i = 0; i < n; i++)
+        c += a[i] == 0.0 && signbit(a[i]);
+    return c;
+}
+
 /* a and b hold equal floats, place by place (-0.0 and 0.0 equal; no NaN). */
 static bool same_floats(const double *a, const double *b, int64_t n)
 {
@@ -957,7 +966,8 @@ static void test_float_fast(void)
         "[0, 1)", "(-5e5, 5e5)", "-u*u*1e3", "integers below 1000", "2^(+-1000) exponents",
         "with infinities", "-0.0 and 0.0 among others", "-0.0 without 0.0", "one NaN",
         "a negative NaN", "clustered below the top digits", "9 in 10 equal",
-        "[0, 1) and one negative", "[0.5, 1) and one tiny", "all equal"};
+        "[0, 1) and one negative", "[0.5, 1) and one tiny", "all equal",
+        "one -0.0 among 20 zeros, the greatest"};
     enum { NKIND = sizeof KIND / sizeof KIND[0] };
     static const int64_t NS[] = {300, SGL_SORT_CACHE_MAX, SGL_SORT_HYBRID_MIN + 17,
                                  SGL_SORT_WC_MIN + 4099};
@@ -991,7 +1001,8 @@ static void test_float_fast(void)
                 case 11: in[i] = r % 10 ? 1.5 : u; break;
                 case 12: in[i] = i == n - 2 ? -1.0 : u; break;
                 case 13: in[i] = i == 7 ? 1e-300 : 0.5 + u / 2; break;
-                default: in[i] = 2.75; break;
+                case 14: in[i] = 2.75; break;
+                default: in[i] = i == 0 ? -0.0 : i < 20 ? 0.0 : -1.0; break;
                 }
             }
             memcpy(want, in, bytes);
@@ -1009,14 +1020,15 @@ static void test_float_fast(void)
                 CHECK(fast == (k != 8 && k != 9), KIND[k], n);
                 CHECK(!fast || memcmp(got, want, bytes) == 0, KIND[k], n);
                 memset(got, 0, bytes); /* AVX-512's, where the CPU has it */
-                fast = sgl_sort_vec_f64(in, got, n);
-                CHECK(fast == (sgl_sort_vec_available() && k != 8 && k != 9), KIND[k], n);
-                CHECK(!fast || same_floats(got, want, n), KIND[k], n);
+                int vec = sgl_sort_vec_f64(in, got, n), nan = k == 8 || k == 9;
+                CHECK(vec == (!sgl_sort_vec_available() ? 0 : nan ? -1 : 1), KIND[k], n);
+                CHECK(vec <= 0 || same_floats(got, want, n), KIND[k], n);
+                CHECK(vec <= 0 || minus_zeros(got, n) == minus_zeros(in, n), KIND[k], n);
             } else { /* one bucket; not with NaNs, nor with both zeros */
                 uint64_t *tmp = xmalloc(bytes);
                 int64_t *cnt = xmalloc(sizeof(int64_t) << (SGL_SORT_DIGIT_MAX + 1));
                 bool fast = sgl_sort_float_short(in, got, tmp, n, cnt);
-                CHECK(fast == (k != 6 && k != 8 && k != 9), KIND[k], n);
+                CHECK(fast == (k != 6 && k != 8 && k != 9 && k != 15), KIND[k], n);
                 CHECK(!fast || memcmp(got, want, bytes) == 0, KIND[k], n);
                 memcpy(got, in, bytes);
                 fast = sgl_sort_float_short(got, got, tmp, n, cnt); /* in place */
@@ -1036,14 +1048,18 @@ static void test_float_fast(void)
  * it (else it declines): lengths about its network's (128) and its
  * partitions' (a partition holds 64 elements of each end), patterns that
  * make bad pivots (few values, the pivot the least, sorted, reversed,
- * organ pipe, all equal), the depth limit's heapsort (depth 0, 1, 3),
- * and the input left as it was; under 256 elements, and with a NaN
- * anywhere, it declines. */
+ * organ pipe, all equal), a -0.0 among 0.0s at either end (the output a
+ * permutation: as many -0.0s), the depth limit's heapsort (depth 0, 1,
+ * 3), and the input left as it was; under 256 elements it declines, and
+ * it finds a NaN anywhere. */
 static void test_float_vec(void)
 {
     static const int64_t NS[] = {255, 256, 257, 300, 383, 384, 1000, 4099, 8191, 8192, 20000};
-    static const char *const KIND[] = {"random", "few values", "least repeated", "sorted",
-                                       "reversed", "organ pipe", "all equal", "zeros and ones"};
+    static const char *const KIND[] = {"random",     "few values", "least repeated",
+                                       "sorted",     "reversed",   "organ pipe",
+                                       "all equal",  "zeros and ones",
+                                       "one -0.0 among 20 zeros, the greatest",
+                                       "one -0.0 among 20 zeros, the least"};
     enum { NKIND = sizeof KIND / sizeof KIND[0] };
     bool on = sgl_sort_vec_available();
     for (size_t s = 0; s < sizeof NS / sizeof NS[0]; s++) {
@@ -1062,7 +1078,10 @@ static void test_float_vec(void)
                         : k == 4 ? (double)(n - i)
                         : k == 5 ? (double)(i < n / 2 ? i : n - i)
                         : k == 6 ? 4.0
-                                 : (r % 2 ? 1.0 : r % 4 ? 0.0 : -0.0);
+                        : k == 7 ? (r % 2 ? 1.0 : r % 4 ? 0.0 : -0.0)
+                        : i == 0 ? -0.0
+                        : i < 20 ? 0.0
+                                 : (k == 8 ? -1.0 : 1.0);
             }
             memcpy(keep, in, bytes);
             memcpy(want, in, bytes);
@@ -1071,10 +1090,11 @@ static void test_float_vec(void)
                 if (depth == 2)
                     continue;
                 memset(got, 0, bytes);
-                bool done = depth < 0 ? sgl_sort_vec_f64(in, got, n)
-                                      : sgl_sort_vec_f64_depth(in, got, n, depth);
+                int done = depth < 0 ? sgl_sort_vec_f64(in, got, n)
+                                     : sgl_sort_vec_f64_depth(in, got, n, depth);
                 CHECK(done == (on && n >= 256), KIND[k], n);
-                CHECK(!done || same_floats(got, want, n), KIND[k], n);
+                CHECK(done <= 0 || same_floats(got, want, n), KIND[k], n);
+                CHECK(done <= 0 || minus_zeros(got, n) == minus_zeros(in, n), KIND[k], n);
                 CHECK(memcmp(in, keep, bytes) == 0, KIND[k], n);
             }
         }
@@ -1083,7 +1103,7 @@ static void test_float_vec(void)
             for (int64_t i = 0; i < n; i++)
                 in[i] = (double)(next_u64() % 1000);
             in[at] = nan_with((uint64_t)at, at % 2 == 0);
-            CHECK(!sgl_sort_vec_f64(in, got, n), "a NaN", n);
+            CHECK(sgl_sort_vec_f64(in, got, n) == (on && n >= 256 ? -1 : 0), "a NaN", n);
         }
         free(in);
         free(keep);
