@@ -22,6 +22,7 @@ from __future__ import annotations
 import math
 from pathlib import Path
 
+import pytest
 from conftest import REPO, CompileCache, run_program
 from models.brief_random import draws, rand_floats, rand_ints
 
@@ -142,6 +143,19 @@ def test_golden_is_the_model(update_golden: bool) -> None:
 def test_program_prints_the_model(sglc_compile: CompileCache, tmp_path: Path) -> None:
     exe = sglc_compile(PROGRAM, "seq").require()
     rc, out, err = run_program(exe, 1, "1", (), cwd=tmp_path)
+    assert rc == 0 and not err, err
+    assert out == expected_output()
+
+
+@pytest.mark.parametrize("vec", ["0", "1"])
+def test_float_sort_either_way_prints_the_model(sglc_compile: CompileCache, tmp_path: Path,
+                                                monkeypatch: pytest.MonkeyPatch, vec: str) -> None:
+    """SGL_SORT_VEC=0 (the radix sort) and the default (the AVX-512
+    quicksort where the CPU has it) print the model's output, on threads
+    (10^5 floats with -0.0, 0.0, NaNs and infinities among the inputs)."""
+    monkeypatch.setenv("SGL_SORT_VEC", vec)
+    exe = sglc_compile(PROGRAM, "omp").require()
+    rc, out, err = run_program(exe, 1, "2x2", (), cwd=tmp_path)
     assert rc == 0 and not err, err
     assert out == expected_output()
 
