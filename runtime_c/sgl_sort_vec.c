@@ -20,7 +20,8 @@
  *   one permutation (a table of one per mask of the compare) and two
  *   full stores, whose lanes past the part land in room not yet written
  *   (the U vectors held keep 8U elements of room at each end).  The last
- *   vectors are written with compress stores, exactly.
+ *   few elements (fewer than 8) are written with compress stores,
+ *   exactly, then the vectors held, as the others.
  * - Parts of at most SMALL elements are sorted by a bitonic network in
  *   registers (+inf padding the last vector).
  * - Pivots: the median of 64 elements from 65,536 on, of 9 from 8,192, of
@@ -54,6 +55,11 @@
 #endif
 #define SMALL 128 /* elements: 16 vectors, registers enough */
 #define U 8       /* vectors read at a time from one end of a partition */
+/* From this many elements on (512 KiB: the levels that gained, timed in
+ * bench/README.md), a partition asks for the lines it reads next,
+ * SGL_SORT_AHEAD (4 KiB) ahead of the end it reads (the hardware
+ * prefetchers stop at each 4 KiB page, and follow one end at a time). */
+#define PREFETCH_MIN 65536
 
 /* For each mask of 8 lanes: the lanes not in it, then those in it (a
  * byte each). */
@@ -214,9 +220,15 @@ AVX512 static inline __attribute__((always_inline)) int64_t partition(double *a,
         if (l - wl <= wr - r) {
             from = a + l;
             l += 8 * U;
+            if (n >= PREFETCH_MIN)
+                _Pragma("GCC unroll 8") for (int u = 0; u < U; u++)
+                    __builtin_prefetch(from + SGL_SORT_AHEAD + 8 * u);
         } else {
             r -= 8 * U;
             from = a + r;
+            if (n >= PREFETCH_MIN)
+                _Pragma("GCC unroll 8") for (int u = 0; u < U; u++)
+                    __builtin_prefetch(from - SGL_SORT_AHEAD + 8 * u);
         }
         __m512d v[U];
         _Pragma("GCC unroll 8") for (int u = 0; u < U; u++) v[u] = _mm512_loadu_pd(from + 8 * u);
@@ -238,9 +250,13 @@ AVX512 static inline __attribute__((always_inline)) int64_t partition(double *a,
         __m512d v = _mm512_maskz_loadu_pd(m, a + l);
         PUT_EXACT(v, m, (int)(r - l));
     }
+    /* Every element not held is written: the room left is 8 places for
+     * each vector held, so PUT's two whole stores land in it, apart while
+     * two vectors or more are left (16 places or more), the same 8
+     * places, with the same lanes, for the last. */
     for (int u = 0; u < U; u++) {
-        PUT_EXACT(lv[u], 0xFF, 8);
-        PUT_EXACT(rv[u], 0xFF, 8);
+        PUT(lv[u]);
+        PUT(rv[u]);
     }
     return wl;
 }

@@ -1054,7 +1054,7 @@ static void test_float_fast(void)
  * it finds a NaN anywhere. */
 static void test_float_vec(void)
 {
-    static const int64_t NS[] = {255, 256, 257, 300, 383, 384, 1000, 4099, 8191, 8192, 20000};
+    static const int64_t NS[] = {255, 256, 257, 300, 383, 384, 1000, 4099, 8191, 8192, 20000, 140001};
     static const char *const KIND[] = {"random",     "few values", "least repeated",
                                        "sorted",     "reversed",   "organ pipe",
                                        "all equal",  "zeros and ones",
