@@ -23,7 +23,9 @@
  *   few elements (fewer than 8) are written with compress stores,
  *   exactly, then the vectors held, as the others.
  * - Parts of at most SMALL elements are sorted by a bitonic network in
- *   registers (+inf padding the last vector).
+ *   registers (+inf padding the last vector), of as many vectors as the
+ *   part needs (rounded up to even past 8): no work on vectors of
+ *   padding.
  * - Pivots: the median of 64 elements from 65,536 on, of 9 from 8,192, of
  *   3 below.  A part
  *   whose elements below the pivot are none (the pivot is its least) is
@@ -88,53 +90,89 @@ AVX512 static inline __m512d stage(__m512d a, __m512i perm, __mmask8 takemax)
     return _mm512_mask_blend_pd(takemax, _mm512_min_pd(a, b), _mm512_max_pd(a, b));
 }
 
-/* bitonicNV: sorts the 8 NV doubles of v[0..NV) (NV a power of 2), in
- * registers once the loops are unrolled.  Blocks of k lanes are sorted
- * ascending where bit k of their first index is clear, descending where
- * it is set, then merged by compare-exchanges at distance j: between
- * vectors for j >= 8, inside each vector (a permutation) below. */
-#define BITONIC(NV)                                                                               \
-    NETWORK static inline __attribute__((always_inline)) void bitonic##NV(__m512d *v)             \
+/* flipNV: sorts the 8 NV doubles of v[0..NV) (NV from 1 to 16), in
+ * registers once the loops are unrolled: the bitonic sort of P vectors
+ * (the power of 2 from NV up) in which every block is sorted ascending
+ * and two blocks are merged by comparing each element of the first with
+ * its mirror in the second (the last with the first), then by
+ * half-cleaners at distances k/4 .. 1.  The P - NV vectors past v's
+ * would hold +inf, the greatest, at the end: a compare-exchange never
+ * moves them (its min is at the lower index), so the network leaves out
+ * every one that reads them: a part of 72 floats costs 9 vectors' work,
+ * not 16's.  Inside a vector each stage is a permutation (lane l against
+ * l^1, l^2, l^4, or its mirror in a block of 4 or 8) and a min and a max;
+ * between vectors a compare and two blends (the mirror: the second
+ * vector's lanes reversed before and after). */
+#define REV(x) _mm512_permutexvar_pd(rev, x)
+#define FLIP(NV)                                                                                  \
+    NETWORK static inline __attribute__((always_inline)) void flip##NV(__m512d *v)                \
     {                                                                                             \
         const __m512i p1 = _mm512_set_epi64(6, 7, 4, 5, 2, 3, 0, 1);                              \
         const __m512i p2 = _mm512_set_epi64(5, 4, 7, 6, 1, 0, 3, 2);                              \
         const __m512i p4 = _mm512_set_epi64(3, 2, 1, 0, 7, 6, 5, 4);                              \
-        _Pragma("GCC unroll 8") for (int k = 2; k <= 8 * NV; k <<= 1)                             \
+        const __m512i m3 = _mm512_set_epi64(4, 5, 6, 7, 0, 1, 2, 3);                              \
+        const __m512i rev = _mm512_set_epi64(0, 1, 2, 3, 4, 5, 6, 7);                             \
+        enum { P = NV <= 1 ? 1 : NV <= 2 ? 2 : NV <= 4 ? 4 : NV <= 8 ? 8 : 16 };                  \
+        /* each vector sorted: blocks of 2; of 4 (mirror, l^1); of 8 (mirror, l^2, l^1) */      \
+        _Pragma("GCC unroll 16") for (int a = 0; a < NV; a++)                                     \
         {                                                                                         \
-            _Pragma("GCC unroll 8") for (int j = k >> 1; j > 0; j >>= 1)                          \
+            v[a] = stage(v[a], p1, 0xAA);                                                         \
+            v[a] = stage(v[a], m3, 0xCC);                                                         \
+            v[a] = stage(v[a], p1, 0xAA);                                                         \
+            v[a] = stage(v[a], rev, 0xF0);                                                        \
+            v[a] = stage(v[a], p2, 0xCC);                                                         \
+            v[a] = stage(v[a], p1, 0xAA);                                                         \
+        }                                                                                         \
+        _Pragma("GCC unroll 8") for (int m = 2; m <= P; m <<= 1) /* vectors a block */            \
+        {                                                                                         \
+            _Pragma("GCC unroll 16") for (int a = 0; a < NV; a++)                                 \
             {                                                                                     \
-                if (j >= 8) {                                                                     \
-                    _Pragma("GCC unroll 16") for (int a = 0; a < NV; a++)                         \
-                    {                                                                             \
-                        if (((a * 8) & j) || a + j / 8 >= NV)                                     \
-                            continue;                                                             \
-                        int b = a + j / 8;                                                        \
-                        /* a blend, not min/max, which give both -0.0 and 0.0 the second's bits */ \
-                        __mmask8 sw = _mm512_cmp_pd_mask(v[b], v[a], _CMP_LT_OQ);                 \
-                        __m512d lo = _mm512_mask_blend_pd(sw, v[a], v[b]);                        \
-                        __m512d hi = _mm512_mask_blend_pd(sw, v[b], v[a]);                        \
-                        v[a] = (a * 8) & k ? hi : lo;                                             \
-                        v[b] = (a * 8) & k ? lo : hi;                                             \
-                    }                                                                             \
-                } else {                                                                          \
-                    __m512i p = j == 1 ? p1 : j == 2 ? p2 : p4;                                   \
-                    __mmask8 upper = j == 1 ? 0xAA : j == 2 ? 0xCC : 0xF0; /* lanes with bit j */ \
-                    _Pragma("GCC unroll 16") for (int a = 0; a < NV; a++)                         \
-                    {                                                                             \
-                        __mmask8 desc = k == 2   ? 0xCC                                           \
-                                        : k == 4 ? 0xF0                                           \
-                                                 : ((a * 8) & k ? 0xFF : 0);                      \
-                        v[a] = stage(v[a], p, (__mmask8)(upper ^ desc));                          \
-                    }                                                                             \
+                int i = a % m, b = a - i + m - 1 - i;                                             \
+                if (i >= m / 2 || b >= NV)                                                        \
+                    continue;                                                                     \
+                __m512d rb = REV(v[b]);                                                           \
+                __mmask8 sw = _mm512_cmp_pd_mask(rb, v[a], _CMP_LT_OQ);                           \
+                __m512d lo = _mm512_mask_blend_pd(sw, v[a], rb);                                  \
+                __m512d hi = _mm512_mask_blend_pd(sw, rb, v[a]);                                  \
+                v[a] = lo;                                                                        \
+                v[b] = REV(hi);                                                                   \
+            }                                                                                     \
+            _Pragma("GCC unroll 8") for (int d = m / 4; d >= 1; d >>= 1)                          \
+            {                                                                                     \
+                _Pragma("GCC unroll 16") for (int a = 0; a < NV; a++)                             \
+                {                                                                                 \
+                    int b = a + d;                                                                \
+                    if ((a & d) || b >= NV)                                                       \
+                        continue;                                                                 \
+                    __mmask8 sw = _mm512_cmp_pd_mask(v[b], v[a], _CMP_LT_OQ);                     \
+                    __m512d lo = _mm512_mask_blend_pd(sw, v[a], v[b]);                            \
+                    __m512d hi = _mm512_mask_blend_pd(sw, v[b], v[a]);                            \
+                    v[a] = lo;                                                                    \
+                    v[b] = hi;                                                                    \
                 }                                                                                 \
+            }                                                                                     \
+            /* the half-cleaners inside each vector: l^4, l^2, l^1 */                             \
+            _Pragma("GCC unroll 16") for (int a = 0; a < NV; a++)                                 \
+            {                                                                                     \
+                v[a] = stage(v[a], p4, 0xF0);                                                     \
+                v[a] = stage(v[a], p2, 0xCC);                                                     \
+                v[a] = stage(v[a], p1, 0xAA);                                                     \
             }                                                                                     \
         }                                                                                         \
     }
-BITONIC(1)
-BITONIC(2)
-BITONIC(4)
-BITONIC(8)
-BITONIC(16)
+/* up to 8 vectors each count; past 8, every other (small_sort rounds up) */
+FLIP(1)
+FLIP(2)
+FLIP(3)
+FLIP(4)
+FLIP(5)
+FLIP(6)
+FLIP(7)
+FLIP(8)
+FLIP(10)
+FLIP(12)
+FLIP(14)
+FLIP(16)
 
 /* The lanes of vector i of a[0..n) that hold elements. */
 static inline __mmask8 lanes(int64_t n, int i)
@@ -148,25 +186,39 @@ static inline __mmask8 lanes(int64_t n, int i)
         __m512d v[NV];                                                                            \
         _Pragma("GCC unroll 16") for (int i = 0; i < NV; i++) v[i] =                              \
             _mm512_mask_loadu_pd(inf, lanes(n, i), a + 8 * i);                                    \
-        bitonic##NV(v);                                                                           \
+        flip##NV(v);                                                                           \
         _Pragma("GCC unroll 16") for (int i = 0; i < NV; i++)                                     \
             _mm512_mask_storeu_pd(a + 8 * i, lanes(n, i), v[i]);                                  \
     } while (0)
 
-/* Sorts a[0..n), n <= SMALL. */
+/* Sorts a[0..n), n <= SMALL: the network of the fewest vectors that hold
+ * n (of 10, 12, 14 or 16 past 8: 12 networks, not 16, of code). */
 NETWORK static void small_sort(double *a, int64_t n)
 {
     const __m512d inf = _mm512_set1_pd(INFINITY);
-    if (n <= 8)
-        SMALL_SORT(1);
-    else if (n <= 16)
-        SMALL_SORT(2);
-    else if (n <= 32)
-        SMALL_SORT(4);
-    else if (n <= 64)
-        SMALL_SORT(8);
-    else
-        SMALL_SORT(16);
+    switch ((n + 7) / 8) {
+#define CASE(NV)                                                                                  \
+    case NV:                                                                                      \
+        SMALL_SORT(NV);                                                                           \
+        break;
+        CASE(1)
+        CASE(2)
+        CASE(3)
+        CASE(4)
+        CASE(5)
+        CASE(6)
+        CASE(7)
+        CASE(8)
+    case 9:
+        CASE(10)
+    case 11:
+        CASE(12)
+    case 13:
+        CASE(14)
+    case 15:
+        CASE(16)
+#undef CASE
+    }
 }
 
 /* Writes v's lanes in m (cnt of them) to a: those above the pivot (of
