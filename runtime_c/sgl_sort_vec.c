@@ -24,8 +24,8 @@
  *   exactly, then the vectors held, as the others.
  * - Parts of at most SMALL elements are sorted by a bitonic network in
  *   registers (+inf padding the last vector), of as many vectors as the
- *   part needs (rounded up to even past 8): no work on vectors of
- *   padding.
+ *   part needs (rounded up to even past 8), with no work on the whole
+ *   vectors of padding up to the next power of 2.
  * - Pivots: the median of 64 elements from 65,536 on, of 9 from 8,192, of
  *   3 below.  A part
  *   whose elements below the pivot are none (the pivot is its least) is
@@ -95,11 +95,14 @@ AVX512 static inline __m512d stage(__m512d a, __m512i perm, __mmask8 takemax)
  * (the power of 2 from NV up) in which every block is sorted ascending
  * and two blocks are merged by comparing each element of the first with
  * its mirror in the second (the last with the first), then by
- * half-cleaners at distances k/4 .. 1.  The P - NV vectors past v's
- * would hold +inf, the greatest, at the end: a compare-exchange never
- * moves them (its min is at the lower index), so the network leaves out
- * every one that reads them: a part of 72 floats costs 9 vectors' work,
- * not 16's.  Inside a vector each stage is a permutation (lane l against
+ * half-cleaners at distances m/4 .. 1 vectors (a merged block of m
+ * vectors), then 4, 2, 1 lanes.  The P - NV vectors past v's would hold
+ * +inf, the greatest, at the end: a compare-exchange never moves them
+ * (its min is at the lower index, and `<` is strict), so the network
+ * leaves out every one that reads them: a part of 80 floats costs 10
+ * vectors' work, not 16's (the lanes of padding in v's last vector, and
+ * small_sort's vector of padding for an odd count past 8, are sorted as
+ * the others).  Inside a vector each stage is a permutation (lane l against
  * l^1, l^2, l^4, or its mirror in a block of 4 or 8) and a min and a max;
  * between vectors a compare and two blends (the mirror: the second
  * vector's lanes reversed before and after). */
@@ -113,7 +116,7 @@ AVX512 static inline __m512d stage(__m512d a, __m512i perm, __mmask8 takemax)
         const __m512i m3 = _mm512_set_epi64(4, 5, 6, 7, 0, 1, 2, 3);                              \
         const __m512i rev = _mm512_set_epi64(0, 1, 2, 3, 4, 5, 6, 7);                             \
         enum { P = NV <= 1 ? 1 : NV <= 2 ? 2 : NV <= 4 ? 4 : NV <= 8 ? 8 : 16 };                  \
-        /* each vector sorted: blocks of 2; of 4 (mirror, l^1); of 8 (mirror, l^2, l^1) */      \
+        /* each vector sorted: blocks of 2; of 4 (mirror, l^1); of 8 (mirror, l^2, l^1) */        \
         _Pragma("GCC unroll 16") for (int a = 0; a < NV; a++)                                     \
         {                                                                                         \
             v[a] = stage(v[a], p1, 0xAA);                                                         \
@@ -173,6 +176,7 @@ FLIP(10)
 FLIP(12)
 FLIP(14)
 FLIP(16)
+#undef REV
 
 /* The lanes of vector i of a[0..n) that hold elements. */
 static inline __mmask8 lanes(int64_t n, int i)
@@ -186,7 +190,7 @@ static inline __mmask8 lanes(int64_t n, int i)
         __m512d v[NV];                                                                            \
         _Pragma("GCC unroll 16") for (int i = 0; i < NV; i++) v[i] =                              \
             _mm512_mask_loadu_pd(inf, lanes(n, i), a + 8 * i);                                    \
-        flip##NV(v);                                                                           \
+        flip##NV(v);                                                                              \
         _Pragma("GCC unroll 16") for (int i = 0; i < NV; i++)                                     \
             _mm512_mask_storeu_pd(a + 8 * i, lanes(n, i), v[i]);                                  \
     } while (0)
@@ -233,8 +237,9 @@ NETWORK static void small_sort(double *a, int64_t n)
         _mm512_mask_compressstoreu_pd(a + wr, hi_, v);                                            \
     } while (0)
 /* The same for a whole vector, where there are 8 places of room at both
- * ends: one permutation puts the lanes below the pivot first, those
- * above last, and the vector is stored whole at both ends. */
+ * ends (or exactly 8 in all: the two stores are then one, the same lanes
+ * at the same place): one permutation puts the lanes below the pivot
+ * first, those above last, and the vector is stored whole at both ends. */
 #define PUT(v)                                                                                    \
     do {                                                                                          \
         __mmask8 hi_ = above(v, vp, le);                                                          \
@@ -251,6 +256,14 @@ NETWORK static void small_sort(double *a, int64_t n)
 AVX512 static inline __mmask8 above(__m512d v, __m512d vp, bool le)
 {
     return le ? _mm512_cmp_pd_mask(v, vp, _CMP_GT_OQ) : _mm512_cmp_pd_mask(v, vp, _CMP_GE_OQ);
+}
+
+/* The address k elements from p, which may lie outside p's array (for a
+ * prefetch, which never faults: computed as an integer, not by pointer
+ * arithmetic past the array). */
+static inline const void *ahead(const double *p, int64_t k)
+{
+    return (const void *)((uintptr_t)p + (uintptr_t)(k * (int64_t)sizeof *p));
 }
 
 /* Partitions a[0..n) (n > 16 U) around p: those below p (le: not above
@@ -274,13 +287,13 @@ AVX512 static inline __attribute__((always_inline)) int64_t partition(double *a,
             l += 8 * U;
             if (n >= PREFETCH_MIN)
                 _Pragma("GCC unroll 8") for (int u = 0; u < U; u++)
-                    __builtin_prefetch(from + SGL_SORT_AHEAD + 8 * u);
+                    __builtin_prefetch(ahead(from, SGL_SORT_AHEAD + 8 * u));
         } else {
             r -= 8 * U;
             from = a + r;
             if (n >= PREFETCH_MIN)
                 _Pragma("GCC unroll 8") for (int u = 0; u < U; u++)
-                    __builtin_prefetch(from - SGL_SORT_AHEAD + 8 * u);
+                    __builtin_prefetch(ahead(from, 8 * u - SGL_SORT_AHEAD));
         }
         __m512d v[U];
         _Pragma("GCC unroll 8") for (int u = 0; u < U; u++) v[u] = _mm512_loadu_pd(from + 8 * u);
