@@ -250,8 +250,47 @@ static void split_put(split *sl)
 
 #define ID(x) (x)
 #define NO_PACK(src, dst, n, sl, tmp, cnt) false
+#define NO_SPECIAL(src, dst, n, sl) false
 
-/* HYBRID_SORT(NAME, KEY, CORE, SMALL, SMALL_N, PACK) defines NAME(src,
+/* Keys that the radix sort splits badly (the bits below the top digit
+ * still to sort in a bucket out of the L2 cache: 8 SGL_SORT_CACHE_MAX
+ * elements): each such bucket costs another split through memory, and
+ * keys of a few huge values and many small ones (Zipf's) call for one
+ * level after another. */
+static bool skewed(const sgl_sort_split *sl)
+{
+    return sl->sp.lo <= sl->sp.hi && sl->shift > sl->sp.lo &&
+           sl->longest > 8 * SGL_SORT_CACHE_MAX;
+}
+
+/* The int sort of src into dst (or in place: src == dst) where the first
+ * count of the top digit shows a better way than the radix sort's: true
+ * where it sorted them.
+ * - The digit holds every bit in which the ints differ (at most 2^10
+ *   values: two values, small counts): each bucket is one value, which
+ *   is written as many times as it was counted, in order (equal ints
+ *   are the same value), instead of moving the elements there.
+ * - Skewed keys: the quicksort of sgl_sort_vec.c, where the CPU has
+ *   AVX-512. */
+static bool int_special(const uint64_t *src, uint64_t *dst, int64_t n, const sgl_sort_split *sl)
+{
+    if (sl->sp.lo <= sl->sp.hi && sl->shift == sl->sp.lo) {
+        uint64_t span_bits = (sl->sp.hi == 63 ? ~(uint64_t)0
+                                              : ((uint64_t)1 << (sl->sp.hi + 1)) - 1) &
+                             ~(((uint64_t)1 << sl->sp.lo) - 1);
+        uint64_t fixed = sl->all & ~span_bits;
+        for (size_t b = 0; b < sl->nb; b++) {
+            uint64_t x = sgl_sort_key_int(fixed | (uint64_t)b << sl->shift);
+            for (int64_t i = sl->start[b]; i < sl->start[b + 1]; i++)
+                dst[i] = x;
+        }
+        return true;
+    }
+    return skewed(sl) && sgl_sort_vec_i64((const int64_t *)src, (int64_t *)dst, n) == 1;
+}
+#define SPECIAL_INT(src, dst, n, sl) int_special(src, dst, n, sl)
+
+/* HYBRID_SORT(NAME, KEY, CORE, SMALL, SMALL_N, PACK, SPECIAL) defines NAME(src,
  * dst, n): sorts src[0..n) into dst (not src) by KEY, stably.  The
  * highest SGL_SORT_TOP_BITS bits that differ are one digit, counted, then
  * scattered from src to dst in one pass; that leaves buckets of about
@@ -263,10 +302,11 @@ static void split_put(split *sl)
  * into a scratch buffer and back, recursively.  The first read pass of a
  * split finds the bits that differ and, at once, counts the top digit
  * that a sample of 256 elements predicts (another count pass only when
- * the prediction was wrong).  After the first count, PACK (sgl_sort.h's
- * sgl_sort_packed_i64, or NO_PACK) may sort the whole input instead.
- * False (dst unspecified) without memory. */
-#define HYBRID_SORT(NAME, KEY, CORE, SMALL, SMALL_N, PACK)                                      \
+ * the prediction was wrong).  After the first count, SPECIAL (int_special,
+ * or NO_SPECIAL) then PACK (sgl_sort.h's sgl_sort_packed_i64, or NO_PACK)
+ * may sort the whole input instead.  False (dst unspecified) without
+ * memory. */
+#define HYBRID_SORT(NAME, KEY, CORE, SMALL, SMALL_N, PACK, SPECIAL)                             \
     /* Counts the top digit of from[0..n) into sl (sp empty: all equal). */                     \
     static bool NAME##_count(const uint64_t *from, int64_t n, split *sl)                        \
     {                                                                                           \
@@ -441,7 +481,7 @@ static void split_put(split *sl)
             scratch_put(&c);                                                                    \
             return false;                                                                       \
         }                                                                                       \
-        bool ok = NAME##_counted(src, dst, n, &sl, &c);                                         \
+        bool ok = SPECIAL(src, dst, n, &sl) || NAME##_counted(src, dst, n, &sl, &c);            \
         split_put(&sl);                                                                         \
         scratch_put(&c);                                                                        \
         return ok;                                                                              \
@@ -535,9 +575,9 @@ void sgl_sort_bucket_i64(int64_t *a, int64_t *tmp, int64_t n, int64_t *cnt, cons
     sgl_sort_packed_i64((const int64_t *)(src), (int64_t *)(dst), n, sl, tmp, cnt, NULL)
 
 HYBRID_SORT(hybrid_int, sgl_sort_key_int, lsd_int_bucket, small_int, SGL_SORT_RADIX_MIN,
-            PACK_INT)
+            PACK_INT, SPECIAL_INT)
 HYBRID_SORT(hybrid_float, key_float, lsd_float, insertion_sort_float, SGL_SORT_FLOAT_SMALL,
-            NO_PACK)
+            NO_PACK, NO_SPECIAL)
 
 /* sgl_sort.h.  Only where the buffer aside is a mapped block
  * (SGL_BLOCK_MAP_MIN: populated at once, on huge pages, and kept once
@@ -562,8 +602,8 @@ bool sgl_sort_int_in_place(uint64_t *a, int64_t n, uint64_t *(*fresh)(void *), v
     int64_t kind;
     uint32_t *aside = NULL;
     uint64_t *to;
-    if (sl.sp.lo > sl.sp.hi) {
-        /* all equal: in order */
+    if (sl.sp.lo > sl.sp.hi || int_special(a, a, n, &sl)) {
+        /* all equal: in order; or sorted in place by int_special */
     } else if (sgl_sort_packs(&sl) && (size_t)n * sizeof *aside >= SGL_BLOCK_MAP_MIN &&
                (aside = sgl_block_alloc((size_t)n * sizeof *aside, false, &kind))) {
         ok = sgl_sort_packed_i64((const int64_t *)a, (int64_t *)a, n, &sl, c.tmp, c.cnt, aside);

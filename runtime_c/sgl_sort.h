@@ -230,6 +230,11 @@ bool sgl_sort_float_radix_f64(const double *src, double *dst, int64_t n);
  * depth partitions deep, then heapsort (sgl_sort_vec_f64: 2 log2(n)). */
 int sgl_sort_vec_f64(const double *src, double *dst, int64_t n);
 int sgl_sort_vec_f64_depth(const double *src, double *dst, int64_t n, int depth);
+/* The same quicksort of int64s (no NaN: 1 or 0), src into dst or in place
+ * (src == dst): the int sort's for keys the radix sort splits badly
+ * (sgl_sort.c, int_special). */
+int sgl_sort_vec_i64(const int64_t *src, int64_t *dst, int64_t n);
+int sgl_sort_vec_i64_depth(const int64_t *src, int64_t *dst, int64_t n, int depth);
 bool sgl_sort_vec_available(void);
 
 /* The same under SGL_SORT_HYBRID_MIN elements, as one bucket, dst may be

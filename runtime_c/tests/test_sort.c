@@ -215,8 +215,12 @@ static bool same(const sgl_vec *r, const void *want, int64_t n)
 }
 
 /* Whether the long int sort packs an input (sgl_sort_packs): PACKS_UNKNOWN
- * where the test does not say. */
-enum { PACKS_NO, PACKS_YES, PACKS_UNKNOWN };
+ * where the test does not say; neither (sgl_sort.c, int_special): SKEWED,
+ * its first split leaves a bucket of more than 8 SGL_SORT_CACHE_MAX still
+ * to sort (the quicksort, in place, where the CPU has AVX-512); FILLS,
+ * the ints differ only in the bits of the top digit (each bucket's value
+ * written in place). */
+enum { PACKS_NO, PACKS_YES, PACKS_UNKNOWN, SKEWED, FILLS };
 
 /* The builtin in both forms on in[0..n), whose order is want; packs: of
  * an int input. */
@@ -247,7 +251,9 @@ static void check_builtin_packs(const sgl_type *vt, const void *in, const void *
     bool in_place = n < SGL_SORT_HYBRID_MIN ||
                     (vt->elem->kind == SGL_T_INT && sgl_sort_runs_i64(in, n, b3, 2) == 2) ||
                     (radix_int && packs == PACKS_YES &&
-                     (size_t)n * sizeof(uint32_t) >= SGL_BLOCK_MAP_MIN);
+                     (size_t)n * sizeof(uint32_t) >= SGL_BLOCK_MAP_MIN) ||
+                    (radix_int && packs == SKEWED && sgl_sort_vec_available()) ||
+                    (radix_int && packs == FILLS);
     bool known = !radix_int || packs != PACKS_UNKNOWN;
     r = sgl_sort_take(vt, &v, 1, 1);
     CHECK(same(&r, want, n), pat, n);
@@ -833,7 +839,10 @@ static void test_packed(void)
                 }
                 }
             }
-            check_int_sort(in, n, KIND[k], k < 6 ? PACKS_YES : PACKS_NO);
+            check_int_sort(in, n, KIND[k],
+                           k < 6                                        ? PACKS_YES
+                           : k == 7 && n - 1 > 8 * SGL_SORT_CACHE_MAX ? SKEWED
+                                                                        : PACKS_NO);
             free(in);
         }
     }
@@ -1115,6 +1124,73 @@ static void test_float_vec(void)
     }
 }
 
+/* sgl_sort_vec_i64 (AVX-512; declines without it): every int pattern,
+ * into another buffer (the input left as it was) and in place, at the
+ * default depth and with heapsort from depth 0, 1 and 3. */
+static void test_int_vec(void)
+{
+    static const int64_t NS[] = {255, 256, 257, 300, 383, 1000, 4099, 8192, 20000, 140001};
+    bool on = sgl_sort_vec_available();
+    for (size_t s = 0; s < sizeof NS / sizeof NS[0]; s++) {
+        int64_t n = NS[s];
+        size_t bytes = (size_t)n * 8;
+        int64_t *in = xmalloc(bytes), *keep = xmalloc(bytes), *want = xmalloc(bytes),
+                *got = xmalloc(bytes);
+        for (int p = 0; p < NPATTERNS; p++) {
+            make_ints(in, n, p);
+            memcpy(keep, in, bytes);
+            memcpy(want, in, bytes);
+            ref_sort(want, n, cmp_int);
+            for (int depth = -1; depth <= 3; depth++) {
+                if (depth == 2 || (n > 20000 && depth >= 0))
+                    continue;
+                memset(got, 0, bytes);
+                int done = depth < 0 ? sgl_sort_vec_i64(in, got, n)
+                                     : sgl_sort_vec_i64_depth(in, got, n, depth);
+                CHECK(done == (on && n >= 256), PATTERN[p], n);
+                CHECK(!done || memcmp(got, want, bytes) == 0, PATTERN[p], n);
+                CHECK(memcmp(in, keep, bytes) == 0, PATTERN[p], n);
+                memcpy(got, in, bytes); /* in place */
+                done = depth < 0 ? sgl_sort_vec_i64(got, got, n)
+                                 : sgl_sort_vec_i64_depth(got, got, n, depth);
+                CHECK(done == (on && n >= 256), PATTERN[p], n);
+                CHECK(memcmp(got, done ? want : in, bytes) == 0, PATTERN[p], n);
+            }
+        }
+        free(in);
+        free(keep);
+        free(want);
+        free(got);
+    }
+    /* the builtin on skewed keys (Zipf-like: many small, a few up to
+     * 2^50; the radix sort would split the first bucket again and again):
+     * the quicksort where the CPU has AVX-512, in place when taken */
+    int64_t n = 8 * SGL_SORT_CACHE_MAX + 40000;
+    int64_t *in = xmalloc((size_t)n * 8);
+    for (int64_t i = 0; i < n; i++) {
+        double u = (double)((next_u64() >> 11) + 1) * 0x1p-53;
+        double x = floor(1.0 / (u * u));
+        in[i] = x < 0x1p50 ? (int64_t)x : (int64_t)1 << 50;
+    }
+    check_int_sort(in, n, "Zipf-like", SKEWED);
+    /* ints that differ only in the bits of the top digit (5 bits at
+     * least from SGL_SORT_HYBRID_MIN elements on, docs/language.md): the
+     * buckets' values written as counted */
+    static const char *const FEW[] = {"0 and 1", "1024 + r % 32", "-1 - r % 32", "r % 32 << 40"};
+    for (int k = 0; k < 4; k++) {
+        for (int64_t i = 0; i < n; i++) {
+            uint64_t r = next_u64() % 32;
+            in[i] = k == 0 ? (int64_t)(r & 1)
+                    : k == 1 ? 1024 + (int64_t)r
+                    : k == 2 ? -1 - (int64_t)r
+                             : (int64_t)(r << 40);
+        }
+        check_int_sort(in, n, FEW[k], FILLS);
+        check_int_sort(in, SGL_SORT_HYBRID_MIN + 17, FEW[k], FILLS);
+    }
+    free(in);
+}
+
 int main(void)
 {
     rng_state = 2024;
@@ -1131,6 +1207,7 @@ int main(void)
     test_int_top_digits();
     test_float_fast();
     test_float_vec();
+    test_int_vec();
     test_ints();
     test_floats();
     printf("%d passed, %d failed\n", n_passed, n_failed);
