@@ -36,6 +36,9 @@
  * under SGL_SORT_HYBRID_MIN, not both -0.0 and 0.0) are sorted as ints of
  * their order instead, by a split planned from a sample and two digits
  * in the cache (sgl_sort_float.c); the others by the stable sorts here.
+ * Ints that differ only in the top digit's bits, or skewed ones, are
+ * sorted at once after its count (int_special: written as counted; the
+ * AVX-512 quicksort of sgl_sort_vec.c, unstable, which no one can tell).
  *
  * An int input of at most SGL_SORT_MAX_RUNS ascending runs (the
  * concatenation of sorted blocks that PSRS sorts at each level) is
@@ -59,7 +62,6 @@
 
 #include "sgl.h"
 #include "sgl_vbuf.h"
-
 
 /* ------------------------------------------------------------------ */
 /* Keys                                                                */

@@ -344,7 +344,9 @@ bool sgl_sort_into(bool is_float, const uint64_t *src, uint64_t *dst, int64_t n,
                    int64_t *bounds);
 
 /* The long int sort of a[0..n) (n >= SGL_SORT_HYBRID_MIN, not a few runs)
- * where a may be written.  Where the packed sort applies (sgl_sort_packs)
+ * where a may be written.  Ints that sgl_sort.c's int_special sorts (that
+ * differ only in the top digit's bits; skewed, on AVX-512): in place,
+ * nothing aside.  Where the packed sort applies (sgl_sort_packs)
  * and its 4 bytes an element make SGL_BLOCK_MAP_MIN bytes or more, in
  * place: those bytes go to a buffer aside, half a's, and the buckets back
  * into a (nothing copied).  Else into fresh(arg), a new buffer of n

@@ -10,10 +10,11 @@
  * - two runs of ints: merged into a new vector (from both ends at once),
  *   or in place, the shorter run set aside, where there is not the memory
  *   for a new vector;
- * - more runs of ints, which the packed sort sorts with a mapped buffer
- *   aside (sgl_sort_int_in_place), that are most of their buffer (a view
- *   sorted in place keeps all of it alive): in place, with half the
- *   input's bytes aside;
+ * - more runs of ints that are most of their buffer (a view sorted in
+ *   place keeps all of it alive), which the packed sort sorts with a
+ *   mapped buffer aside (sgl_sort_int_in_place), or which differ only in
+ *   the top digit's bits, or are skewed (sgl_sort.c, int_special): in
+ *   place, with half the input's bytes aside for the packed sort;
  * - any other: into a new vector (a longer sort needs a buffer as long as
  *   the input anyway), the input freed.
  * Anything else (a vector also seen elsewhere, the borrowed form) is
@@ -128,7 +129,7 @@ sgl_vec sgl_sort_take(const sgl_type *vt, sgl_vec *v, int line, int col)
     if (sgl_vec_unique(&r) && runs == 0 && vt->elem->kind == SGL_T_INT &&
         r.len >= SGL_SORT_HYBRID_MIN && most_of_its_buffer(&r)) {
         /* in place where the packed sort applies (a buffer aside of half
-         * the bytes), else into a new vector */
+         * the bytes) or int_special does, else into a new vector */
         fresh_vec f = {vt->elem, r.len, {NULL, 0, NULL}};
         bool moved;
         if (!sgl_sort_int_in_place(r.data, r.len, fresh_vec_data, &f, &moved))
