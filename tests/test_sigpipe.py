@@ -9,7 +9,12 @@ starts, so that every write fails (no race with the reader).
 
 Under mpirun the ranks write to pipes of mpirun, which copies their output
 to its own stdout and stderr (docs/execution.md): there the runs check that
-the status is the ranks' (0 or 1), never a rank killed by a signal."""
+the status is the ranks' (0 or 1), never a rank killed by a signal.  mpirun
+itself is started with SIGPIPE ignored (inherited from Python: Open MPI
+4.1's mpirun, with both its stdout and stderr closed, died by SIGPIPE once
+in a loaded CI-like run, status -13, writing a message of its own: not the
+program's doing); its launcher sets the ranks' signals back to the
+default, so the ranks' own handling is still what is tested."""
 
 from __future__ import annotations
 
@@ -39,7 +44,7 @@ def _run(exe: Path, nprocs: int, shape: str, cwd: Path, *, out: bool,
     try:
         proc = subprocess.run(cmd, stdout=w if out else subprocess.DEVNULL,
                               stderr=w if err else subprocess.PIPE, text=True, cwd=cwd,
-                              env=run_env(), timeout=120)
+                              env=run_env(), timeout=120, restore_signals=nprocs == 1)
     finally:
         os.close(w)
     return proc.returncode, "" if err else proc.stderr
