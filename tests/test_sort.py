@@ -330,3 +330,37 @@ def test_struct_sort_is_the_model(sglc_compile: CompileCache, tmp_path: Path) ->
         rc, out, err = run_program(exe, 1, "0", [str(n)])
         assert rc == 0, err
         assert out == want, f"n = {n}"
+
+
+# ---- tests/programs/sort_skewed.sgl: ints of few values and skewed ints
+
+SKEWED = REPO / "tests" / "programs" / "sort_skewed.sgl"
+
+
+def skewed_expected_output(n: int = 300000) -> str:
+    """sort_skewed.sgl's output from Python's sort: the checksums of both
+    sorted inputs on the root, then each child's (all equal) with the least
+    and greatest skewed value."""
+    r = rand_ints(n, 0, 1000000, 7)
+    few = sorted(1024 + x % 32 for x in r)
+    skew = sorted(x * 1000000000 if x % 1000 == 0 else x % 50 for x in r)
+    a, b = checksum(few), checksum(skew)
+    return f"root {a} {b}\nchildren true [{a}, {b}, {skew[0]}, {skew[-1]}]\n"
+
+
+def test_skewed_golden_is_the_model() -> None:
+    """tests/test_programs.py runs sort_skewed.sgl on every target and shape
+    against its golden: the golden is the model's text."""
+    assert SKEWED.with_suffix(".out").read_text() == skewed_expected_output()
+
+
+@pytest.mark.parametrize("vec", ["0", "1"])
+def test_skewed_either_way_prints_the_model(sglc_compile: CompileCache, tmp_path: Path,
+                                            monkeypatch: pytest.MonkeyPatch, vec: str) -> None:
+    """SGL_SORT_VEC=0 (the radix sort for skewed ints) and the default (the
+    AVX-512 quicksort where the CPU has it) print the model's output."""
+    monkeypatch.setenv("SGL_SORT_VEC", vec)
+    exe = sglc_compile(SKEWED, "omp").require()
+    rc, out, err = run_program(exe, 1, "2x2", (), cwd=tmp_path)
+    assert rc == 0 and not err, err
+    assert out == skewed_expected_output()
