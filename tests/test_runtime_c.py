@@ -50,8 +50,36 @@ def _cc() -> list[str]:
     return shlex.split(os.environ.get("CC") or "cc")
 
 
+# The runtime's sources compiled once per set of flags into object files
+# that every test program of the module links (compiling them took 6-10 s a
+# program)
+_OBJS: dict[tuple[str, ...], list[Path]] = {}
+_OBJ_DIR: list[Path] = []
+
+
+@pytest.fixture(scope="module", autouse=True)
+def _obj_dir(tmp_path_factory):
+    _OBJ_DIR.append(tmp_path_factory.mktemp("runtime_objs"))
+    yield
+    _OBJ_DIR.pop()
+    _OBJS.clear()
+
+
+def _runtime_objs(flags: list[str], sources: list[Path]) -> list[Path]:
+    key = (*_cc(), *flags, "--", *map(str, sources))
+    if key not in _OBJS:
+        objs = _OBJ_DIR[-1] / f"objs{len(_OBJS)}"
+        objs.mkdir()
+        res = subprocess.run([*_cc(), *flags, "-c", *map(str, sources)],
+                             capture_output=True, text=True, cwd=objs)
+        assert res.returncode == 0, res.stdout + res.stderr
+        _OBJS[key] = [objs / (src.stem + ".o") for src in sources]
+    return _OBJS[key]
+
+
 def _compile(out: Path, main: Path, flags: list[str]) -> subprocess.CompletedProcess:
-    cmd = [*_cc(), *flags, "-o", str(out), str(main), str(STUB), *map(str, SOURCES), "-lm", "-pthread"]
+    objs = _runtime_objs(flags, [STUB, *SOURCES])
+    cmd = [*_cc(), *flags, "-o", str(out), str(main), *map(str, objs), "-lm", "-pthread"]
     return subprocess.run(cmd, capture_output=True, text=True)
 
 
@@ -297,9 +325,10 @@ def _with_whole_runtime(test: str, config: str, tmp_path: Path) -> Path:
     undefined behaviour it reports); the executable."""
     _, defines = CONFIGS[config]
     exe = tmp_path / test
-    sources = [str(p) for p in sorted(RUNTIME.glob("*.c"))]
-    cmd = [*_cc(), *BASE_FLAGS, *_ubsan(), *defines, "-I", str(RUNTIME),
-           "-o", str(exe), str(RUNTIME / "tests" / f"{test}.c"), *sources, "-lm", "-lpthread"]
+    flags = [*BASE_FLAGS, *_ubsan(), *defines, "-I", str(RUNTIME)]
+    objs = _runtime_objs(flags, sorted(RUNTIME.glob("*.c")))
+    cmd = [*_cc(), *flags, "-o", str(exe), str(RUNTIME / "tests" / f"{test}.c"), *map(str, objs),
+           "-lm", "-lpthread"]
     res = subprocess.run(cmd, capture_output=True, text=True)
     assert res.returncode == 0, res.stderr
     return exe
@@ -376,30 +405,35 @@ def test_c_huge_watch_across_threads(build, monkeypatch) -> None:
     _run_unit(build("test_huge_watch"))
 
 
-@pytest.mark.parametrize("sanitize", [False, True], ids=["plain", "asan"])
-def test_c_block_tests(build, sanitize: bool, tmp_path: Path) -> None:
+@pytest.fixture(scope="module")
+def plain_blocks(tmp_path_factory) -> Path:
+    """runtime_c/tests/test_blocks.c built without the sanitizers."""
+    exe = tmp_path_factory.mktemp("plain_blocks") / "test_blocks"
+    res = _compile(exe, RUNTIME / "tests" / "test_blocks.c", BASE_FLAGS)
+    assert res.returncode == 0, res.stdout + res.stderr
+    return exe
+
+
+# the huge-page advice watched (given, or withdrawn where slow), left out
+# (SGL_MADVISE_HUGEPAGE=0), always given (=1); `make check` runs the first
+@pytest.mark.parametrize("sanitize, hp", [(False, None), (False, "0"), (False, "1"), (True, None)],
+                         ids=["plain", "plain-hp0", "plain-hp1", "asan"])
+def test_c_block_tests(build, plain_blocks: Path, sanitize: bool, hp: str | None) -> None:
     """Big blocks kept for reuse, split, grown and unmapped after their
     time, advised for huge pages (withdrawn where populating them is slow)
     unless SGL_MADVISE_HUGEPAGE=0, always with SGL_MADVISE_HUGEPAGE=1
     (runtime_c/tests/test_blocks.c); AddressSanitizer keeps none."""
-    if sanitize:
-        exe = build("test_blocks")
-    else:
-        exe = tmp_path / "test_blocks"
-        res = _compile(exe, RUNTIME / "tests" / "test_blocks.c", BASE_FLAGS)
-        assert res.returncode == 0, res.stdout + res.stderr
+    exe = build("test_blocks") if sanitize else plain_blocks
     env = {**os.environ, **SAN_ENV}
     env.pop("SGL_MADVISE_HUGEPAGE", None)
-    # the advice watched (given, or withdrawn where slow), left out, always given
-    for hp in ([None, "0", "1"] if not sanitize else [None]):
-        res = subprocess.run([str(exe)], capture_output=True, text=True, timeout=60,
-                             env=env if hp is None else {**env, "SGL_MADVISE_HUGEPAGE": hp})
-        assert res.returncode == 0, res.stdout + res.stderr
-        last = res.stdout.strip().splitlines()[-1]
-        assert last.endswith(" passed, 0 failed") and not last.startswith("0 "), res.stdout
-        if Path("/sys/kernel/mm/transparent_hugepage/enabled").exists():
-            advice = [ln for ln in res.stdout.splitlines() if ln.startswith("huge-page advice: ")]
-            assert advice in (
-                [["huge-page advice: left out"]] if hp == "0"
-                else [["huge-page advice: given"]] if hp == "1"
-                else [["huge-page advice: given"], ["huge-page advice: given, then withdrawn"]]), res.stdout
+    res = subprocess.run([str(exe)], capture_output=True, text=True, timeout=60,
+                         env=env if hp is None else {**env, "SGL_MADVISE_HUGEPAGE": hp})
+    assert res.returncode == 0, res.stdout + res.stderr
+    last = res.stdout.strip().splitlines()[-1]
+    assert last.endswith(" passed, 0 failed") and not last.startswith("0 "), res.stdout
+    if Path("/sys/kernel/mm/transparent_hugepage/enabled").exists():
+        advice = [ln for ln in res.stdout.splitlines() if ln.startswith("huge-page advice: ")]
+        assert advice in (
+            [["huge-page advice: left out"]] if hp == "0"
+            else [["huge-page advice: given"]] if hp == "1"
+            else [["huge-page advice: given"], ["huge-page advice: given, then withdrawn"]]), res.stdout

@@ -4,8 +4,9 @@
  * which the runtime's calls reach, makes thread A's CPU clock run 20 ms
  * ahead at each reading from its third on, once B is populating too (so
  * the step of A's that spans it is slow, as a VM host's faults would make
- * it), and holds thread B asleep at its third reading, inside one of its
- * first steps, until A has its block (so has marked the process slow).
+ * it), and holds thread B asleep at its third reading, inside its second
+ * step, until A has its block (so has marked the process slow); A waits
+ * at its third reading for B to be there.
  * B's own steps were fast, but the rest of its block must still be
  * populated with 4 KiB pages: both blocks end advised MADV_NOHUGEPAGE
  * ("nh"), and so is a block mapped after.  Where the kernel has no
@@ -34,7 +35,7 @@
 static _Thread_local int who;     /* 1: thread A, 2: thread B, 0: the others */
 static _Thread_local int reads;   /* this thread's readings of its CPU clock */
 static _Atomic int a_done;        /* thread A has its block */
-static _Atomic int b_started;     /* thread B read its clock (it is populating) */
+static _Atomic int b_started;     /* thread B is at its third reading (asleep) */
 static _Atomic int b_waited_ok;   /* B woke after that */
 
 int clock_gettime(clockid_t id, struct timespec *ts)
@@ -44,9 +45,9 @@ int clock_gettime(clockid_t id, struct timespec *ts)
     int r = real ? real(id, ts) : -1;
     if (r != 0 || id != CLOCK_THREAD_CPUTIME_ID || who == 0) return r;
     reads++;
-    if (who == 2)
-        atomic_store(&b_started, 1);
-    if (who == 1 && reads == 3) /* B must be populating before A is slow */
+    /* B must be asleep in its second step before A is slow: were A slow
+     * sooner, B would see it at its first step's end and read no more */
+    if (who == 1 && reads == 3)
         for (int w = 0; w < 10000 && !atomic_load(&b_started); w++)
             usleep(1000);
     if (who == 1 && reads >= 3) { /* 20 ms more CPU time at each reading */
@@ -54,6 +55,7 @@ int clock_gettime(clockid_t id, struct timespec *ts)
         ts->tv_sec += ns / 1000000000;
         ts->tv_nsec = ns % 1000000000;
     } else if (who == 2 && reads == 3) { /* B sleeps (no CPU time) until A is done */
+        atomic_store(&b_started, 1);
         for (int w = 0; w < 10000 && !atomic_load(&a_done); w++)
             usleep(1000);
         atomic_store(&b_waited_ok, atomic_load(&a_done));
