@@ -308,6 +308,8 @@ static bool int_special(const uint64_t *src, uint64_t *dst, int64_t n, const sgl
  * or NO_SPECIAL) then PACK (sgl_sort.h's sgl_sort_packed_i64, or NO_PACK)
  * may sort the whole input instead.  False (dst unspecified) without
  * memory. */
+#define ANY_ALL(k) (any |= (k), all &= (k))
+#define NOTHING(k) ((void)(k))
 #define HYBRID_SORT(NAME, KEY, CORE, SMALL, SMALL_N, PACK, SPECIAL)                             \
     /* Counts the top digit of from[0..n) into sl (sp empty: all equal). */                     \
     static bool NAME##_count(const uint64_t *from, int64_t n, split *sl)                        \
@@ -323,26 +325,20 @@ static bool int_special(const uint64_t *src, uint64_t *dst, int64_t n, const sgl
         int gshift = guess.lo > guess.hi ? 0 : top_shift(guess, n);                             \
         int gw = guess.lo > guess.hi ? 1 : guess.hi - gshift + 1;                               \
         size_t nb = (size_t)1 << SGL_SORT_TOP_BITS;                                             \
-        /* 2 nb + 1 counts, then 8 nb + 8 for WC_SCATTER's lines */                             \
+        /* 2 nb + 1 counts, 3 nb for SGL_SORT_COUNT's, then 8 nb + 8 for                        \
+         * WC_SCATTER's lines */                                                                \
         bool wc = SGL_SORT_WC && n >= SGL_SORT_WC_MIN;                                          \
-        size_t bytes = ((2 * nb + 1) + (wc ? 8 * nb + 8 : 0)) * sizeof(int64_t);                \
+        size_t bytes = ((5 * nb + 1) + (wc ? 8 * nb + 8 : 0)) * sizeof(int64_t);                \
         if (!(sl->meta = sgl_block_alloc(bytes, false, &sl->meta_kind)))                        \
             return false;                                                                       \
-        int64_t *top = sl->meta, *start = top + nb;                                             \
-        sl->lines = wc ? (uint64_t(*)[8])(void *)(((uintptr_t)(start + nb + 1) + 63) &          \
+        int64_t *top = sl->meta, *start = top + nb, *more = start + nb + 1;                     \
+        sl->lines = wc ? (uint64_t(*)[8])(void *)(((uintptr_t)(more + 3 * nb) + 63) &           \
                                                    ~(uintptr_t)63)                              \
                        : NULL;                                                                  \
         nb = (size_t)1 << gw;                                                                   \
         memset(top, 0, nb * sizeof *top);                                                       \
-        uint64_t any = 0, all = ~(uint64_t)0, gmask = nb - 1;                                   \
-        for (int64_t i = 0; i < n; i++) {                                                       \
-            if ((i & 7) == 0)                                                                   \
-                __builtin_prefetch(from + i + SGL_SORT_AHEAD);                                  \
-            uint64_t k = KEY(from[i]);                                                          \
-            any |= k;                                                                           \
-            all &= k;                                                                           \
-            top[(k >> gshift) & gmask]++;                                                       \
-        }                                                                                       \
+        uint64_t any = 0, all = ~(uint64_t)0;                                                   \
+        SGL_SORT_COUNT(KEY, from, n, gshift, nb, top, more, ANY_ALL);                           \
         span sp = span_of(any ^ all);                                                           \
         sl->sp = sp;                                                                            \
         sl->all = all;                                                                          \
@@ -353,11 +349,7 @@ static bool int_special(const uint64_t *src, uint64_t *dst, int64_t n, const sgl
             /* not the digit counted: count it */                                               \
             nb = (size_t)1 << w;                                                                \
             memset(top, 0, nb * sizeof *top);                                                   \
-            for (int64_t i = 0; i < n; i++) {                                                   \
-                if ((i & 7) == 0)                                                               \
-                    __builtin_prefetch(from + i + SGL_SORT_AHEAD);                              \
-                top[(KEY(from[i]) >> shift) & (nb - 1)]++;                                      \
-            }                                                                                   \
+            SGL_SORT_COUNT(KEY, from, n, shift, nb, top, more, NOTHING);                        \
         }                                                                                       \
         int64_t sum = 0, longest = 0;                                                           \
         for (size_t b = 0; b < nb; b++) {                                                       \

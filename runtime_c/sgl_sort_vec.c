@@ -31,10 +31,13 @@
  *   part needs (rounded up to even past 8), with no work on the whole
  *   vectors of padding up to the next power of 2.
  * - Pivots: the median of 64 elements from 65,536 on, of 9 from 8,192, of
- *   3 below.  A part
- *   whose elements below the pivot are none (the pivot is its least) is
- *   split at <= instead, and the elements equal to the pivot are done; a
- *   recursion deeper than 2 log2(n) finishes its part by heapsort.
+ *   3 below.  A part whose elements below the pivot are none (the pivot is
+ *   its least) is split at <= instead, and the elements equal to the
+ *   pivot are done.  Where the sample holds the pivot twice (keys of few
+ *   values), the partition also finds the part's greatest element (of
+ *   the sample's least, split at <= at once: its least), and a side all
+ *   equal to the pivot is done after that one pass.  A recursion deeper
+ *   than 2 log2(n) finishes its part by heapsort.
  *
  * bench/README.md ("The sort") has the figures.
  */
@@ -83,6 +86,9 @@ static void part_perm_init(void)
         part_perm[m] = x;
     }
 }
+
+/* What a pivot's sample says of its duplicates (dup_of) */
+enum { NO_DUP, DUP_LEAST, DUP };
 
 /* The lanes of vector i of a[0..n) that hold elements. */
 static inline __mmask8 lanes(int64_t n, int i)

@@ -185,15 +185,18 @@ AVX512 static inline __mmask8 FN(above)(V v, V vp, bool le)
  * it) first; their count.  The ends' U vectors each are read first, so
  * that the elements read and not yet written leave 16 U places of room:
  * reading U vectors from the end with less room leaves at least 8 U at
- * both ends. */
+ * both ends.  With track, *ext is the greatest element (le: the least). */
 AVX512 static inline __attribute__((always_inline)) int64_t FN(partition)(T *a, int64_t n,
-                                                                      T p, bool le)
+                                                                      T p, bool le, bool track,
+                                                                      T *ext)
 {
     V vp = V_SET1(p), lv[U], rv[U];
     for (int u = 0; u < U; u++) {
         lv[u] = V_LOADU(a + 8 * u);
         rv[u] = V_LOADU(a + n - 8 * U + 8 * u);
     }
+    V acc = lv[0];
+#define TRACK(v) (acc = track ? (le ? V_MIN(acc, v) : V_MAX(acc, v)) : acc)
     int64_t l = 8 * U, r = n - 8 * U, wl = 0, wr = n;
     while (r - l >= 8 * U) {
         const T *from;
@@ -212,7 +215,10 @@ AVX512 static inline __attribute__((always_inline)) int64_t FN(partition)(T *a, 
         }
         V v[U];
         _Pragma("GCC unroll 8") for (int u = 0; u < U; u++) v[u] = V_LOADU(from + 8 * u);
-        _Pragma("GCC unroll 8") for (int u = 0; u < U; u++) PUT(v[u]);
+        _Pragma("GCC unroll 8") for (int u = 0; u < U; u++) {
+            TRACK(v[u]);
+            PUT(v[u]);
+        }
     }
     while (r - l >= 8) {
         V v;
@@ -223,11 +229,14 @@ AVX512 static inline __attribute__((always_inline)) int64_t FN(partition)(T *a, 
             r -= 8;
             v = V_LOADU(a + r);
         }
+        TRACK(v);
         PUT(v);
     }
     if (r > l) {
         __mmask8 m = (__mmask8)((1u << (r - l)) - 1);
-        V v = V_MASKZ_LOADU(m, a + l);
+        /* tracked: acc's lanes past the part, no new extreme */
+        V v = track ? V_MASK_LOADU(acc, m, a + l) : V_MASKZ_LOADU(m, a + l);
+        TRACK(v);
         PUT_EXACT(v, m, (int)(r - l));
     }
     /* Every element not held is written: the room left is 8 places for
@@ -235,56 +244,82 @@ AVX512 static inline __attribute__((always_inline)) int64_t FN(partition)(T *a, 
      * two vectors or more are left (16 places or more), the same 8
      * places, with the same lanes, for the last. */
     for (int u = 0; u < U; u++) {
+        TRACK(lv[u]);
+        TRACK(rv[u]);
         PUT(lv[u]);
         PUT(rv[u]);
+    }
+#undef TRACK
+    if (track) {
+        _Alignas(64) T t[8];
+        V_STOREU(t, acc);
+        T e = t[0];
+        for (int k = 1; k < 8; k++)
+            e = le ? (t[k] < e ? t[k] : e) : (t[k] > e ? t[k] : e);
+        *ext = e;
     }
     return wl;
 }
 
 AVX512 static int64_t FN(partition_lt)(T *a, int64_t n, T p)
 {
-    return FN(partition)(a, n, p, false);
+    return FN(partition)(a, n, p, false, false, NULL);
 }
 
 AVX512 static int64_t FN(partition_le)(T *a, int64_t n, T p)
 {
-    return FN(partition)(a, n, p, true);
+    return FN(partition)(a, n, p, true, false, NULL);
+}
+
+/* The same, *most the greatest element */
+AVX512 static int64_t FN(partition_lt_max)(T *a, int64_t n, T p, T *most)
+{
+    return FN(partition)(a, n, p, false, true, most);
+}
+
+/* The same at <=, *least the least element */
+AVX512 static int64_t FN(partition_le_min)(T *a, int64_t n, T p, T *least)
+{
+    return FN(partition)(a, n, p, true, true, least);
+}
+
+/* Whether the sample s[0..k) (sorted, k odd) holds its median p twice:
+ * DUP_LEAST where p is also its least, DUP where not, else NO_DUP. */
+static inline int FN(dup_of)(const T *s, int k)
+{
+    T p = s[k / 2];
+    if (s[k / 2 - 1] != p && s[k / 2 + 1] != p)
+        return NO_DUP;
+    return s[0] == p ? DUP_LEAST : DUP;
 }
 
 /* A pivot of a[0..n): an element, the median of 9 spread over a (of 3
  * under 8,192; of 64 from 65,536 on, where a pivot far from the median
- * costs a pass more over more elements). */
-AVX512 static T FN(pivot)(const T *a, int64_t n)
+ * costs a pass more over more elements); *dup: whether the sample held
+ * it twice (dup_of). */
+AVX512 static T FN(pivot)(const T *a, int64_t n, int *dup)
 {
     if (n >= 65536) {
         _Alignas(64) T s[64];
         for (int i = 0; i < 64; i++)
             s[i] = a[(n - 1) / 63 * i];
         FN(small_sort)(s, 64);
+        *dup = FN(dup_of)(s, 63);
         return s[32];
     }
-    if (n < 8192) {
-        T x = a[0], y = a[n / 2], z = a[n - 1], t;
-        if (x > y) {
-            t = x;
-            x = y;
-            y = t;
-        }
-        if (y > z)
-            y = z;
-        return x > y ? x : y;
-    }
+    int k = n < 8192 ? 3 : 9;
     T s[9];
-    for (int i = 0; i < 9; i++)
-        s[i] = a[(n - 1) / 8 * i];
-    for (int i = 1; i < 9; i++) {
+    for (int i = 0; i < k; i++)
+        s[i] = a[(n - 1) / (k - 1) * i];
+    for (int i = 1; i < k; i++) {
         T x = s[i];
         int j = i;
         for (; j > 0 && s[j - 1] > x; j--)
             s[j] = s[j - 1];
         s[j] = x;
     }
-    return s[4];
+    *dup = FN(dup_of)(s, k);
+    return s[k / 2];
 }
 
 static void FN(sift)(T *a, int64_t i, int64_t n)
@@ -314,7 +349,10 @@ static void FN(heapsort)(T *a, int64_t n)
 }
 
 /* Sorts a[0..n), at most depth partitions deep: the smaller part by
- * recursion, the larger in the loop. */
+ * recursion, the larger in the loop.  Where the pivot's sample held it
+ * twice (keys of few values), the partition finds its part's extreme
+ * too, and a part of elements all equal to the pivot is done: one pass
+ * over a run of equal keys, not two (below p, then at p). */
 AVX512 static void FN(quicksort)(T *a, int64_t n, int depth)
 {
     while (n > SMALL) {
@@ -322,21 +360,33 @@ AVX512 static void FN(quicksort)(T *a, int64_t n, int depth)
             FN(heapsort)(a, n);
             return;
         }
-        T p = FN(pivot)(a, n);
-        int64_t m = FN(partition_lt)(a, n, p);
-        if (m == 0) { /* p is the least: those equal to it are in place */
-            m = FN(partition_le)(a, n, p);
-            a += m;
-            n -= m;
-            continue;
-        }
-        if (m < n - m) {
-            FN(quicksort)(a, m, depth);
-            a += m;
-            n -= m;
+        int dup;
+        T p = FN(pivot)(a, n, &dup), ext;
+        int64_t m, lo_end, hi_start; /* the parts left: [0, lo_end) and [hi_start, n) */
+        if (dup == DUP_LEAST) { /* likely none below p: at <= */
+            m = FN(partition_le_min)(a, n, p, &ext);
+            lo_end = m;
+            hi_start = m;
+            if (ext == p) /* [0, m) all equal to p */
+                lo_end = 0;
+            else if (m > SMALL) /* some below p: those equal to it are done */
+                lo_end = FN(partition_lt)(a, m, p);
         } else {
-            FN(quicksort)(a + m, n - m, depth);
-            n = m;
+            m = dup == DUP ? FN(partition_lt_max)(a, n, p, &ext) : FN(partition_lt)(a, n, p);
+            lo_end = m;
+            hi_start = m;
+            if (dup == DUP && ext == p) /* [m, n) all equal to p */
+                hi_start = n;
+            else if (m == 0) /* p is the least: those equal to it are in place */
+                hi_start = FN(partition_le)(a, n, p);
+        }
+        if (lo_end < n - hi_start) {
+            FN(quicksort)(a, lo_end, depth);
+            a += hi_start;
+            n -= hi_start;
+        } else {
+            FN(quicksort)(a + hi_start, n - hi_start, depth);
+            n = lo_end;
         }
     }
     if (n > 1)
@@ -374,7 +424,8 @@ AVX512 static int64_t FN(partition_into)(const T *src, T *dst, int64_t n, T p)
  * (then heapsort): 1, or -1 (dst unspecified) where an element is a NaN. */
 AVX512 static int FN(sort_into)(const T *src, T *dst, int64_t n, int depth)
 {
-    T p = FN(pivot)(src, n);
+    int dup;
+    T p = FN(pivot)(src, n, &dup);
     int64_t m = FN(partition_into)(src, dst, n, p);
     if (m < 0)
         return -1;

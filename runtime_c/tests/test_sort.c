@@ -1099,6 +1099,27 @@ static void test_float_fast(void)
     }
 }
 
+/* Keys of few values for the partitions of a duplicate pivot (the
+ * quicksort's pivot sample holds it twice), from r: 99% one value and 1%
+ * below it (the partition at <= finds an element below), or above it
+ * (none below: done), two values of 45% and one of 10% (below then at
+ * the pivot), 10% one value below 90% of another (the side at the pivot
+ * all equal to it: done). */
+static const char *const DUP_KIND[] = {"repeated, a few below", "repeated, a few above",
+                                       "two repeated, a third rarer",
+                                       "one rarer below a repeated"};
+enum { NDUP = sizeof DUP_KIND / sizeof DUP_KIND[0] };
+
+static int64_t dup_value(int k, uint64_t r)
+{
+    switch (k) {
+    case 0: return r % 100 ? 5 : 0;
+    case 1: return r % 100 ? 5 : 9;
+    case 2: return r % 10 == 0 ? 3 : 1 + (int64_t)((r >> 8) % 2);
+    default: return r % 10 ? 7 : 1;
+    }
+}
+
 /* The AVX-512 quicksort (sgl_sort_vec.c) on its own, where the CPU has
  * it (else it declines): lengths about its network's (128) and its
  * partitions' (a partition holds 64 elements of each end), patterns that
@@ -1115,7 +1136,12 @@ static void test_float_vec(void)
                                        "all equal",  "zeros and ones",
                                        "one -0.0 among 20 zeros, the greatest",
                                        "one -0.0 among 20 zeros, the least",
-                                       "zeros of both signs only"};
+                                       "zeros of both signs only",
+                                       /* the partitions of duplicate pivots */
+                                       "repeated, a few below", "repeated, a few above",
+                                       "two repeated, a third rarer",
+                                       "one rarer below a repeated",
+                                       "zeros of both signs, a few below"};
     enum { NKIND = sizeof KIND / sizeof KIND[0] };
     bool on = sgl_sort_vec_available();
     for (size_t s = 0; s < sizeof NS / sizeof NS[0]; s++) {
@@ -1136,6 +1162,8 @@ static void test_float_vec(void)
                         : k == 6 ? 4.0
                         : k == 7 ? (r % 2 ? 1.0 : r % 4 ? 0.0 : -0.0)
                         : k == 10 ? (r % 3 ? 0.0 : -0.0)
+                        : k == 15 ? (r % 100 ? ((r >> 9) % 2 ? -0.0 : 0.0) : -1.0)
+                        : k >= 11 ? (double)dup_value(k - 11, r)
                         : i == 0 ? -0.0
                         : i < 20 ? 0.0
                                  : (k == 8 ? -1.0 : 1.0);
@@ -1169,43 +1197,53 @@ static void test_float_vec(void)
     }
 }
 
-/* sgl_sort_vec_i64 (AVX-512; declines without it): every int pattern,
- * into another buffer (the input left as it was) and in place, at the
- * default depth and with heapsort from depth 0, 1 and 3. */
+/* sgl_sort_vec_i64 on in[0..n) (AVX-512; declines without it): into
+ * another buffer (the input left as it was) and in place, at the default
+ * depth and (up to 20,000 elements) with heapsort from depth 0, 1 and 3. */
+static void check_int_vec(int64_t *in, int64_t n, const char *what)
+{
+    size_t bytes = (size_t)n * 8;
+    bool on = sgl_sort_vec_available();
+    int64_t *keep = xmalloc(bytes), *want = xmalloc(bytes), *got = xmalloc(bytes);
+    memcpy(keep, in, bytes);
+    memcpy(want, in, bytes);
+    ref_sort(want, n, cmp_int);
+    for (int depth = -1; depth <= 3; depth++) {
+        if (depth == 2 || (n > 20000 && depth >= 0))
+            continue;
+        memset(got, 0, bytes);
+        int done = depth < 0 ? sgl_sort_vec_i64(in, got, n) : sgl_sort_vec_i64_depth(in, got, n, depth);
+        CHECK(done == (on && n >= 256), what, n);
+        CHECK(!done || memcmp(got, want, bytes) == 0, what, n);
+        CHECK(memcmp(in, keep, bytes) == 0, what, n);
+        memcpy(got, in, bytes); /* in place */
+        done = depth < 0 ? sgl_sort_vec_i64(got, got, n) : sgl_sort_vec_i64_depth(got, got, n, depth);
+        CHECK(done == (on && n >= 256), what, n);
+        CHECK(memcmp(got, done ? want : in, bytes) == 0, what, n);
+    }
+    free(keep);
+    free(want);
+    free(got);
+}
+
+/* Every int pattern, and keys of few values whose pivots' samples hold
+ * the pivot twice (DUP_KIND), through check_int_vec. */
 static void test_int_vec(void)
 {
     static const int64_t NS[] = {255, 256, 257, 300, 383, 1000, 4099, 8192, 20000, 140001};
-    bool on = sgl_sort_vec_available();
     for (size_t s = 0; s < sizeof NS / sizeof NS[0]; s++) {
         int64_t n = NS[s];
-        size_t bytes = (size_t)n * 8;
-        int64_t *in = xmalloc(bytes), *keep = xmalloc(bytes), *want = xmalloc(bytes),
-                *got = xmalloc(bytes);
+        int64_t *in = xmalloc((size_t)n * 8);
         for (int p = 0; p < NPATTERNS; p++) {
             make_ints(in, n, p);
-            memcpy(keep, in, bytes);
-            memcpy(want, in, bytes);
-            ref_sort(want, n, cmp_int);
-            for (int depth = -1; depth <= 3; depth++) {
-                if (depth == 2 || (n > 20000 && depth >= 0))
-                    continue;
-                memset(got, 0, bytes);
-                int done = depth < 0 ? sgl_sort_vec_i64(in, got, n)
-                                     : sgl_sort_vec_i64_depth(in, got, n, depth);
-                CHECK(done == (on && n >= 256), PATTERN[p], n);
-                CHECK(!done || memcmp(got, want, bytes) == 0, PATTERN[p], n);
-                CHECK(memcmp(in, keep, bytes) == 0, PATTERN[p], n);
-                memcpy(got, in, bytes); /* in place */
-                done = depth < 0 ? sgl_sort_vec_i64(got, got, n)
-                                 : sgl_sort_vec_i64_depth(got, got, n, depth);
-                CHECK(done == (on && n >= 256), PATTERN[p], n);
-                CHECK(memcmp(got, done ? want : in, bytes) == 0, PATTERN[p], n);
-            }
+            check_int_vec(in, n, PATTERN[p]);
+        }
+        for (int k = 0; k < NDUP; k++) {
+            for (int64_t i = 0; i < n; i++)
+                in[i] = dup_value(k, next_u64());
+            check_int_vec(in, n, DUP_KIND[k]);
         }
         free(in);
-        free(keep);
-        free(want);
-        free(got);
     }
     /* the builtin on skewed keys (Zipf-like: many small, a few up to
      * 2^50; the radix sort would split the first bucket again and again):
