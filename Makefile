@@ -83,7 +83,7 @@ CHECK_FILES = tests/test_frontend.py tests/test_errors.py tests/test_conformance
 CHECK_K = not test_program or seq-2x3 or (2x2-np2 and (examples or shared))
 # the runtime's sanitized sort test (about 35 s) runs beside the programs,
 # which take less than the rest (about 135 s against 165 s)
-CHECK_MOVED = tests/test_runtime_c.py::test_c_sort_tests
+CHECK_MOVED = tests/test_runtime_c.py::test_c_sort_tests_sanitized
 check: venv-test
 	$(PY) tests/par.py -q -x tests/test_programs.py $(CHECK_MOVED) -k "$(CHECK_K)" :: \
 	  -q -x -m "not timed" $(CHECK_FILES) $(foreach t,$(CHECK_MOVED),--deselect $(t)) \

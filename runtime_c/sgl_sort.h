@@ -175,7 +175,7 @@ typedef struct {
     int64_t *pos, *start;    /* nb, nb + 1 entries (start[nb] = n) */
     int64_t longest;         /* the most elements of one bucket */
     uint64_t (*lines)[8];    /* nb 64-byte lines (NULL: scatter directly) */
-    void *meta;              /* the block of pos, start and lines */
+    void *meta;              /* the block of pos, start, SGL_SORT_COUNT's and lines */
     int64_t meta_kind;
 } sgl_sort_split;
 

@@ -34,10 +34,11 @@
  *   3 below.  A part whose elements below the pivot are none (the pivot is
  *   its least) is split at <= instead, and the elements equal to the
  *   pivot are done.  Where the sample holds the pivot twice (keys of few
- *   values), the partition also finds the part's greatest element (of
- *   the sample's least, split at <= at once: its least), and a side all
- *   equal to the pivot is done after that one pass.  A recursion deeper
- *   than 2 log2(n) finishes its part by heapsort.
+ *   values), the partition also finds the part's greatest element (where
+ *   the pivot is the sample's least: split at <= at once, its least), and
+ *   a side all equal to the pivot is done after that pass (one pass more,
+ *   at <, where elements below the pivot turn up that the sample missed).
+ *   A recursion deeper than 2 log2(n) finishes its part by heapsort.
  *
  * bench/README.md ("The sort") has the figures.
  */

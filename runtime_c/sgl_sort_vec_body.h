@@ -283,12 +283,13 @@ AVX512 static int64_t FN(partition_le_min)(T *a, int64_t n, T p, T *least)
     return FN(partition)(a, n, p, true, true, least);
 }
 
-/* Whether the sample s[0..k) (sorted, k odd) holds its median p twice:
- * DUP_LEAST where p is also its least, DUP where not, else NO_DUP. */
-static inline int FN(dup_of)(const T *s, int k)
+/* Whether the sorted sample s holds its element s[mid] (0 < mid, and
+ * s[mid + 1] in it) twice: DUP_LEAST where it is also the sample's least,
+ * DUP where not, else NO_DUP. */
+static inline int FN(dup_of)(const T *s, int mid)
 {
-    T p = s[k / 2];
-    if (s[k / 2 - 1] != p && s[k / 2 + 1] != p)
+    T p = s[mid];
+    if (s[mid - 1] != p && s[mid + 1] != p)
         return NO_DUP;
     return s[0] == p ? DUP_LEAST : DUP;
 }
@@ -304,13 +305,14 @@ AVX512 static T FN(pivot)(const T *a, int64_t n, int *dup)
         for (int i = 0; i < 64; i++)
             s[i] = a[(n - 1) / 63 * i];
         FN(small_sort)(s, 64);
-        *dup = FN(dup_of)(s, 63);
+        *dup = FN(dup_of)(s, 32);
         return s[32];
     }
     int k = n < 8192 ? 3 : 9;
-    T s[9];
-    for (int i = 0; i < k; i++)
-        s[i] = a[(n - 1) / (k - 1) * i];
+    T s[9] = {a[0], a[n / 2], a[n - 1]};
+    if (k == 9)
+        for (int i = 0; i < 9; i++)
+            s[i] = a[(n - 1) / 8 * i];
     for (int i = 1; i < k; i++) {
         T x = s[i];
         int j = i;
@@ -318,7 +320,7 @@ AVX512 static T FN(pivot)(const T *a, int64_t n, int *dup)
             s[j] = s[j - 1];
         s[j] = x;
     }
-    *dup = FN(dup_of)(s, k);
+    *dup = FN(dup_of)(s, k / 2);
     return s[k / 2];
 }
 
@@ -351,8 +353,9 @@ static void FN(heapsort)(T *a, int64_t n)
 /* Sorts a[0..n), at most depth partitions deep: the smaller part by
  * recursion, the larger in the loop.  Where the pivot's sample held it
  * twice (keys of few values), the partition finds its part's extreme
- * too, and a part of elements all equal to the pivot is done: one pass
- * over a run of equal keys, not two (below p, then at p). */
+ * too, and a side of elements all equal to the pivot is done after that
+ * pass: one pass over a run of equal keys, not two (below p, then at p),
+ * unless elements below the pivot turn up where the sample had none. */
 AVX512 static void FN(quicksort)(T *a, int64_t n, int depth)
 {
     while (n > SMALL) {

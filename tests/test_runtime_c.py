@@ -69,7 +69,7 @@ def _runtime_objs(flags: list[str], sources: list[Path]) -> list[Path]:
     key = (*_cc(), *flags, "--", *map(str, sources))
     if key not in _OBJS:
         objs = _OBJ_DIR[-1] / f"objs{len(_OBJS)}"
-        objs.mkdir()
+        objs.mkdir(exist_ok=True)
         res = subprocess.run([*_cc(), *flags, "-c", *map(str, sources)],
                              capture_output=True, text=True, cwd=objs)
         assert res.returncode == 0, res.stdout + res.stderr
@@ -140,7 +140,7 @@ def test_c_string_tests(build):
     _run_unit(build("test_strings"))
 
 
-def test_c_sort_tests(build):
+def test_c_sort_tests_sanitized(build):
     """The typed sorts against a reference merge sort (runtime_c/tests/test_sort.c)."""
     assert _run_unit(build("test_sort")) > 200
 

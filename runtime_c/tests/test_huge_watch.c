@@ -35,7 +35,7 @@
 static _Thread_local int who;     /* 1: thread A, 2: thread B, 0: the others */
 static _Thread_local int reads;   /* this thread's readings of its CPU clock */
 static _Atomic int a_done;        /* thread A has its block */
-static _Atomic int b_started;     /* thread B is at its third reading (asleep) */
+static _Atomic int b_asleep;      /* thread B is at its third reading (asleep) */
 static _Atomic int b_waited_ok;   /* B woke after that */
 
 int clock_gettime(clockid_t id, struct timespec *ts)
@@ -48,14 +48,14 @@ int clock_gettime(clockid_t id, struct timespec *ts)
     /* B must be asleep in its second step before A is slow: were A slow
      * sooner, B would see it at its first step's end and read no more */
     if (who == 1 && reads == 3)
-        for (int w = 0; w < 10000 && !atomic_load(&b_started); w++)
+        for (int w = 0; w < 10000 && !atomic_load(&b_asleep); w++)
             usleep(1000);
     if (who == 1 && reads >= 3) { /* 20 ms more CPU time at each reading */
         int64_t ns = ts->tv_nsec + (int64_t)(reads - 2) * 20000000;
         ts->tv_sec += ns / 1000000000;
         ts->tv_nsec = ns % 1000000000;
     } else if (who == 2 && reads == 3) { /* B sleeps (no CPU time) until A is done */
-        atomic_store(&b_started, 1);
+        atomic_store(&b_asleep, 1);
         for (int w = 0; w < 10000 && !atomic_load(&a_done); w++)
             usleep(1000);
         atomic_store(&b_waited_ok, atomic_load(&a_done));

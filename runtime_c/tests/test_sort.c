@@ -44,7 +44,7 @@ static void check(bool ok, const char *what, const char *pattern, int64_t n, int
     }
 }
 
-/* Under AddressSanitizer the cases of 4 million elements and more (where
+/* Under AddressSanitizer test_packed's cases of 4 million elements (where
  * the packed sort's bits aside are a mapped block, memory the sanitizer
  * does not watch) are left out: about a third of the sanitized run's
  * time.  test_runtime_c.py runs them unsanitized, glibc checking its heap. */
