@@ -4,7 +4,8 @@
  * found (sgl_sort_runs_i64), then merged pairwise, stably, two runs in one
  * pass, from both ends at once, with no branch on the comparison; and
  * sort(concat(vv)) as one call (sgl_sort_concat), which merges two sorted
- * runs straight from vv's parts.
+ * runs straight from vv's parts.  And an input in reverse order
+ * (sgl_sort_descending), reversed.
  */
 #include "sgl_sort.h"
 
@@ -12,6 +13,35 @@
 #include <string.h>
 
 #include "sgl_vbuf.h"
+
+bool sgl_sort_descending(bool is_float, const uint64_t *a, int64_t n)
+{
+    int64_t i = 1;
+    if (is_float) {
+        const double *d = (const double *)(const void *)a;
+        while (i < n && d[i] < d[i - 1])
+            i++;
+    } else {
+        const int64_t *x = (const int64_t *)(const void *)a;
+        while (i < n && x[i] <= x[i - 1])
+            i++;
+    }
+    return i >= n;
+}
+
+void sgl_sort_reverse(const uint64_t *src, uint64_t *dst, int64_t n)
+{
+    if (src == dst) {
+        for (int64_t i = 0, j = n - 1; i < j; i++, j--) {
+            uint64_t t = dst[i];
+            dst[i] = dst[j];
+            dst[j] = t;
+        }
+        return;
+    }
+    for (int64_t i = 0; i < n; i++)
+        dst[i] = src[n - 1 - i];
+}
 
 int sgl_sort_runs_i64(const int64_t *a, int64_t n, int64_t *bounds, int maxruns)
 {

@@ -636,9 +636,9 @@ static bool sort_float(const uint64_t *src, uint64_t *dst, int64_t n)
 
 int sgl_sort_count_runs(bool is_float, const uint64_t *a, int64_t n, int64_t *bounds)
 {
-    if (is_float)
-        return sgl_sorted_f64((const double *)(const void *)a, n) ? 1 : 0;
-    return sgl_sort_runs_i64((const int64_t *)a, n, bounds, SGL_SORT_MAX_RUNS);
+    int runs = is_float ? sgl_sorted_f64((const double *)(const void *)a, n)
+                        : sgl_sort_runs_i64((const int64_t *)a, n, bounds, SGL_SORT_MAX_RUNS);
+    return runs == 0 && sgl_sort_descending(is_float, a, n) ? SGL_SORT_DESCENDING : runs;
 }
 
 bool sgl_sort_into(bool is_float, const uint64_t *src, uint64_t *dst, int64_t n, int runs,
@@ -654,9 +654,13 @@ bool sgl_sort_into(bool is_float, const uint64_t *src, uint64_t *dst, int64_t n,
         return true;
     }
     int64_t own[SGL_SORT_MAX_RUNS + 1];
-    if (runs < 0) {
+    if (runs == -1) {
         bounds = own;
         runs = is_float ? 0 : sgl_sort_count_runs(false, src, n, bounds);
+    }
+    if (runs == SGL_SORT_DESCENDING) {
+        sgl_sort_reverse(src, dst, n);
+        return true;
     }
     if (is_float)
         runs = 0; /* 1 (in order) is the caller's to act on */

@@ -364,17 +364,32 @@ bool sgl_sort_f64(double *a, int64_t n);
 bool sgl_sorted_i64(const int64_t *a, int64_t n);
 bool sgl_sorted_f64(const double *a, int64_t n);
 
+/* Whether a[0..n) (ints or floats, as bits) is in the reverse of the
+ * builtin's order so that reversing it sorts it: ints that never ascend,
+ * floats that always descend (a NaN, or two equal floats, whose order a
+ * reversal would change: no); it reads up to the first element that says
+ * no.  sgl_sort_reverse writes src[0..n) reversed into dst (which may be
+ * src). */
+bool sgl_sort_descending(bool is_float, const uint64_t *a, int64_t n);
+void sgl_sort_reverse(const uint64_t *src, uint64_t *dst, int64_t n);
+
+/* sgl_sort_count_runs's result for an input that sgl_sort_descending
+ * accepts (and that is not in order): reversed, not sorted */
+#define SGL_SORT_DESCENDING (-2)
+
 /* The ascending runs of an int input (as bits) of n >= SGL_SORT_RADIX_MIN
  * elements, as sgl_sort_runs_i64 gives them (0: more than
- * SGL_SORT_MAX_RUNS); a float input: 1 when it is in order, else 0. */
+ * SGL_SORT_MAX_RUNS); a float input: 1 when it is in order, else 0; for
+ * either SGL_SORT_DESCENDING where the reverse of the input is in order. */
 int sgl_sort_count_runs(bool is_float, const uint64_t *a, int64_t n, int64_t *bounds);
 
 /* Sorts src[0..n) (ints or floats, as bits) into dst (which may be src):
  * short inputs in place (after a copy), int inputs of a few runs by
  * merging, the others by the radix sorts.  runs and bounds: what
- * sgl_sort_count_runs said of src, or runs < 0 when it was not asked (one
- * read pass fewer for a caller that asked).  False when memory for
- * scratch could not be had. */
+ * sgl_sort_count_runs said of src, or -1 when it was not asked (one read
+ * pass fewer for a caller that asked; floats not asked are not checked
+ * for a descending input).  False when memory for scratch could not be
+ * had. */
 bool sgl_sort_into(bool is_float, const uint64_t *src, uint64_t *dst, int64_t n, int runs,
                    int64_t *bounds);
 

@@ -6,6 +6,8 @@
  * (sgl_sort_count_runs) and passes what it found on: an input already in
  * order is not sorted at all (the result shares it).  The owned form
  * (sgl_sort_take), on a vector that no one else sees:
+ * - in reverse order (sgl_sort_descending) and most of its buffer:
+ *   reversed in place;
  * - shorter than SGL_SORT_HYBRID_MIN: sorted in place;
  * - two runs of ints: merged into a new vector (from both ends at once),
  *   or in place, the shorter run set aside, where there is not the memory
@@ -112,6 +114,10 @@ sgl_vec sgl_sort_take(const sgl_type *vt, sgl_vec *v, int line, int col)
     int runs = r.len == 0 ? 1 : runs_of(vt, &r, bounds); /* one read pass for all below */
     if (runs == 1)
         return r;
+    if (runs == SGL_SORT_DESCENDING && sgl_vec_unique(&r) && most_of_its_buffer(&r)) {
+        sort_data(vt, r.data, r.data, r.len, runs, bounds, line, col); /* reversed in place */
+        return r;
+    }
     if (sgl_vec_unique(&r) && runs == 2 && vt->elem->kind == SGL_T_INT &&
         r.len >= SGL_SORT_HYBRID_MIN) {
         /* merged from both ends into a new vector, which the merge needs

@@ -286,20 +286,22 @@ static void check_builtin_packs(const sgl_type *vt, const void *in, const void *
 
     /* taken, unique: sorted in place in its own buffer, the argument left
      * empty; from SGL_SORT_HYBRID_MIN on (the sort's buffer as long as the
-     * input) into a new one, but two int runs (merged in place) and ints
-     * of more runs than are merged that the packed sort sorts (a buffer
-     * aside of half the bytes, when that is a mapped block) */
+     * input) into a new one, but two int runs (merged in place), an input
+     * in reverse order (reversed in place) and ints of more runs than are
+     * merged that the packed sort sorts (a buffer aside of half the
+     * bytes, when that is a mapped block) */
     void *data = v.data;
     int64_t b3[3], bm[SGL_SORT_MAX_RUNS + 1];
     bool radix_int = vt->elem->kind == SGL_T_INT && n >= SGL_SORT_HYBRID_MIN &&
                      sgl_sort_runs_i64(in, n, bm, SGL_SORT_MAX_RUNS) == 0;
-    bool in_place = n < SGL_SORT_HYBRID_MIN ||
+    bool reversed = n > 0 && sgl_sort_descending(vt->elem->kind == SGL_T_FLOAT, in, n);
+    bool in_place = n < SGL_SORT_HYBRID_MIN || reversed ||
                     (vt->elem->kind == SGL_T_INT && sgl_sort_runs_i64(in, n, b3, 2) == 2) ||
                     (radix_int && packs == PACKS_YES &&
                      (size_t)n * sizeof(uint32_t) >= SGL_BLOCK_MAP_MIN) ||
                     (radix_int && packs == SKEWED && sgl_sort_vec_available()) ||
                     (radix_int && packs == FILLS);
-    bool known = !radix_int || packs != PACKS_UNKNOWN;
+    bool known = !radix_int || packs != PACKS_UNKNOWN || reversed;
     r = sgl_sort_take(vt, &v, 1, 1);
     CHECK(same(&r, want, n), pat, n);
     CHECK(v.data == NULL && v.len == 0 && v.buf == NULL, pat, n);
@@ -1099,6 +1101,54 @@ static void test_float_fast(void)
     }
 }
 
+/* Inputs in reverse order, reversed (sgl_sort_descending, whose answer
+ * is checked first), against the reference: ints that never ascend, ties
+ * among them; floats that always descend; and inputs a reversal would
+ * get wrong, sorted otherwise: floats that descend but for two equal
+ * (zeros of both signs, whose input order stays), or end in a NaN, and
+ * ints that ascend once, at the end. */
+static void test_descending(void)
+{
+    static const char *const KIND[] = {"ints never ascending, ties", "floats descending",
+                                       "floats descending, -0.0 after 0.0",
+                                       "floats descending, a NaN last", "ints ascending at the end"};
+    static const int64_t NS[] = {255, 256, 257, 1001, 65536, 300001};
+    for (size_t s = 0; s < sizeof NS / sizeof NS[0]; s++) {
+        int64_t n = NS[s];
+        uint64_t *in = xmalloc((size_t)n * 8), *want = xmalloc((size_t)n * 8);
+        for (int k = 0; k < 5; k++) {
+            bool fl = k >= 1 && k <= 3;
+            for (int64_t i = 0; i < n; i++) {
+                double d = (double)(n / 2 - i) * 0.5;
+                if (k == 2 && i == n / 2 + 1)
+                    d = -0.0; /* after the 0.0 at n / 2 */
+                if (k == 3 && i == n - 1)
+                    d = NAN;
+                int64_t x = k == 0 ? (n - i) / 3 - 100 : i == n - 1 ? n : n - i;
+                if (fl)
+                    memcpy(&in[i], &d, 8);
+                else
+                    in[i] = (uint64_t)x;
+            }
+            CHECK(sgl_sort_descending(fl, in, n) == (k <= 1), KIND[k], n);
+            memcpy(want, in, (size_t)n * 8);
+            ref_sort(want, n, fl ? cmp_float : cmp_int);
+            check_builtin(fl ? &T_FV : &T_IV, in, want, n, KIND[k]);
+        }
+        for (int64_t m = n - 1; m <= n; m++) { /* in place, odd and even lengths */
+            for (int64_t i = 0; i < m; i++)
+                in[i] = (uint64_t)i;
+            sgl_sort_reverse(in, in, m);
+            bool ok = true;
+            for (int64_t i = 0; i < m; i++)
+                ok &= in[i] == (uint64_t)(m - 1 - i);
+            CHECK(ok, "reversed in place", m);
+        }
+        free(in);
+        free(want);
+    }
+}
+
 /* Keys of few values for the partitions of a duplicate pivot (the
  * quicksort's pivot sample holds it twice), from r: 99% one value and 1%
  * below it (the partition at <= finds an element below), or above it
@@ -1290,6 +1340,7 @@ int main(void)
     test_float_fast();
     test_float_vec();
     test_int_vec();
+    test_descending();
     test_ints();
     test_floats();
     printf("%d passed, %d failed\n", n_passed, n_failed);
