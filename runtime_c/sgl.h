@@ -349,13 +349,16 @@ sgl_vec sgl_split_by(const sgl_type *vt, const sgl_vec *v, const sgl_type *wt, c
 /* split_by taking *v, as sgl_split_take. */
 sgl_vec sgl_split_by_take(const sgl_type *vt, sgl_vec *v, const sgl_type *wt, const sgl_vec *w,
                           int line, int col);
-/* sort: [int] or [float] ascending (floats: -0.0 before 0.0, NaNs last in
- * their original order).  An input already in order is shared, not
- * copied; any other is copied and the copy sorted in place. */
+/* sort: [int], [float] or [S] ascending, stably (floats: -0.0 and 0.0
+ * equal, NaNs last; equal elements in their input order).  An input
+ * already in order is shared, not copied; any other is sorted into a new
+ * vector (an input in reverse order reversed into it: sgl_sort.h,
+ * sgl_sort_descending). */
 sgl_vec sgl_sort(const sgl_type *vt, const sgl_vec *v, int line, int col);
 /* sort taking *v (owned; left empty): a vector that is the only view of its
- * elements (sgl_vec_unique) is sorted in place and returned below 65,536
- * elements, from there into a new vector (the sort needs one that long;
+ * elements (sgl_vec_unique) and in reverse order is reversed in place
+ * where it is most of its buffer; else it is sorted in place and returned
+ * below 65,536 elements, from there into a new vector (the sort needs one that long;
  * two runs of ints are merged in place where there is not the memory for
  * it) and *v freed, but ints that are most of their buffer and that the
  * packed sort sorts with a mapped buffer aside of half their bytes, or

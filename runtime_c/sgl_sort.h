@@ -374,13 +374,15 @@ bool sgl_sort_descending(bool is_float, const uint64_t *a, int64_t n);
 void sgl_sort_reverse(const uint64_t *src, uint64_t *dst, int64_t n);
 
 /* sgl_sort_count_runs's result for an input that sgl_sort_descending
- * accepts (and that is not in order): reversed, not sorted */
+ * accepts where it would otherwise say 0 (ints of more runs than are
+ * merged, floats not in order): reversed, not sorted */
 #define SGL_SORT_DESCENDING (-2)
 
 /* The ascending runs of an int input (as bits) of n >= SGL_SORT_RADIX_MIN
  * elements, as sgl_sort_runs_i64 gives them (0: more than
  * SGL_SORT_MAX_RUNS); a float input: 1 when it is in order, else 0; for
- * either SGL_SORT_DESCENDING where the reverse of the input is in order. */
+ * either SGL_SORT_DESCENDING instead of 0 where the reverse of the input
+ * is in order. */
 int sgl_sort_count_runs(bool is_float, const uint64_t *a, int64_t n, int64_t *bounds);
 
 /* Sorts src[0..n) (ints or floats, as bits) into dst (which may be src):

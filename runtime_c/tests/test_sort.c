@@ -294,7 +294,8 @@ static void check_builtin_packs(const sgl_type *vt, const void *in, const void *
     int64_t b3[3], bm[SGL_SORT_MAX_RUNS + 1];
     bool radix_int = vt->elem->kind == SGL_T_INT && n >= SGL_SORT_HYBRID_MIN &&
                      sgl_sort_runs_i64(in, n, bm, SGL_SORT_MAX_RUNS) == 0;
-    bool reversed = n > 0 && sgl_sort_descending(vt->elem->kind == SGL_T_FLOAT, in, n);
+    bool reversed = n > 0 && sgl_sort_descending(vt->elem->kind == SGL_T_FLOAT, in, n) &&
+                    (vt->elem->kind != SGL_T_INT || sgl_sort_runs_i64(in, n, bm, SGL_SORT_MAX_RUNS) == 0);
     bool in_place = n < SGL_SORT_HYBRID_MIN || reversed ||
                     (vt->elem->kind == SGL_T_INT && sgl_sort_runs_i64(in, n, b3, 2) == 2) ||
                     (radix_int && packs == PACKS_YES &&
@@ -1106,17 +1107,19 @@ static void test_float_fast(void)
  * among them; floats that always descend; and inputs a reversal would
  * get wrong, sorted otherwise: floats that descend but for two equal
  * (zeros of both signs, whose input order stays), or end in a NaN, and
- * ints that ascend once, at the end. */
+ * ints that ascend once, at the end; and ints that never ascend in few
+ * enough runs to be merged. */
 static void test_descending(void)
 {
     static const char *const KIND[] = {"ints never ascending, ties", "floats descending",
                                        "floats descending, -0.0 after 0.0",
-                                       "floats descending, a NaN last", "ints ascending at the end"};
+                                       "floats descending, a NaN last", "ints ascending at the end",
+                                       "ints never ascending, 8 runs (merged)"};
     static const int64_t NS[] = {255, 256, 257, 1001, 65536, 300001};
     for (size_t s = 0; s < sizeof NS / sizeof NS[0]; s++) {
         int64_t n = NS[s];
         uint64_t *in = xmalloc((size_t)n * 8), *want = xmalloc((size_t)n * 8);
-        for (int k = 0; k < 5; k++) {
+        for (int k = 0; k < 6; k++) {
             bool fl = k >= 1 && k <= 3;
             for (int64_t i = 0; i < n; i++) {
                 double d = (double)(n / 2 - i) * 0.5;
@@ -1124,13 +1127,16 @@ static void test_descending(void)
                     d = -0.0; /* after the 0.0 at n / 2 */
                 if (k == 3 && i == n - 1)
                     d = NAN;
-                int64_t x = k == 0 ? (n - i) / 3 - 100 : i == n - 1 ? n : n - i;
+                int64_t x = k == 0   ? (n - i) / 3 - 100
+                            : k == 5 ? (n - 1 - i) / ((n + 7) / 8)
+                            : i == n - 1 ? n
+                                         : n - i;
                 if (fl)
                     memcpy(&in[i], &d, 8);
                 else
                     in[i] = (uint64_t)x;
             }
-            CHECK(sgl_sort_descending(fl, in, n) == (k <= 1), KIND[k], n);
+            CHECK(sgl_sort_descending(fl, in, n) == (k <= 1 || k == 5), KIND[k], n);
             memcpy(want, in, (size_t)n * 8);
             ref_sort(want, n, fl ? cmp_float : cmp_int);
             check_builtin(fl ? &T_FV : &T_IV, in, want, n, KIND[k]);
