@@ -358,14 +358,14 @@ sgl_vec sgl_sort(const sgl_type *vt, const sgl_vec *v, int line, int col);
 /* sort taking *v (owned; left empty): a vector that is the only view of its
  * elements (sgl_vec_unique) and in reverse order is reversed in place
  * where it is most of its buffer; else it is sorted in place and returned
- * below 65,536 elements, from there into a new vector (the sort needs one that long;
- * two runs of ints are merged in place where there is not the memory for
- * it) and *v freed, but ints that are most of their buffer and that the
- * packed sort sorts with a mapped buffer aside of half their bytes, or
- * that differ only in the top digit's bits, or skewed ones on AVX-512
- * (sgl_sort.c, int_special), are sorted in place (sgl_sort_builtin.c); a
- * shared one is sorted as by
- * sgl_sort, and *v's reference dropped. */
+ * below 65,536 elements, from there into a new vector (the sort needs one
+ * that long; two runs of ints are merged in place where there is not the
+ * memory for it) and *v freed, but ints that are most of their buffer and
+ * that the packed sort sorts with a mapped buffer aside of half their
+ * bytes, or that differ only in the top digit's bits, or skewed ones on
+ * AVX-512 (sgl_sort.c, int_special), are sorted in place
+ * (sgl_sort_builtin.c); a shared one is sorted as by sgl_sort, and *v's
+ * reference dropped. */
 sgl_vec sgl_sort_take(const sgl_type *vt, sgl_vec *v, int line, int col);
 /* sort(concat(vv)), which sglc writes as one call (the pass `compose`):
  * vvt is vv's type ([[T]]).  Two sorted runs of ints, 65,536 elements and
