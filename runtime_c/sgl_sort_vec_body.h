@@ -308,12 +308,12 @@ AVX512 static T FN(pivot)(const T *a, int64_t n, int *dup)
         *dup = FN(dup_of)(s, 32);
         return s[32];
     }
-    int k = n < 8192 ? 3 : 9;
     T s[9] = {a[0], a[n / 2], a[n - 1]};
-    if (k == 9)
-        for (int i = 0; i < 9; i++)
-            s[i] = a[(n - 1) / 8 * i];
-    for (int i = 1; i < k; i++) {
+    int k = 3;
+    if (n >= 8192)
+        for (k = 0; k < 9; k++)
+            s[k] = a[(n - 1) / 8 * k];
+    for (int i = 1; i < k; i++) { /* insertion sort of the sample */
         T x = s[i];
         int j = i;
         for (; j > 0 && s[j - 1] > x; j--)

@@ -418,12 +418,12 @@ def plain_blocks(tmp_path_factory) -> Path:
 # (SGL_MADVISE_HUGEPAGE=0), always given (=1); `make check` runs the first
 @pytest.mark.parametrize("sanitize, hp", [(False, None), (False, "0"), (False, "1"), (True, None)],
                          ids=["plain", "plain-hp0", "plain-hp1", "asan"])
-def test_c_block_tests(build, plain_blocks: Path, sanitize: bool, hp: str | None) -> None:
+def test_c_block_tests(build, request, sanitize: bool, hp: str | None) -> None:
     """Big blocks kept for reuse, split, grown and unmapped after their
     time, advised for huge pages (withdrawn where populating them is slow)
     unless SGL_MADVISE_HUGEPAGE=0, always with SGL_MADVISE_HUGEPAGE=1
     (runtime_c/tests/test_blocks.c); AddressSanitizer keeps none."""
-    exe = build("test_blocks") if sanitize else plain_blocks
+    exe = build("test_blocks") if sanitize else request.getfixturevalue("plain_blocks")
     env = {**os.environ, **SAN_ENV}
     env.pop("SGL_MADVISE_HUGEPAGE", None)
     res = subprocess.run([str(exe)], capture_output=True, text=True, timeout=60,

@@ -1193,12 +1193,10 @@ static void test_float_vec(void)
                                        "one -0.0 among 20 zeros, the greatest",
                                        "one -0.0 among 20 zeros, the least",
                                        "zeros of both signs only",
-                                       /* the partitions of duplicate pivots */
-                                       "repeated, a few below", "repeated, a few above",
-                                       "two repeated, a third rarer",
-                                       "one rarer below a repeated",
+                                       /* the partitions of duplicate pivots: then
+                                        * DUP_KIND's */
                                        "zeros of both signs, a few below"};
-    enum { NKIND = sizeof KIND / sizeof KIND[0] };
+    enum { NBASE = sizeof KIND / sizeof KIND[0], NKIND = NBASE + NDUP };
     bool on = sgl_sort_vec_available();
     for (size_t s = 0; s < sizeof NS / sizeof NS[0]; s++) {
         int64_t n = NS[s];
@@ -1218,12 +1216,13 @@ static void test_float_vec(void)
                         : k == 6 ? 4.0
                         : k == 7 ? (r % 2 ? 1.0 : r % 4 ? 0.0 : -0.0)
                         : k == 10 ? (r % 3 ? 0.0 : -0.0)
-                        : k == 15 ? (r % 100 ? ((r >> 9) % 2 ? -0.0 : 0.0) : -1.0)
-                        : k >= 11 ? (double)dup_value(k - 11, r)
+                        : k >= NBASE ? (double)dup_value(k - NBASE, r)
+                        : k == 11 ? (r % 100 ? ((r >> 9) % 2 ? -0.0 : 0.0) : -1.0)
                         : i == 0 ? -0.0
                         : i < 20 ? 0.0
                                  : (k == 8 ? -1.0 : 1.0);
             }
+            const char *what = k < NBASE ? KIND[k] : DUP_KIND[k - NBASE];
             memcpy(keep, in, bytes);
             memcpy(want, in, bytes);
             ref_sort(want, n, cmp_float);
@@ -1233,10 +1232,10 @@ static void test_float_vec(void)
                 memset(got, 0, bytes);
                 int done = depth < 0 ? sgl_sort_vec_f64(in, got, n)
                                      : sgl_sort_vec_f64_depth(in, got, n, depth);
-                CHECK(done == (on && n >= 256), KIND[k], n);
-                CHECK(done <= 0 || same_floats(got, want, n), KIND[k], n);
-                CHECK(done <= 0 || minus_zeros(got, n) == minus_zeros(in, n), KIND[k], n);
-                CHECK(memcmp(in, keep, bytes) == 0, KIND[k], n);
+                CHECK(done == (on && n >= 256), what, n);
+                CHECK(done <= 0 || same_floats(got, want, n), what, n);
+                CHECK(done <= 0 || minus_zeros(got, n) == minus_zeros(in, n), what, n);
+                CHECK(memcmp(in, keep, bytes) == 0, what, n);
             }
         }
         /* a NaN, first, last or in the middle: declined */
