@@ -235,6 +235,11 @@ int sgl_sort_vec_f64_depth(const double *src, double *dst, int64_t n, int depth)
  * (sgl_sort.c, int_special). */
 int sgl_sort_vec_i64(const int64_t *src, int64_t *dst, int64_t n);
 int sgl_sort_vec_i64_depth(const int64_t *src, int64_t *dst, int64_t n, int depth);
+/* The float quicksort of a[0..n) in place, where that cannot be told from
+ * a stable sort: 1: sorted; -1 (a as it was, read once): an element is a
+ * NaN, or both -0.0 and 0.0 are there (their input order would be lost);
+ * 0 (nothing done) as for sgl_sort_vec_f64. */
+int sgl_sort_vec_f64_in_place(double *a, int64_t n);
 bool sgl_sort_vec_available(void);
 
 /* The same under SGL_SORT_HYBRID_MIN elements, as one bucket, dst may be

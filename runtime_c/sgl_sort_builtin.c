@@ -17,6 +17,9 @@
  *   mapped buffer aside (sgl_sort_int_in_place), or which differ only in
  *   the top digit's bits, or are skewed (sgl_sort.c, int_special): in
  *   place, with half the input's bytes aside for the packed sort;
+ * - more runs of floats that are most of their buffer, on a CPU with
+ *   AVX-512, with no NaN and zeros of one sign (read first): in place by
+ *   the quicksort (sgl_sort_vec_f64_in_place), nothing aside;
  * - any other: into a new vector (a longer sort needs a buffer as long as
  *   the input anyway), the input freed.
  * Anything else (a vector also seen elsewhere, the borrowed form) is
@@ -146,6 +149,10 @@ sgl_vec sgl_sort_take(const sgl_type *vt, sgl_vec *v, int line, int col)
         sgl_vec_free(vt, &r);
         return f.v;
     }
+    if (sgl_vec_unique(&r) && runs == 0 && vt->elem->kind == SGL_T_FLOAT &&
+        r.len >= SGL_SORT_HYBRID_MIN && most_of_its_buffer(&r) &&
+        sgl_sort_vec_f64_in_place(r.data, r.len) == 1)
+        return r; /* the AVX-512 quicksort, in place */
     if (!sgl_vec_unique(&r) || r.len >= SGL_SORT_HYBRID_MIN) {
         /* someone else still sees these elements, or the sort needs a
          * buffer as long as them anyway (the radix sort): sort into a new

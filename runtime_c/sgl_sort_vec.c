@@ -17,7 +17,11 @@
  *
  * - The first pass partitions the input into the output (the input is
  *   left as it was) and looks for NaNs: one there, and the sort gives up
- *   before it has sorted anything (the stable sort's to do).
+ *   before it has sorted anything (the stable sort's to do).  In place
+ *   (sgl_sort_vec_f64_in_place, a vector the builtin owns), a read of the
+ *   whole input comes first, for NaNs and for zeros of both signs, whose
+ *   order the input no longer holds once a partition has moved them: with
+ *   either, nothing is done.
  * - A partition in place holds U vectors of each end in registers, reads
  *   U more from the end with less room written, and writes each vector's
  *   elements below the pivot to the left and the others to the right with
@@ -48,6 +52,15 @@
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
+
+/* 2 log2(n) partitions deep at most */
+static int depth_of(int64_t n)
+{
+    int depth = 0;
+    for (int64_t k = n; k > 1; k >>= 1)
+        depth += 2;
+    return depth;
+}
 
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
 #include <immintrin.h>
@@ -209,6 +222,54 @@ int sgl_sort_vec_i64_depth(const int64_t *src, int64_t *dst, int64_t n, int dept
     return 1;
 }
 
+/* Whether a[0..n) holds a NaN, or both -0.0 and 0.0: 32 elements a step,
+ * their masks ORed, one test a step. */
+AVX512 static bool unsortable_in_place_f64(const double *a, int64_t n)
+{
+    const __m512i sign = _mm512_set1_epi64((int64_t)((uint64_t)1 << 63));
+    const __m512d zero = _mm512_setzero_pd();
+    __mmask8 neg0 = 0, pos0 = 0;
+    int64_t i = 0;
+    for (; i + 32 <= n; i += 32) {
+        __builtin_prefetch(ahead(a + i, SGL_SORT_AHEAD));
+        __builtin_prefetch(ahead(a + i, SGL_SORT_AHEAD + 8));
+        __builtin_prefetch(ahead(a + i, SGL_SORT_AHEAD + 16));
+        __builtin_prefetch(ahead(a + i, SGL_SORT_AHEAD + 24));
+        __mmask8 nan = 0;
+        for (int k = 0; k < 4; k++) {
+            __m512d v = _mm512_loadu_pd(a + i + 8 * k);
+            __mmask8 z = _mm512_cmp_pd_mask(v, zero, _CMP_EQ_OQ);
+            __mmask8 s = _mm512_test_epi64_mask(_mm512_castpd_si512(v), sign);
+            nan |= _mm512_cmp_pd_mask(v, v, _CMP_UNORD_Q);
+            neg0 |= (__mmask8)(z & s);
+            pos0 |= (__mmask8)(z & ~s);
+        }
+        if (nan || (neg0 && pos0))
+            return true;
+    }
+    for (; i < n; i += 8) {
+        __mmask8 m = lanes(n - i, 0);
+        __m512d v = _mm512_maskz_loadu_pd(m, a + i);
+        __mmask8 z = (__mmask8)(_mm512_cmp_pd_mask(v, zero, _CMP_EQ_OQ) & m);
+        __mmask8 s = _mm512_test_epi64_mask(_mm512_castpd_si512(v), sign);
+        if (_mm512_cmp_pd_mask(v, v, _CMP_UNORD_Q) & m)
+            return true;
+        neg0 |= (__mmask8)(z & s);
+        pos0 |= (__mmask8)(z & ~s);
+    }
+    return neg0 && pos0;
+}
+
+int sgl_sort_vec_f64_in_place(double *a, int64_t n)
+{
+    if (n < 2 * SMALL || !sgl_sort_vec_available())
+        return 0;
+    if (unsortable_in_place_f64(a, n))
+        return -1;
+    quicksort_f64(a, n, depth_of(n));
+    return 1;
+}
+
 #else /* no AVX-512 code: the radix sorts */
 
 bool sgl_sort_vec_available(void)
@@ -233,16 +294,14 @@ int sgl_sort_vec_i64_depth(const int64_t *src, int64_t *dst, int64_t n, int dept
     (void)depth;
     return 0;
 }
-#endif
 
-/* 2 log2(n) partitions deep at most */
-static int depth_of(int64_t n)
+int sgl_sort_vec_f64_in_place(double *a, int64_t n)
 {
-    int depth = 0;
-    for (int64_t k = n; k > 1; k >>= 1)
-        depth += 2;
-    return depth;
+    (void)a;
+    (void)n;
+    return 0;
 }
+#endif
 
 int sgl_sort_vec_f64(const double *src, double *dst, int64_t n)
 {

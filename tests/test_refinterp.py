@@ -53,6 +53,8 @@ TOO_BIG: dict[tuple[str, str], str] = {
     ("shared", "scan"): "about 5 s per shape",
     ("examples", "kmeans"): "16 million interpreted distance computations (minutes); its .out "
     "comes from an independent NumPy model",
+    ("programs", "sort_float_owned"): "sorts 42 vectors of 10^5 floats (minutes); its .out is "
+    "the model of tests/test_sort.py",
 }
 # Run on ONE_SHAPE only (one to four seconds each).
 REDUCED: set[tuple[str, str]] = {

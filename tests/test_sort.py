@@ -364,3 +364,70 @@ def test_skewed_either_way_prints_the_model(sglc_compile: CompileCache, tmp_path
     rc, out, err = run_program(exe, 1, "2x2", (), cwd=tmp_path)
     assert rc == 0 and not err, err
     assert out == skewed_expected_output()
+
+
+# ---- tests/programs/sort_float_owned.sgl: long float vectors sorted in place
+
+FLOAT_OWNED = REPO / "tests" / "programs" / "sort_float_owned.sgl"
+
+
+def float_owned_expected_output(n: int = 100031) -> str:
+    """sort_float_owned.sgl's output from `brief_sort`: every case's
+    checksum of the codes of its sorted floats, its first and last code (and
+    of the input where the program reads it again), on the root, then
+    whether every child printed the same."""
+
+    def fcheck(v: list[float]) -> int:
+        return checksum([code(x) for x in v])
+
+    def fmake(k: int, n: int) -> list[float]:
+        r: list[float] = []
+        for i, u in enumerate(rand_floats(n, 41 + k)):
+            x = (u - 0.5) * 1000.0
+            if k == 1 and u < 0.1:
+                x = 0.0
+            elif k == 2 and u < 0.1:
+                x = -0.0
+            elif k == 3 and u < 0.05:
+                x = -0.0
+            elif k == 3 and u < 0.1:
+                x = 0.0
+            elif k == 4 and u < 0.01 or k == 5 and i == n - 1:
+                x = math.nan
+            elif k == 6 and i >= n - 7:
+                x = -0.0 if i % 2 == 0 else 0.0
+            r.append(x)
+        return r
+
+    def seen(v: list[float]) -> list[int]:
+        s = brief_sort(v)
+        return [fcheck(s), code(s[0]), code(s[-1])]
+
+    out: list[int] = []
+    for k in range(7):
+        v = fmake(k, n)
+        out += seen(v) + seen(v) + seen(v) + [fcheck(v)]
+    out += seen(fmake(3, n)[1:n - 1]) + seen(fmake(0, n)[2:])
+    e = fmake(1, n)
+    out += seen(e[(n + 1) // 2:]) + [fcheck(e)]
+    return f"root {show_value(out)}\nchildren true\n"
+
+
+def test_float_owned_golden_is_the_model() -> None:
+    """tests/test_programs.py runs sort_float_owned.sgl on every target and
+    shape against its golden: the golden is the model's text."""
+    assert FLOAT_OWNED.with_suffix(".out").read_text() == float_owned_expected_output()
+
+
+@pytest.mark.parametrize("vec", ["0", "1"])
+def test_float_owned_either_way_prints_the_model(sglc_compile: CompileCache, tmp_path: Path,
+                                                 monkeypatch: pytest.MonkeyPatch,
+                                                 vec: str) -> None:
+    """SGL_SORT_VEC=0 (the radix sort, into new vectors) and the default
+    (the AVX-512 quicksort in place where the CPU has it) print the model's
+    output."""
+    monkeypatch.setenv("SGL_SORT_VEC", vec)
+    exe = sglc_compile(FLOAT_OWNED, "omp").require()
+    rc, out, err = run_program(exe, 1, "2x2", (), cwd=tmp_path)
+    assert rc == 0 and not err, err
+    assert out == float_owned_expected_output()

@@ -267,6 +267,21 @@ static bool same(const sgl_vec *r, const void *want, int64_t n)
  * written in place). */
 enum { PACKS_NO, PACKS_YES, PACKS_UNKNOWN, SKEWED, FILLS };
 
+/* Whether the taken float input in[0..n) (not in order, not reversed) is
+ * sorted in place (sgl_sort_vec_f64_in_place): from SGL_SORT_HYBRID_MIN
+ * elements on, on AVX-512, without a NaN and with zeros of one sign. */
+static bool float_in_place(const void *in, int64_t n)
+{
+    const uint64_t *b = in;
+    bool nan = false, neg0 = false, pos0 = false;
+    for (int64_t i = 0; i < n; i++) {
+        nan |= (b[i] << 1) > (0x7ff0000000000000ULL << 1);
+        neg0 |= b[i] == 1ULL << 63;
+        pos0 |= b[i] == 0;
+    }
+    return n >= SGL_SORT_HYBRID_MIN && sgl_sort_vec_available() && !nan && !(neg0 && pos0);
+}
+
 /* The builtin in both forms on in[0..n), whose order is want; packs: of
  * an int input. */
 static void check_builtin_packs(const sgl_type *vt, const void *in, const void *want, int64_t n,
@@ -297,6 +312,7 @@ static void check_builtin_packs(const sgl_type *vt, const void *in, const void *
     bool reversed = n > 0 && sgl_sort_descending(vt->elem->kind == SGL_T_FLOAT, in, n) &&
                     (vt->elem->kind != SGL_T_INT || sgl_sort_runs_i64(in, n, bm, SGL_SORT_MAX_RUNS) == 0);
     bool in_place = n < SGL_SORT_HYBRID_MIN || reversed ||
+                    (vt->elem->kind == SGL_T_FLOAT && !in_order && float_in_place(in, n)) ||
                     (vt->elem->kind == SGL_T_INT && sgl_sort_runs_i64(in, n, b3, 2) == 2) ||
                     (radix_int && packs == PACKS_YES &&
                      (size_t)n * sizeof(uint32_t) >= SGL_BLOCK_MAP_MIN) ||
