@@ -276,6 +276,8 @@ static bool skewed(const sgl_sort_split *sl)
  *   AVX-512. */
 static bool int_special(const uint64_t *src, uint64_t *dst, int64_t n, const sgl_sort_split *sl)
 {
+    if (sl->uncounted) /* skewed (hybrid_int_count): the quicksort is there */
+        return sgl_sort_vec_i64((const int64_t *)src, (int64_t *)dst, n) == 1;
     if (sl->sp.lo <= sl->sp.hi && sl->shift == sl->sp.lo) {
         uint64_t span_bits = (sl->sp.hi == 63 ? ~(uint64_t)0
                                               : ((uint64_t)1 << (sl->sp.hi + 1)) - 1) &
@@ -292,7 +294,7 @@ static bool int_special(const uint64_t *src, uint64_t *dst, int64_t n, const sgl
 }
 #define SPECIAL_INT(src, dst, n, sl) int_special(src, dst, n, sl)
 
-/* HYBRID_SORT(NAME, KEY, CORE, SMALL, SMALL_N, PACK, SPECIAL) defines NAME(src,
+/* HYBRID_SORT(NAME, KEY, CORE, SMALL, SMALL_N, PACK, SPECIAL, QUICK) defines NAME(src,
  * dst, n): sorts src[0..n) into dst (not src) by KEY, stably.  The
  * highest SGL_SORT_TOP_BITS bits that differ are one digit, counted, then
  * scattered from src to dst in one pass; that leaves buckets of about
@@ -304,16 +306,24 @@ static bool int_special(const uint64_t *src, uint64_t *dst, int64_t n, const sgl
  * into a scratch buffer and back, recursively.  The first read pass of a
  * split finds the bits that differ and, at once, counts the top digit
  * that a sample of 256 elements predicts (another count pass only when
- * the prediction was wrong).  After the first count, SPECIAL (int_special,
- * or NO_SPECIAL) then PACK (sgl_sort.h's sgl_sort_packed_i64, or NO_PACK)
- * may sort the whole input instead.  False (dst unspecified) without
- * memory. */
+ * the prediction was wrong; with QUICK (1: int_special's quicksort can
+ * take skewed keys) not where the digit counted already shows them
+ * skewed: NAME##_count's `quick`).  After the first count, SPECIAL
+ * (int_special, or NO_SPECIAL) then PACK (sgl_sort.h's
+ * sgl_sort_packed_i64, or NO_PACK) may sort the whole input instead.
+ * False (dst unspecified) without memory. */
 #define ANY_ALL(k) (any |= (k), all &= (k))
 #define NOTHING(k) ((void)(k))
-#define HYBRID_SORT(NAME, KEY, CORE, SMALL, SMALL_N, PACK, SPECIAL)                             \
-    /* Counts the top digit of from[0..n) into sl (sp empty: all equal). */                     \
-    static bool NAME##_count(const uint64_t *from, int64_t n, split *sl)                        \
+#define HYBRID_SORT(NAME, KEY, CORE, SMALL, SMALL_N, PACK, SPECIAL, QUICK)                      \
+    /* Counts the top digit of from[0..n) into sl (sp empty: all equal).  quick:                \
+     * where the sample's prediction was wrong but the digit it predicted                       \
+     * already has a bucket that makes the keys skewed (most of them under                      \
+     * the sample's top bit, a few far above: Zipf's), and the quicksort                        \
+     * will sort them (int_special), they are not counted again                                 \
+     * (sl->uncounted). */                                                                      \
+    static bool NAME##_count(const uint64_t *from, int64_t n, split *sl, bool quick)            \
     {                                                                                           \
+        sl->uncounted = false;                                                                  \
         uint64_t sany = 0, sall = ~(uint64_t)0;                                                 \
         int64_t step = n / 256 > 0 ? n / 256 : 1;                                               \
         for (int64_t j = 0; j < n; j += step) {                                                 \
@@ -346,7 +356,17 @@ static bool int_special(const uint64_t *src, uint64_t *dst, int64_t n, const sgl
             return true;                                                                        \
         int shift = top_shift(sp, n), w = sp.hi - shift + 1;                                    \
         if (shift != gshift || w != gw) {                                                       \
-            /* not the digit counted: count it */                                               \
+            /* not the digit counted: count it, unless that one shows skew */                   \
+            int64_t most = 0;                                                                   \
+            for (size_t b = 0; b < nb; b++)                                                     \
+                most = top[b] > most ? top[b] : most;                                           \
+            if (quick && shift > sp.lo && most > 8 * SGL_SORT_CACHE_MAX &&                      \
+                n >= SGL_SORT_HYBRID_MIN && sgl_sort_vec_available()) {                         \
+                sl->shift = shift;                                                              \
+                sl->longest = most;                                                             \
+                sl->uncounted = true;                                                           \
+                return true;                                                                    \
+            }                                                                                   \
             nb = (size_t)1 << w;                                                                \
             memset(top, 0, nb * sizeof *top);                                                   \
             SGL_SORT_COUNT(KEY, from, n, shift, nb, top, more, NOTHING);                        \
@@ -376,7 +396,7 @@ static bool int_special(const uint64_t *src, uint64_t *dst, int64_t n, const sgl
      * nothing moved). */                                                                       \
     static bool NAME##_split(const uint64_t *from, uint64_t *to, int64_t n, split *sl)          \
     {                                                                                           \
-        if (!NAME##_count(from, n, sl))                                                         \
+        if (!NAME##_count(from, n, sl, false))                                                  \
             return false;                                                                       \
         if (sl->sp.lo <= sl->sp.hi)                                                             \
             NAME##_scatter(from, to, n, sl);                                                    \
@@ -471,7 +491,7 @@ static bool int_special(const uint64_t *src, uint64_t *dst, int64_t n, const sgl
         scratch c;                                                                              \
         if (!scratch_get(&c, SGL_SORT_CACHE_MAX, 2 << SGL_SORT_DIGIT_MAX))                      \
             return false;                                                                       \
-        if (!NAME##_count(src, n, &sl)) {                                                       \
+        if (!NAME##_count(src, n, &sl, QUICK)) {                                                \
             scratch_put(&c);                                                                    \
             return false;                                                                       \
         }                                                                                       \
@@ -569,9 +589,9 @@ void sgl_sort_bucket_i64(int64_t *a, int64_t *tmp, int64_t n, int64_t *cnt, cons
     sgl_sort_packed_i64((const int64_t *)(src), (int64_t *)(dst), n, sl, tmp, cnt, NULL)
 
 HYBRID_SORT(hybrid_int, sgl_sort_key_int, lsd_int_bucket, small_int, SGL_SORT_RADIX_MIN,
-            PACK_INT, SPECIAL_INT)
+            PACK_INT, SPECIAL_INT, 1)
 HYBRID_SORT(hybrid_float, key_float, lsd_float, insertion_sort_float, SGL_SORT_FLOAT_SMALL,
-            NO_PACK, NO_SPECIAL)
+            NO_PACK, NO_SPECIAL, 0)
 
 /* sgl_sort.h.  Only where the buffer aside is a mapped block
  * (SGL_BLOCK_MAP_MIN: populated at once, on huge pages, and kept once
@@ -588,7 +608,7 @@ bool sgl_sort_int_in_place(uint64_t *a, int64_t n, uint64_t *(*fresh)(void *), v
     *moved = false;
     if (!scratch_get(&c, SGL_SORT_CACHE_MAX, 2 << SGL_SORT_DIGIT_MAX))
         return false;
-    if (!hybrid_int_count(a, n, &sl)) {
+    if (!hybrid_int_count(a, n, &sl, true)) {
         scratch_put(&c);
         return false;
     }
@@ -717,65 +737,6 @@ bool sgl_sort_f64(double *a, int64_t n)
     /* on failure a is unchanged: the scratch is taken before the first write */
     return sgl_sort_into(true, (uint64_t *)(void *)a, (uint64_t *)(void *)a, n, -1, NULL);
 }
-
-/* The first descent of a[0..n) at or after i (i >= 1), element by
- * element: a compare and a branch each. */
-int64_t sgl_first_descent_plain_i64(const int64_t *a, int64_t i, int64_t n)
-{
-    for (; i < n; i++)
-        if (a[i] < a[i - 1])
-            return i;
-    return n;
-}
-
-/* The same in blocks of DESCENT_BLOCK compares ORed without a branch
- * (vectorised), one test a block, the block that has one then scanned
- * element by element.  Inlined into each caller, to be compiled for its
- * target. */
-#define DESCENT_BLOCK 32
-static inline __attribute__((always_inline)) int64_t first_descent_blocks(const int64_t *a,
-                                                                          int64_t i, int64_t n)
-{
-    for (; i + DESCENT_BLOCK <= n; i += DESCENT_BLOCK) {
-        int64_t down = 0;
-        for (int j = 0; j < DESCENT_BLOCK; j++)
-            down |= a[i + j] < a[i + j - 1];
-        if (down)
-            break;
-    }
-    return sgl_first_descent_plain_i64(a, i, n);
-}
-
-/* x86-64's baseline (SSE2) has no 64-bit compare: there the blocks are
- * slower than the plain loop, and they are built for AVX2 (four ints a
- * compare) and chosen at run time where the CPU has it (a scan of
- * 1.25*10^6 sorted ints: 1.0 ms element by element, 0.6 ms; bench/README.md,
- * "The sort").  Elsewhere (aarch64's NEON has the compare) the blocks are
- * the only form. */
-#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
-__attribute__((target("avx2"))) static int64_t first_descent_avx2(const int64_t *a, int64_t i,
-                                                                   int64_t n)
-{
-    return first_descent_blocks(a, i, n);
-}
-
-int64_t sgl_first_descent_i64(const int64_t *a, int64_t i, int64_t n)
-{
-    if (__builtin_cpu_supports("avx2"))
-        return first_descent_avx2(a, i, n);
-    return sgl_first_descent_plain_i64(a, i, n);
-}
-#elif defined(__x86_64__)
-int64_t sgl_first_descent_i64(const int64_t *a, int64_t i, int64_t n)
-{
-    return sgl_first_descent_plain_i64(a, i, n);
-}
-#else
-int64_t sgl_first_descent_i64(const int64_t *a, int64_t i, int64_t n)
-{
-    return first_descent_blocks(a, i, n);
-}
-#endif
 
 bool sgl_sorted_i64(const int64_t *a, int64_t n)
 {

@@ -174,6 +174,7 @@ typedef struct {
     size_t nb;               /* its buckets, 1 << (sp.hi - shift + 1) */
     int64_t *pos, *start;    /* nb, nb + 1 entries (start[nb] = n) */
     int64_t longest;         /* the most elements of one bucket */
+    bool uncounted;          /* skewed keys left to the quicksort: pos, start, nb unset */
     uint64_t (*lines)[8];    /* nb 64-byte lines (NULL: scatter directly) */
     void *meta;              /* the block of pos, start, SGL_SORT_COUNT's and lines */
     int64_t meta_kind;

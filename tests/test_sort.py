@@ -338,14 +338,15 @@ SKEWED = REPO / "tests" / "programs" / "sort_skewed.sgl"
 
 
 def skewed_expected_output(n: int = 300000) -> str:
-    """sort_skewed.sgl's output from Python's sort: the checksums of both
-    sorted inputs on the root, then each child's (all equal) with the least
-    and greatest skewed value."""
+    """sort_skewed.sgl's output from Python's sort: the checksums of the
+    three sorted inputs on the root, then each child's (all equal) with the
+    least and greatest skewed value."""
     r = rand_ints(n, 0, 1000000, 7)
     few = sorted(1024 + x % 32 for x in r)
     skew = sorted(x * 1000000000 if x % 1000 == 0 else x % 50 for x in r)
-    a, b = checksum(few), checksum(skew)
-    return f"root {a} {b}\nchildren true [{a}, {b}, {skew[0]}, {skew[-1]}]\n"
+    zipf = sorted(x * 1000000000 if x % 1000 == 0 else 2 if x % 20 == 0 else 1 for x in r)
+    a, b, c = checksum(few), checksum(skew), checksum(zipf)
+    return f"root {a} {b} {c}\nchildren true [{a}, {b}, {skew[0]}, {skew[-1]}, {c}]\n"
 
 
 def test_skewed_golden_is_the_model() -> None:
