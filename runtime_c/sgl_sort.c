@@ -461,8 +461,10 @@ static bool int_special(const uint64_t *src, uint64_t *dst, int64_t n, const sgl
     {                                                                                           \
         split sl = *slp;                                                                        \
         scratch c = *cp, aux = {NULL, NULL, 0};                                                 \
-        bool ok = true;                                                                         \
-        if (sl.sp.lo > sl.sp.hi)                                                                \
+        bool ok = !sl.uncounted; /* never: int_special sorts what is left uncounted */          \
+        if (!ok)                                                                                \
+            ;                                                                                   \
+        else if (sl.sp.lo > sl.sp.hi)                                                           \
             memcpy(dst, src, (size_t)n * sizeof *dst);                                          \
         else if (PACK(src, dst, n, &sl, c.tmp, c.cnt))                                          \
             ;                                                                                   \
@@ -708,8 +710,13 @@ bool sgl_sort_into(bool is_float, const uint64_t *src, uint64_t *dst, int64_t n,
         sgl_merge_runs_i64((const int64_t *)src, (int64_t *)dst, (int64_t *)s.tmp, n, bounds,
                            runs);
     else if (n >= SGL_SORT_HYBRID_MIN) {
-        /* floats in place (src is dst): the first pass from a copy (the
-         * scratch), into place */
+        /* floats in place (src is dst): by the quicksort where it may
+         * (sgl_sort_vec_f64_in_place), else the first pass from a copy
+         * (the scratch), into place */
+        if (sgl_sort_vec_f64_in_place((double *)(void *)dst, n) == 1) {
+            scratch_put(&s);
+            return true;
+        }
         memcpy(s.tmp, src, (size_t)n * sizeof *dst);
         bool ok = sort_float(s.tmp, dst, n);
         if (!ok) /* dst as it was */

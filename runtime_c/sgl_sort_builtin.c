@@ -17,9 +17,10 @@
  *   mapped buffer aside (sgl_sort_int_in_place), or which differ only in
  *   the top digit's bits, or are skewed (sgl_sort.c, int_special): in
  *   place, with half the input's bytes aside for the packed sort;
- * - more runs of floats that are most of their buffer, on a CPU with
- *   AVX-512, with no NaN and zeros of one sign (read first): in place by
- *   the quicksort (sgl_sort_vec_f64_in_place), nothing aside;
+ * - floats neither in order nor in reverse order that are most of their
+ *   buffer, on a CPU with AVX-512, with no NaN and zeros of one sign
+ *   (read first): in place by the quicksort (sgl_sort_vec_f64_in_place),
+ *   nothing aside;
  * - any other: into a new vector (a longer sort needs a buffer as long as
  *   the input anyway), the input freed.
  * Anything else (a vector also seen elsewhere, the borrowed form) is

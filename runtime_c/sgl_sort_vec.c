@@ -3,8 +3,8 @@
  * run time; sgl_sort_float.c's radix sort elsewhere): a quicksort of the
  * doubles themselves, eight to a vector; and the same quicksort of
  * int64s, for the int keys that the radix sort splits badly (sgl_sort.c,
- * `skewed`: equal ints are the same value, so no one can tell it is not
- * stable).  The code is written once, in sgl_sort_vec_body.h, included
+ * `skewed`, and `uncounted` where the first count already shows them:
+ * equal ints are the same value, so no one can tell it is not stable).  The code is written once, in sgl_sort_vec_body.h, included
  * for each type.
  *
  * Without NaNs two floats that compare equal are the same bits but for
@@ -19,9 +19,9 @@
  *   left as it was) and looks for NaNs: one there, and the sort gives up
  *   before it has sorted anything (the stable sort's to do).  In place
  *   (sgl_sort_vec_f64_in_place, a vector the builtin owns), a read of the
- *   whole input comes first, for NaNs and for zeros of both signs, whose
- *   order the input no longer holds once a partition has moved them: with
- *   either, nothing is done.
+ *   input comes first, for NaNs and for zeros of both signs, whose order
+ *   the input no longer holds once a partition has moved them: at the
+ *   first of either it stops, and nothing is done.
  * - A partition in place holds U vectors of each end in registers, reads
  *   U more from the end with less room written, and writes each vector's
  *   elements below the pivot to the left and the others to the right with

@@ -1297,6 +1297,66 @@ static void check_int_vec(int64_t *in, int64_t n, const char *what)
     free(got);
 }
 
+/* The float quicksort in place (sgl_sort_vec_f64_in_place): a NaN, or
+ * -0.0 and 0.0 both, anywhere (in the main blocks of 32, in the last
+ * partial block, at either end) leave a as it was (-1); zeros of one sign
+ * are sorted (1); under 256 elements nothing is done (0).  And the
+ * builtin on a block of a split of a dead float vector: half its buffer,
+ * so into a new vector, not in place. */
+static void test_float_in_place(void)
+{
+    static const int64_t NS[] = {255, 256, 259, 287, 65536, 65567, 100031};
+    for (size_t s = 0; s < sizeof NS / sizeof NS[0]; s++) {
+        int64_t n = NS[s];
+        size_t bytes = (size_t)n * 8;
+        double *in = xmalloc(bytes), *want = xmalloc(bytes), *got = xmalloc(bytes);
+        int64_t tail = n % 32 ? n - n % 32 : n - 32; /* the first of the last block */
+        for (int k = 0; k < 9; k++) {
+            for (int64_t i = 0; i < n; i++) /* no zero, no NaN */
+                in[i] = (double)(next_u64() % 1000 + 1) * (next_u64() & 1 ? 1.0 : -0.5);
+            int64_t at[][2] = {{-1, -1}, {tail, n - 1}, {0, n - 1}, {1, 40}, {-1, tail},
+                               {-1, 0}, {-1, n - 1}, {5, 3}, {n - 2, n - 1}};
+            const char *what[] = {"random", "both zeros in the last block", "both zeros at the ends",
+                                  "both zeros in the first blocks", "a NaN in the last block",
+                                  "a NaN first", "a NaN last", "zeros of one sign",
+                                  "both zeros next to each other"};
+            if (k == 7) { /* -0.0 at 5 and at 3 */
+                in[5] = -0.0;
+                in[3] = -0.0;
+            } else if (at[k][0] >= 0) {
+                in[at[k][0]] = -0.0;
+                in[at[k][1]] = 0.0;
+            } else if (at[k][1] >= 0) {
+                in[at[k][1]] = nan_with((uint64_t)k, true);
+            }
+            memcpy(want, in, bytes);
+            ref_sort(want, n, cmp_float);
+            memcpy(got, in, bytes);
+            int r = sgl_sort_vec_f64_in_place(got, n);
+            bool can = k == 0 || k == 7;
+            int expect = n < 256 || !sgl_sort_vec_available() ? 0 : can ? 1 : -1;
+            CHECK(r == expect, what[k], n);
+            CHECK(memcmp(got, r == 1 ? want : in, bytes) == 0, what[k], n);
+        }
+        free(in);
+        free(want);
+        free(got);
+    }
+    int64_t h = SGL_SORT_HYBRID_MIN + 5, n = 2 * h;
+    sgl_vec v = sgl_vec_new_uninit(&T_FV, n, 1, 1);
+    double *x = v.data;
+    for (int64_t i = 0; i < n; i++)
+        x[i] = (double)(next_u64() >> 11) * 0x1p-53;
+    sgl_vec blocks = sgl_split_take(&T_FV, &v, 2, 1, 1);
+    sgl_vec *b = blocks.data, b0 = b[0];
+    void *data = b0.data;
+    b[0] = (sgl_vec){NULL, 0, NULL};
+    sgl_vec r = sgl_sort_take(&T_FV, &b0, 1, 1);
+    CHECK(r.len == h && sgl_sorted_f64(r.data, h) && r.data != data, "a float block of a split", n);
+    sgl_vec_free(&T_FV, &r);
+    sgl_vec_free(&(sgl_type){.kind = SGL_T_VEC, .elem = &T_FV}, &blocks);
+}
+
 /* Every int pattern, and keys of few values whose pivots' samples hold
  * the pivot twice (DUP_KIND), through check_int_vec. */
 static void test_int_vec(void)
@@ -1360,6 +1420,7 @@ int main(void)
     test_int_top_digits();
     test_float_fast();
     test_float_vec();
+    test_float_in_place();
     test_int_vec();
     test_descending();
     test_ints();
