@@ -4,8 +4,9 @@
  * doubles themselves, eight to a vector; and the same quicksort of
  * int64s, for the int keys that the radix sort splits badly (sgl_sort.c,
  * `skewed`, and `uncounted` where the first count already shows them:
- * equal ints are the same value, so no one can tell it is not stable).  The code is written once, in sgl_sort_vec_body.h, included
- * for each type.
+ * equal ints are the same value, so no one can tell it is not stable).
+ * The code is written once, in sgl_sort_vec_body.h, included for each
+ * type.
  *
  * Without NaNs two floats that compare equal are the same bits but for
  * -0.0 and 0.0, so an unstable sort cannot be told from a stable one

@@ -1316,10 +1316,10 @@ static void test_float_in_place(void)
                 in[i] = (double)(next_u64() % 1000 + 1) * (next_u64() & 1 ? 1.0 : -0.5);
             int64_t at[][2] = {{-1, -1}, {tail, n - 1}, {0, n - 1}, {1, 40}, {-1, tail},
                                {-1, 0}, {-1, n - 1}, {5, 3}, {n - 2, n - 1}};
-            const char *what[] = {"random", "both zeros in the last block", "both zeros at the ends",
-                                  "both zeros in the first blocks", "a NaN in the last block",
-                                  "a NaN first", "a NaN last", "zeros of one sign",
-                                  "both zeros next to each other"};
+            const char *what[] = {"random", "both zeros in the last block",
+                                  "both zeros at the ends", "both zeros in the first blocks",
+                                  "a NaN in the last block", "a NaN first", "a NaN last",
+                                  "zeros of one sign", "both zeros next to each other"};
             if (k == 7) { /* -0.0 at 5 and at 3 */
                 in[5] = -0.0;
                 in[3] = -0.0;
