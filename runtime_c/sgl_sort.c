@@ -272,11 +272,13 @@ static bool skewed(const sgl_sort_split *sl)
  *   values: two values, small counts): each bucket is one value, which
  *   is written as many times as it was counted, in order (equal ints
  *   are the same value), instead of moving the elements there.
- * - Skewed keys: the quicksort of sgl_sort_vec.c, where the CPU has
- *   AVX-512. */
+ * - Skewed keys, and keys of more than 32 bits below the digit (not
+ *   packed: an 8-byte scatter, then two LSD digits and an insertion pass
+ *   per bucket, or more, cost more than the quicksort): the quicksort of
+ *   sgl_sort_vec.c, where the CPU has AVX-512. */
 static bool int_special(const uint64_t *src, uint64_t *dst, int64_t n, const sgl_sort_split *sl)
 {
-    if (sl->uncounted) /* skewed (hybrid_int_count): the quicksort is there */
+    if (sl->uncounted) /* skewed by the sample (hybrid_int_count): the quicksort is there */
         return sgl_sort_vec_i64((const int64_t *)src, (int64_t *)dst, n) == 1;
     if (sl->sp.lo <= sl->sp.hi && sl->shift == sl->sp.lo) {
         uint64_t span_bits = (sl->sp.hi == 63 ? ~(uint64_t)0
@@ -290,7 +292,8 @@ static bool int_special(const uint64_t *src, uint64_t *dst, int64_t n, const sgl
         }
         return true;
     }
-    return skewed(sl) && sgl_sort_vec_i64((const int64_t *)src, (int64_t *)dst, n) == 1;
+    return sl->sp.lo <= sl->sp.hi && (skewed(sl) || sl->shift - sl->sp.lo > 32) &&
+           sgl_sort_vec_i64((const int64_t *)src, (int64_t *)dst, n) == 1;
 }
 #define SPECIAL_INT(src, dst, n, sl) int_special(src, dst, n, sl)
 
@@ -306,9 +309,9 @@ static bool int_special(const uint64_t *src, uint64_t *dst, int64_t n, const sgl
  * into a scratch buffer and back, recursively.  The first read pass of a
  * split finds the bits that differ and, at once, counts the top digit
  * that a sample of 256 elements predicts (another count pass only when
- * the prediction was wrong; with QUICK (1: int_special's quicksort can
- * take skewed keys) not where the digit counted already shows them
- * skewed: NAME##_count's `quick`).  After the first count, SPECIAL
+ * the prediction was wrong; with QUICK, 1 where int_special's quicksort
+ * takes skewed keys, none where the sample shows them skewed:
+ * NAME##_count's `quick`).  After the first count, SPECIAL
  * (int_special, or NO_SPECIAL) then PACK (sgl_sort.h's
  * sgl_sort_packed_i64, or NO_PACK) may sort the whole input instead.
  * False (dst unspecified) without memory. */
@@ -316,14 +319,15 @@ static bool int_special(const uint64_t *src, uint64_t *dst, int64_t n, const sgl
 #define NOTHING(k) ((void)(k))
 #define HYBRID_SORT(NAME, KEY, CORE, SMALL, SMALL_N, PACK, SPECIAL, QUICK)                      \
     /* Counts the top digit of from[0..n) into sl (sp empty: all equal).  quick:                \
-     * where the sample's prediction was wrong but the digit it predicted                       \
-     * already has a bucket that makes the keys skewed (most of them under                      \
-     * the sample's top bit, a few far above: Zipf's), and the quicksort                        \
-     * will sort them (int_special), they are not counted again                                 \
+     * where the quicksort will sort skewed keys (int_special), keys that the                   \
+     * sample itself shows skewed (a bucket of its digit of more than                           \
+     * 8 SGL_SORT_CACHE_MAX elements, as it estimates: ints of both signs                       \
+     * near zero, Zipf's mostly small ones) are not counted at all                              \
      * (sl->uncounted). */                                                                      \
     static bool NAME##_count(const uint64_t *from, int64_t n, split *sl, bool quick)            \
     {                                                                                           \
         sl->uncounted = false;                                                                  \
+        quick = quick && n >= SGL_SORT_HYBRID_MIN && sgl_sort_vec_available();                  \
         uint64_t sany = 0, sall = ~(uint64_t)0;                                                 \
         int64_t step = n / 256 > 0 ? n / 256 : 1;                                               \
         for (int64_t j = 0; j < n; j += step) {                                                 \
@@ -347,6 +351,22 @@ static bool int_special(const uint64_t *src, uint64_t *dst, int64_t n, const sgl
                        : NULL;                                                                  \
         nb = (size_t)1 << gw;                                                                   \
         memset(top, 0, nb * sizeof *top);                                                       \
+        if (quick && guess.lo <= guess.hi && guess.lo < gshift) { /* the sample's counts */     \
+            int64_t most = 0;                                                                   \
+            for (int64_t j = 0; j < n; j += step) {                                             \
+                int64_t *c = &top[(KEY(from[j]) >> gshift) & (nb - 1)];                         \
+                most = ++*c > most ? *c : most;                                                 \
+            }                                                                                   \
+            if (most * step > 8 * SGL_SORT_CACHE_MAX) {                                         \
+                sl->sp = guess;                                                                 \
+                sl->all = sall;                                                                 \
+                sl->shift = gshift;                                                             \
+                sl->longest = most * step;                                                      \
+                sl->uncounted = true;                                                           \
+                return true;                                                                    \
+            }                                                                                   \
+            memset(top, 0, nb * sizeof *top);                                                   \
+        }                                                                                       \
         uint64_t any = 0, all = ~(uint64_t)0;                                                   \
         SGL_SORT_COUNT(KEY, from, n, gshift, nb, top, more, ANY_ALL);                           \
         span sp = span_of(any ^ all);                                                           \
@@ -356,17 +376,7 @@ static bool int_special(const uint64_t *src, uint64_t *dst, int64_t n, const sgl
             return true;                                                                        \
         int shift = top_shift(sp, n), w = sp.hi - shift + 1;                                    \
         if (shift != gshift || w != gw) {                                                       \
-            /* not the digit counted: count it, unless that one shows skew */                   \
-            int64_t most = 0;                                                                   \
-            for (size_t b = 0; b < nb; b++)                                                     \
-                most = top[b] > most ? top[b] : most;                                           \
-            if (quick && shift > sp.lo && most > 8 * SGL_SORT_CACHE_MAX &&                      \
-                n >= SGL_SORT_HYBRID_MIN && sgl_sort_vec_available()) {                         \
-                sl->shift = shift;                                                              \
-                sl->longest = most;                                                             \
-                sl->uncounted = true;                                                           \
-                return true;                                                                    \
-            }                                                                                   \
+            /* not the digit counted: count it */                                               \
             nb = (size_t)1 << w;                                                                \
             memset(top, 0, nb * sizeof *top);                                                   \
             SGL_SORT_COUNT(KEY, from, n, shift, nb, top, more, NOTHING);                        \

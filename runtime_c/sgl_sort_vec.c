@@ -3,7 +3,7 @@
  * run time; sgl_sort_float.c's radix sort elsewhere): a quicksort of the
  * doubles themselves, eight to a vector; and the same quicksort of
  * int64s, for the int keys that the radix sort splits badly (sgl_sort.c,
- * `skewed`, and `uncounted` where the first count already shows them:
+ * `skewed`, and `uncounted` where the sample already shows them so:
  * equal ints are the same value, so no one can tell it is not stable).
  * The code is written once, in sgl_sort_vec_body.h, included for each
  * type.

@@ -260,12 +260,13 @@ static bool same(const sgl_vec *r, const void *want, int64_t n)
 }
 
 /* Whether the long int sort packs an input (sgl_sort_packs): PACKS_UNKNOWN
- * where the test does not say; neither (sgl_sort.c, int_special): SKEWED,
- * its first split leaves a bucket of more than 8 SGL_SORT_CACHE_MAX still
- * to sort (the quicksort, in place, where the CPU has AVX-512); FILLS,
- * the ints differ only in the bits of the top digit (each bucket's value
+ * where the test does not say; neither (sgl_sort.c, int_special): WIDE,
+ * more than 32 bits differ below the top digit, and SKEWED, its first
+ * split leaves a bucket of more than 8 SGL_SORT_CACHE_MAX still to sort
+ * (both: the quicksort, in place, where the CPU has AVX-512); FILLS, the
+ * ints differ only in the bits of the top digit (each bucket's value
  * written in place). */
-enum { PACKS_NO, PACKS_YES, PACKS_UNKNOWN, SKEWED, FILLS };
+enum { WIDE, PACKS_YES, PACKS_UNKNOWN, SKEWED, FILLS };
 
 /* Whether the taken float input in[0..n) (not in order, not reversed) is
  * sorted in place (sgl_sort_vec_f64_in_place): from SGL_SORT_HYBRID_MIN
@@ -316,7 +317,7 @@ static void check_builtin_packs(const sgl_type *vt, const void *in, const void *
                     (vt->elem->kind == SGL_T_INT && sgl_sort_runs_i64(in, n, b3, 2) == 2) ||
                     (radix_int && packs == PACKS_YES &&
                      (size_t)n * sizeof(uint32_t) >= SGL_BLOCK_MAP_MIN) ||
-                    (radix_int && packs == SKEWED && sgl_sort_vec_available()) ||
+                    (radix_int && (packs == SKEWED || packs == WIDE) && sgl_sort_vec_available()) ||
                     (radix_int && packs == FILLS);
     bool known = !radix_int || packs != PACKS_UNKNOWN || reversed;
     r = sgl_sort_take(vt, &v, 1, 1);
@@ -906,7 +907,7 @@ static void test_packed(void)
             check_int_sort(in, n, KIND[k],
                            k < 6                                        ? PACKS_YES
                            : k == 7 && n - 1 > 8 * SGL_SORT_CACHE_MAX ? SKEWED
-                                                                        : PACKS_NO);
+                                                                        : WIDE);
             free(in);
         }
     }
@@ -999,7 +1000,7 @@ static void test_int_top_digits(void)
                                  : (int64_t)((r % 1024) << 44 | PAT[r >> 10 & 3] << 20 |
                                              (r >> 12 & 0xfffff));
             }
-            check_int_sort(in, n, KIND[k], PACKS_NO);
+            check_int_sort(in, n, KIND[k], WIDE);
             free(in);
         }
     }
