@@ -362,8 +362,8 @@ sgl_vec sgl_sort(const sgl_type *vt, const sgl_vec *v, int line, int col);
  * that long; two runs of ints are merged in place where there is not the
  * memory for it) and *v freed, but ints that are most of their buffer and
  * that the packed sort sorts with a mapped buffer aside of half their
- * bytes, or that differ only in the top digit's bits, or skewed ones on
- * AVX-512 (sgl_sort.c, int_special), and floats that are most of their
+ * bytes, or that differ only in the top digit's bits, or skewed or wide
+ * ones on AVX-512 (sgl_sort.c, int_special), and floats that are most of their
  * buffer with no NaN and zeros of one sign, on AVX-512, are sorted in
  * place (sgl_sort_builtin.c); a shared one is sorted as by sgl_sort, and *v's
  * reference dropped. */

@@ -36,9 +36,10 @@
  * under SGL_SORT_HYBRID_MIN, not both -0.0 and 0.0) are sorted as ints of
  * their order instead, by a split planned from a sample and two digits
  * in the cache (sgl_sort_float.c); the others by the stable sorts here.
- * Ints that differ only in the top digit's bits, or skewed ones, are
- * sorted at once after its count (int_special: written as counted; the
- * AVX-512 quicksort of sgl_sort_vec.c, unstable, which no one can tell).
+ * Ints that differ only in the top digit's bits, or skewed or wide ones,
+ * are sorted at once after its count (int_special: written as counted;
+ * the AVX-512 quicksort of sgl_sort_vec.c, unstable, which no one can
+ * tell), or, skewed ones the sample shows, before any count.
  *
  * An int input of at most SGL_SORT_MAX_RUNS ascending runs (the
  * concatenation of sorted blocks that PSRS sorts at each level) is
@@ -272,10 +273,12 @@ static bool skewed(const sgl_sort_split *sl)
  *   values: two values, small counts): each bucket is one value, which
  *   is written as many times as it was counted, in order (equal ints
  *   are the same value), instead of moving the elements there.
- * - Skewed keys, and keys of more than 32 bits below the digit (not
- *   packed: an 8-byte scatter, then two LSD digits and an insertion pass
- *   per bucket, or more, cost more than the quicksort): the quicksort of
- *   sgl_sort_vec.c, where the CPU has AVX-512. */
+ * - Skewed keys, and wide ones, of more than 32 bits below the digit in
+ *   the input and in the sample (not packed: an 8-byte scatter, then two
+ *   LSD digits and an insertion pass per bucket, or more, cost more than
+ *   the quicksort; where only a few elements set the low bits, the
+ *   buckets' passes are few): the quicksort of sgl_sort_vec.c, where the
+ *   CPU has AVX-512. */
 static bool int_special(const uint64_t *src, uint64_t *dst, int64_t n, const sgl_sort_split *sl)
 {
     if (sl->uncounted) /* skewed by the sample (hybrid_int_count): the quicksort is there */
@@ -292,7 +295,7 @@ static bool int_special(const uint64_t *src, uint64_t *dst, int64_t n, const sgl
         }
         return true;
     }
-    return sl->sp.lo <= sl->sp.hi && (skewed(sl) || sl->shift - sl->sp.lo > 32) &&
+    return sl->sp.lo <= sl->sp.hi && (skewed(sl) || sl->wide) &&
            sgl_sort_vec_i64((const int64_t *)src, (int64_t *)dst, n) == 1;
 }
 #define SPECIAL_INT(src, dst, n, sl) int_special(src, dst, n, sl)
@@ -326,7 +329,7 @@ static bool int_special(const uint64_t *src, uint64_t *dst, int64_t n, const sgl
      * (sl->uncounted). */                                                                      \
     static bool NAME##_count(const uint64_t *from, int64_t n, split *sl, bool quick)            \
     {                                                                                           \
-        sl->uncounted = false;                                                                  \
+        sl->uncounted = sl->wide = false;                                                       \
         quick = quick && n >= SGL_SORT_HYBRID_MIN && sgl_sort_vec_available();                  \
         uint64_t sany = 0, sall = ~(uint64_t)0;                                                 \
         int64_t step = n / 256 > 0 ? n / 256 : 1;                                               \
@@ -395,6 +398,8 @@ static bool int_special(const uint64_t *src, uint64_t *dst, int64_t n, const sgl
         sl->pos = top;                                                                          \
         sl->start = start;                                                                      \
         sl->longest = longest;                                                                  \
+        /* not a few elements' low bits: the sample's too */                                    \
+        sl->wide = shift - sp.lo > 32 && gshift - guess.lo > 32;                                \
         return true;                                                                            \
     }                                                                                           \
     /* Scatters from[0..n) into to by the digit counted in sl. */                               \

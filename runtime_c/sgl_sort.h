@@ -174,7 +174,9 @@ typedef struct {
     size_t nb;               /* its buckets, 1 << (sp.hi - shift + 1) */
     int64_t *pos, *start;    /* nb, nb + 1 entries (start[nb] = n) */
     int64_t longest;         /* the most elements of one bucket */
-    bool uncounted;          /* skewed keys left to the quicksort: pos, start, nb unset */
+    bool uncounted;          /* skewed keys left to the quicksort: pos, start, nb unset;
+                              * sp, all, shift, longest the sample's (narrower, maybe) */
+    bool wide;               /* more than 32 bits below the digit, in the sample too */
     uint64_t (*lines)[8];    /* nb 64-byte lines (NULL: scatter directly) */
     void *meta;              /* the block of pos, start, SGL_SORT_COUNT's and lines */
     int64_t meta_kind;
@@ -403,8 +405,8 @@ bool sgl_sort_into(bool is_float, const uint64_t *src, uint64_t *dst, int64_t n,
 
 /* The long int sort of a[0..n) (n >= SGL_SORT_HYBRID_MIN, not a few runs)
  * where a may be written.  Ints that sgl_sort.c's int_special sorts (that
- * differ only in the top digit's bits; skewed, on AVX-512): in place,
- * nothing aside.  Where the packed sort applies (sgl_sort_packs)
+ * differ only in the top digit's bits; skewed or wide, on AVX-512): in
+ * place, nothing aside.  Where the packed sort applies (sgl_sort_packs)
  * and its 4 bytes an element make SGL_BLOCK_MAP_MIN bytes or more, in
  * place: those bytes go to a buffer aside, half a's, and the buckets back
  * into a (nothing copied).  Else into fresh(arg), a new buffer of n

@@ -15,8 +15,9 @@
  * - more runs of ints that are most of their buffer (a view sorted in
  *   place keeps all of it alive), which the packed sort sorts with a
  *   mapped buffer aside (sgl_sort_int_in_place), or which differ only in
- *   the top digit's bits, or are skewed (sgl_sort.c, int_special): in
- *   place, with half the input's bytes aside for the packed sort;
+ *   the top digit's bits, or are skewed or wide (sgl_sort.c,
+ *   int_special): in place, with half the input's bytes aside for the
+ *   packed sort;
  * - floats neither in order nor in reverse order that are most of their
  *   buffer, on a CPU with AVX-512, with no NaN and zeros of one sign
  *   (read first): in place by the quicksort (sgl_sort_vec_f64_in_place),
