@@ -74,6 +74,11 @@ def code(x: float) -> int:
     return math.floor(x * 1000000.0)
 
 
+def fcheck(v: list[float]) -> int:
+    """The checksum of the codes of the floats v (the programs' fchecksum)."""
+    return checksum([code(x) for x in v])
+
+
 def show(v: list) -> str:
     return "[" + ", ".join(repr(x) for x in v) + "]"
 
@@ -91,7 +96,7 @@ def expected_output() -> str:
     def floats(name: str, v: list[float]) -> None:
         s = brief_sort(v)
         out.append(name)
-        out.append(f"{len(v)} {checksum([code(x) for x in s])} {checksum([code(x) for x in v])}")
+        out.append(f"{len(v)} {fcheck(s)} {fcheck(v)}")
         if len(v) <= 17:
             out.append(show(s))
 
@@ -182,9 +187,6 @@ def owned_expected_output() -> str:
 
     def p(*xs: object) -> None:
         out.append(" ".join(x if isinstance(x, str) else show_value(x) for x in xs))
-
-    def fcheck(v: list[float]) -> int:
-        return checksum([code(x) for x in v])
 
     def make(k: int, n: int) -> list[int]:
         if k == 0:
@@ -377,9 +379,6 @@ def float_owned_expected_output(n: int = 100031) -> str:
     checksum of the codes of its sorted floats, its first and last code (and
     of the input where the program reads it again), on the root, then
     whether every child printed the same."""
-
-    def fcheck(v: list[float]) -> int:
-        return checksum([code(x) for x in v])
 
     def fmake(k: int, n: int) -> list[float]:
         r: list[float] = []
