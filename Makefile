@@ -75,8 +75,10 @@ test: venv-test
 # examples (ours and the shared ones) on 2 MPI processes; in two concurrent
 # pytest processes (tests/par.py), none of whose tests measures time.  Left
 # to `make test`: the tests marked `timed`, the runtime's -Werror builds but
-# the MPI one at -O2 (about 60 s), and the block tests' runs with the
-# huge-page advice set (SGL_MADVISE_HUGEPAGE=0 and 1, 6 s each: their waits).
+# the MPI one at -O2 (about 60 s), the block tests' runs with the
+# huge-page advice set (SGL_MADVISE_HUGEPAGE=0 and 1, 6 s each: their waits),
+# and the unsanitized sort test with the AVX-512 quicksort off
+# (SGL_SORT_VEC=0: the radix paths it takes over, about 20 s).
 CHECK_FILES = tests/test_frontend.py tests/test_errors.py tests/test_conformance.py \
   tests/test_snapshots.py tests/test_runtime_c.py tests/test_caches.py \
   $(wildcard tests/test_passes.py tests/test_emit.py tests/test_highlight.py tests/test_rtconst.py)

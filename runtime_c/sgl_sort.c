@@ -295,7 +295,7 @@ static bool int_special(const uint64_t *src, uint64_t *dst, int64_t n, const sgl
         }
         return true;
     }
-    return sl->sp.lo <= sl->sp.hi && (skewed(sl) || sl->wide) &&
+    return (skewed(sl) || sl->wide) &&
            sgl_sort_vec_i64((const int64_t *)src, (int64_t *)dst, n) == 1;
 }
 #define SPECIAL_INT(src, dst, n, sl) int_special(src, dst, n, sl)

@@ -176,7 +176,8 @@ typedef struct {
     int64_t longest;         /* the most elements of one bucket */
     bool uncounted;          /* skewed keys left to the quicksort: pos, start, nb unset;
                               * sp, all, shift, longest the sample's (narrower, maybe) */
-    bool wide;               /* more than 32 bits below the digit, in the sample too */
+    bool wide;               /* more than 32 bits below the digit, in the sample too
+                              * (false where sp is empty) */
     uint64_t (*lines)[8];    /* nb 64-byte lines (NULL: scatter directly) */
     void *meta;              /* the block of pos, start, SGL_SORT_COUNT's and lines */
     int64_t meta_kind;
