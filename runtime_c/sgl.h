@@ -363,10 +363,10 @@ sgl_vec sgl_sort(const sgl_type *vt, const sgl_vec *v, int line, int col);
  * memory for it) and *v freed, but ints that are most of their buffer and
  * that the packed sort sorts with a mapped buffer aside of half their
  * bytes, or that differ only in the top digit's bits, or skewed or wide
- * ones on AVX-512 (sgl_sort.c, int_special), and floats that are most of their
- * buffer with no NaN and zeros of one sign, on AVX-512, are sorted in
- * place (sgl_sort_builtin.c); a shared one is sorted as by sgl_sort, and *v's
- * reference dropped. */
+ * ones on AVX-512 (sgl_sort.c, int_special), and floats that are most of
+ * their buffer with no NaN and zeros of one sign, on AVX-512, are sorted
+ * in place (sgl_sort_builtin.c); a shared one is sorted as by sgl_sort,
+ * and *v's reference dropped. */
 sgl_vec sgl_sort_take(const sgl_type *vt, sgl_vec *v, int line, int col);
 /* sort(concat(vv)), which sglc writes as one call (the pass `compose`):
  * vvt is vv's type ([[T]]).  Two sorted runs of ints, 65,536 elements and
