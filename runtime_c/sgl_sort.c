@@ -141,7 +141,6 @@ static span span_of(uint64_t diff)
     return (span){__builtin_ctzll(diff), 63 - __builtin_clzll(diff)};
 }
 
-
 /* LSD_CORE(NAME, KEY): sorts src[0..n) into dst (dst may be src) by the
  * bits sp.lo..sp.hi of KEY (the other bits being equal in all keys), cut
  * into the fewest digits of at most sgl_sort_digit_max(n) bits of equal widths,
@@ -284,10 +283,7 @@ static bool int_special(const uint64_t *src, uint64_t *dst, int64_t n, const sgl
     if (sl->uncounted) /* skewed by the sample (hybrid_int_count): the quicksort is there */
         return sgl_sort_vec_i64((const int64_t *)src, (int64_t *)dst, n) == 1;
     if (sl->sp.lo <= sl->sp.hi && sl->shift == sl->sp.lo) {
-        uint64_t span_bits = (sl->sp.hi == 63 ? ~(uint64_t)0
-                                              : ((uint64_t)1 << (sl->sp.hi + 1)) - 1) &
-                             ~(((uint64_t)1 << sl->sp.lo) - 1);
-        uint64_t fixed = sl->all & ~span_bits;
+        uint64_t fixed = sl->all & ~sgl_sort_span_bits(sl->sp);
         for (size_t b = 0; b < sl->nb; b++) {
             uint64_t x = sgl_sort_key_int(fixed | (uint64_t)b << sl->shift);
             for (int64_t i = sl->start[b]; i < sl->start[b + 1]; i++)
@@ -295,6 +291,8 @@ static bool int_special(const uint64_t *src, uint64_t *dst, int64_t n, const sgl
         }
         return true;
     }
+    if (sl->sp.lo <= sl->sp.hi && sl->sp.hi - sl->sp.lo < 32)
+        return sgl_sort_vec_packed_i64((const int64_t *)src, (int64_t *)dst, n, sl->sp.lo) == 1;
     return (skewed(sl) || sl->wide) &&
            sgl_sort_vec_i64((const int64_t *)src, (int64_t *)dst, n) == 1;
 }
@@ -321,6 +319,20 @@ static bool int_special(const uint64_t *src, uint64_t *dst, int64_t n, const sgl
 #define ANY_ALL(k) (any |= (k), all &= (k))
 #define NOTHING(k) ((void)(k))
 #define HYBRID_SORT(NAME, KEY, CORE, SMALL, SMALL_N, PACK, SPECIAL, QUICK)                      \
+    /* The bits in which the keys of 256 elements of from[0..n), evenly                         \
+     * spaced, differ; *sall: the bits all of them set. */                                      \
+    static span NAME##_sample(const uint64_t *from, int64_t n, uint64_t *sall)                  \
+    {                                                                                           \
+        uint64_t any = 0, all = ~(uint64_t)0;                                                   \
+        int64_t step = n / 256 > 0 ? n / 256 : 1;                                               \
+        for (int64_t j = 0; j < n; j += step) {                                                 \
+            uint64_t k = KEY(from[j]);                                                          \
+            any |= k;                                                                           \
+            all &= k;                                                                           \
+        }                                                                                       \
+        *sall = all;                                                                            \
+        return span_of(any ^ all);                                                              \
+    }                                                                                           \
     /* Counts the top digit of from[0..n) into sl (sp empty: all equal).  quick:                \
      * where the quicksort will sort skewed keys (int_special), keys that the                   \
      * sample itself shows skewed (a bucket of its digit of more than                           \
@@ -331,14 +343,9 @@ static bool int_special(const uint64_t *src, uint64_t *dst, int64_t n, const sgl
     {                                                                                           \
         sl->uncounted = sl->wide = false;                                                       \
         quick = quick && n >= SGL_SORT_HYBRID_MIN && sgl_sort_vec_available();                  \
-        uint64_t sany = 0, sall = ~(uint64_t)0;                                                 \
+        uint64_t sall;                                                                          \
         int64_t step = n / 256 > 0 ? n / 256 : 1;                                               \
-        for (int64_t j = 0; j < n; j += step) {                                                 \
-            uint64_t k = KEY(from[j]);                                                          \
-            sany |= k;                                                                          \
-            sall &= k;                                                                          \
-        }                                                                                       \
-        span guess = span_of(sany ^ sall);                                                      \
+        span guess = NAME##_sample(from, n, &sall);                                             \
         int gshift = guess.lo > guess.hi ? 0 : top_shift(guess, n);                             \
         int gw = guess.lo > guess.hi ? 1 : guess.hi - gshift + 1;                               \
         size_t nb = (size_t)1 << SGL_SORT_TOP_BITS;                                             \
@@ -610,6 +617,11 @@ HYBRID_SORT(hybrid_int, sgl_sort_key_int, lsd_int_bucket, small_int, SGL_SORT_RA
 HYBRID_SORT(hybrid_float, key_float, lsd_float, insertion_sort_float, SGL_SORT_FLOAT_SMALL,
             NO_PACK, NO_SPECIAL, 0)
 
+sgl_sort_span sgl_sort_sample_i64(const uint64_t *from, int64_t n, uint64_t *sall)
+{
+    return hybrid_int_sample(from, n, sall);
+}
+
 /* sgl_sort.h.  Only where the buffer aside is a mapped block
  * (SGL_BLOCK_MAP_MIN: populated at once, on huge pages, and kept once
  * freed, so that a vector allocated next grows it): a smaller one is
@@ -617,8 +629,8 @@ HYBRID_SORT(hybrid_float, key_float, lsd_float, insertion_sort_float, SGL_SORT_F
  * in-place sort of 2.5*10^6 ints (PSRS's children at 1x2, whose merges
  * then need new pages instead of the input's) made the bench's sort 15%
  * slower (bench/README.md, "The sort in place"). */
-bool sgl_sort_int_in_place(uint64_t *a, int64_t n, uint64_t *(*fresh)(void *), void *arg,
-                           bool *moved)
+static bool int_in_place(uint64_t *a, int64_t n, uint64_t *(*fresh)(void *), void *arg,
+                         bool *moved)
 {
     split sl;
     scratch c;
@@ -657,6 +669,13 @@ bool sgl_sort_int_in_place(uint64_t *a, int64_t n, uint64_t *(*fresh)(void *), v
     split_put(&sl);
     scratch_put(&c);
     return ok;
+}
+
+bool sgl_sort_int_in_place(uint64_t *a, int64_t n, uint64_t *(*fresh)(void *), void *arg,
+                           bool *moved)
+{
+    *moved = false;
+    return sgl_sort_packed_quick_i64(a, a, n) || int_in_place(a, n, fresh, arg, moved);
 }
 
 /* ------------------------------------------------------------------ */
@@ -706,6 +725,8 @@ bool sgl_sort_into(bool is_float, const uint64_t *src, uint64_t *dst, int64_t n,
             memcpy(dst, src, (size_t)n * sizeof *dst);
         return true;
     }
+    if (runs == 0 && !is_float && sgl_sort_packed_quick_i64(src, dst, n))
+        return true;
     if (n >= SGL_SORT_HYBRID_MIN && runs == 0 && src != dst)
         return is_float ? sort_float(src, dst, n) : hybrid_int(src, dst, n);
     if (runs == 2 && src != dst) { /* one merge, straight into dst */
@@ -717,7 +738,7 @@ bool sgl_sort_into(bool is_float, const uint64_t *src, uint64_t *dst, int64_t n,
         return sgl_merge2_in_place_i64((int64_t *)dst, bounds[1], n - bounds[1]);
     bool moved;
     if (n >= SGL_SORT_HYBRID_MIN && runs == 0 && !is_float)
-        return sgl_sort_int_in_place(dst, n, NULL, NULL, &moved);
+        return int_in_place(dst, n, NULL, NULL, &moved);
     scratch s;
     if (!scratch_get(&s, n, runs > 0 ? 0 : 2 << SGL_SORT_DIGIT_MAX))
         return false;

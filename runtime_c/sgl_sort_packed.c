@@ -117,9 +117,7 @@ bool sgl_sort_packed_i64(const int64_t *src, int64_t *dst, int64_t n, sgl_sort_s
     SGL_SORT_SCATTER(uint32_t, 16, PACKED, SGL_SORT_DIGIT, KEY, from, packed, n, *sl);
 #undef PACKED
     /* every key's bits outside sp.lo..sp.hi */
-    uint64_t span_bits = (sl->sp.hi == 63 ? ~(uint64_t)0 : ((uint64_t)1 << (sl->sp.hi + 1)) - 1) &
-                         ~(((uint64_t)1 << lo) - 1);
-    uint64_t fixed = sl->all & ~span_bits;
+    uint64_t fixed = sl->all & ~sgl_sort_span_bits(sl->sp);
     uint32_t *ta = (uint32_t *)(void *)tmp, *tb = ta + SGL_SORT_CACHE_MAX;
     for (size_t b = sl->nb; b-- > 0;) {
         int64_t o = sl->start[b], m = sl->start[b + 1] - o;
@@ -136,4 +134,19 @@ bool sgl_sort_packed_i64(const int64_t *src, int64_t *dst, int64_t n, sgl_sort_s
         }
     }
     return true;
+}
+
+bool sgl_sort_packed_quick_i64(const uint64_t *src, uint64_t *dst, int64_t n)
+{
+    if (n < SGL_SORT_PACKED_QUICK_MIN || !sgl_sort_vec_available())
+        return false;
+    uint64_t sall;
+    sgl_sort_span g = sgl_sort_sample_i64(src, n, &sall);
+    int w = g.lo > g.hi ? 0 : g.hi - g.lo + 1;
+    /* fewer bits: the top digit holds them all, and int_special writes each
+     * value as many times as it was counted */
+    if (w <= SGL_SORT_TOP_BITS || w > 32)
+        return false;
+    return sgl_sort_vec_packed_i64((const int64_t *)src, (int64_t *)dst, n,
+                                   g.hi > 31 ? g.hi - 31 : 0) == 1;
 }

@@ -1,95 +1,131 @@
 /*
  * sgl_sort_vec_body.h: the quicksort of sgl_sort_vec.c for one element
  * type, included once per type by sgl_sort_vec.c only, which defines
- * first: T (the element), V (a vector of 8), T_MAX (the greatest T, the
- * networks' padding), FN(name) (name with the type's suffix), and the
- * vector operations V_LOADU, V_STOREU, V_MASK_LOADU, V_MASKZ_LOADU,
- * V_MASK_STOREU, V_COMPRESS, V_SET1, V_PERM, V_MIN, V_MAX, V_BLEND, V_LT,
- * V_GT, V_GE (masks of a < b, a > b, a >= b: false where a lane is a NaN)
- * and V_NAN (the lanes that are NaNs: none for ints).  sgl_sort_vec.c's
- * comment says how it sorts.
+ * first: T (the element), V (a vector of L of them: 8 or 16), M (a mask of
+ * L lanes), T_MAX (the greatest T, the networks' padding), FN(name) (name
+ * with the type's suffix), V_IDX_XOR(k) (the lane indices, each XOR k: a
+ * permutation), and the vector operations V_LOADU, V_STOREU,
+ * V_MASK_LOADU, V_MASKZ_LOADU, V_MASK_STOREU, V_COMPRESS (a compress
+ * store), V_MASKZ_COMPRESS (in a register; 16 lanes only), V_SET1,
+ * V_PERM, V_MIN, V_MAX, V_BLEND, V_LT, V_GT, V_GE (masks of a < b, a > b,
+ * a >= b: false where a lane is a NaN) and V_NAN (the lanes that are
+ * NaNs: none for ints); MINMAX_CX where a min and a max may exchange two
+ * vectors (ints), WITH_INTO for the sort from the input into the output
+ * (else in place only).  The body undefines them all at its end.
+ * sgl_sort_vec.c's comment says how it sorts.
  */
+
+/* The lanes of vector i of a[0..n) that hold elements. */
+static inline M FN(lanes)(int64_t n, int i)
+{
+    int64_t r = n - L * (int64_t)i;
+    return r >= L ? (M)~(M)0 : r <= 0 ? 0 : (M)((1u << r) - 1);
+}
 
 /* One stage of a bitonic network inside a vector: each lane takes the
  * min or (where takemax) the max of itself and the lane perm gives (of
  * two equal, each takes the other's bits: -0.0 and 0.0 swap, none is
  * lost). */
-AVX512 static inline V FN(stage)(V a, __m512i perm, __mmask8 takemax)
+AVX512 static inline V FN(stage)(V a, __m512i perm, M takemax)
 {
     V b = V_PERM(perm, a);
     return V_BLEND(takemax, V_MIN(a, b), V_MAX(a, b));
 }
 
-/* flipNV: sorts the 8 NV Ts of v[0..NV) (NV from 1 to 16), in
- * registers once the loops are unrolled: the bitonic sort of P vectors
- * (the power of 2 from NV up) in which every block is sorted ascending
- * and two blocks are merged by comparing each element of the first with
- * its mirror in the second (the last with the first), then by
- * half-cleaners at distances m/4 .. 1 vectors (a merged block of m
- * vectors), then 4, 2, 1 lanes.  The P - NV vectors past v's would hold
- * +inf, the greatest, at the end: a compare-exchange never moves them
- * (its min is at the lower index, and `<` is strict), so the network
- * leaves out every one that reads them: a part of 80 floats costs 10
+/* The lanes whose index has bit h (1, 2, 4 or 8) set. */
+#define UPPER(h) ((M)(0xFF00F0F0CCCCAAAAull >> (16 * __builtin_ctz(h))))
+
+/* The stage of lane l against lane l ^ k, the one of the two with bit h
+ * set taking the max (k = h: the lanes h apart; k = 2h - 1: each lane
+ * against its mirror in a block of 2h).  k and h are constants once
+ * inlined, and so are the permutation and the mask. */
+#define XSTAGE(x, k, h) FN(stage)(x, V_IDX_XOR(k), UPPER(h))
+
+/* A compare-exchange of two vectors, lane by lane: *lo the lesser, *hi
+ * the greater.  For ints, a min and a max (equal ints are the same
+ * bits); for floats, a compare and two blends, so that of two equal each
+ * takes the other's bits (min and max of -0.0 and 0.0 would both give
+ * the second operand: a zero would be lost). */
+AVX512 static inline __attribute__((always_inline)) void FN(cx)(V *lo, V *hi)
+{
+    V a = *lo, b = *hi;
+#ifdef MINMAX_CX
+    *lo = V_MIN(a, b);
+    *hi = V_MAX(a, b);
+#else
+    M sw = V_LT(b, a);
+    *lo = V_BLEND(sw, a, b);
+    *hi = V_BLEND(sw, b, a);
+#endif
+}
+
+/* flipNV: sorts the L NV Ts of v[0..NV) (NV from 1 to 16), in registers
+ * once the loops are unrolled, as the rows of a matrix of P vectors (the
+ * power of 2 from NV up) by L lanes whose P - NV rows past v's would hold
+ * T_MAX, the greatest:
+ * - First each column (lane) is sorted down the rows, by a bitonic
+ *   network of compare-exchanges of whole vectors (cx): every block of
+ *   rows sorted, two blocks merged by comparing each row of the first
+ *   with its mirror in the second, then half-cleaners m/4 .. 1 rows apart
+ *   (a merged block of m rows).
+ * - Then, for s = 2, 4, .., L, the blocks of s lanes are merged from
+ *   their two halves of s/2 (each sorted in row-major order: row, then
+ *   lane): across rows, the upper half of every block of m = P, P/2, ..,
+ *   2 rows reversed in its blocks of s lanes (and left so), and each row
+ *   of the lower half compared with its mirror row; then inside each
+ *   vector, each lane with its mirror in its block of s, then the lanes
+ *   s/4, .., 1 apart.  After the last, the rows in order hold the Ts in
+ *   order.  (The merges of x86-simd-sort's networks: log2(s) steps inside
+ *   a vector per merge, where a bitonic sort of the rows took more.)
+ * A compare-exchange never moves a row of T_MAX (its min stays at the
+ * lower row), nor does a permutation inside one, so the network leaves
+ * out every step that reads those rows: a part of 80 doubles costs 10
  * vectors' work, not 16's (the lanes of padding in v's last vector, and
  * small_sort's vector of padding for an odd count past 8, are sorted as
- * the others).  Inside a vector each stage is a permutation (lane l against
- * l^1, l^2, l^4, or its mirror in a block of 4 or 8) and a min and a max;
- * between vectors a compare and two blends (the mirror: the second
- * vector's lanes reversed before and after). */
-#define REV(x) V_PERM(rev, x)
+ * the others). */
 #define FLIP(NV)                                                                                  \
     NETWORK static inline __attribute__((always_inline)) void FN(flip##NV)(V *v)                  \
     {                                                                                             \
-        const __m512i p1 = _mm512_set_epi64(6, 7, 4, 5, 2, 3, 0, 1);                              \
-        const __m512i p2 = _mm512_set_epi64(5, 4, 7, 6, 1, 0, 3, 2);                              \
-        const __m512i p4 = _mm512_set_epi64(3, 2, 1, 0, 7, 6, 5, 4);                              \
-        const __m512i m3 = _mm512_set_epi64(4, 5, 6, 7, 0, 1, 2, 3);                              \
-        const __m512i rev = _mm512_set_epi64(0, 1, 2, 3, 4, 5, 6, 7);                             \
         enum { P = NV <= 1 ? 1 : NV <= 2 ? 2 : NV <= 4 ? 4 : NV <= 8 ? 8 : 16 };                  \
-        /* each vector sorted: blocks of 2; of 4 (mirror, l^1); of 8 (mirror, l^2, l^1) */        \
-        _Pragma("GCC unroll 16") for (int a = 0; a < NV; a++)                                     \
+        /* (every loop of a constant count, so that all unroll, inner first) */                   \
+        _Pragma("GCC unroll 4") for (int m = 2; m <= 16; m <<= 1) /* rows a block */              \
         {                                                                                         \
-            v[a] = FN(stage)(v[a], p1, 0xAA);                                                     \
-            v[a] = FN(stage)(v[a], m3, 0xCC);                                                     \
-            v[a] = FN(stage)(v[a], p1, 0xAA);                                                     \
-            v[a] = FN(stage)(v[a], rev, 0xF0);                                                    \
-            v[a] = FN(stage)(v[a], p2, 0xCC);                                                     \
-            v[a] = FN(stage)(v[a], p1, 0xAA);                                                     \
-        }                                                                                         \
-        _Pragma("GCC unroll 8") for (int m = 2; m <= P; m <<= 1) /* vectors a block */            \
-        {                                                                                         \
+            if (m > P)                                                                            \
+                break;                                                                            \
             _Pragma("GCC unroll 16") for (int a = 0; a < NV; a++)                                 \
             {                                                                                     \
                 int i = a % m, b = a - i + m - 1 - i;                                             \
-                if (i >= m / 2 || b >= NV)                                                        \
-                    continue;                                                                     \
-                V rb = REV(v[b]);                                                                 \
-                __mmask8 sw = V_LT(rb, v[a]);                                                     \
-                V lo = V_BLEND(sw, v[a], rb);                                                     \
-                V hi = V_BLEND(sw, rb, v[a]);                                                     \
-                v[a] = lo;                                                                        \
-                v[b] = REV(hi);                                                                   \
+                if (i < m / 2 && b < NV)                                                          \
+                    FN(cx)(&v[a], &v[b]);                                                         \
             }                                                                                     \
-            _Pragma("GCC unroll 8") for (int d = m / 4; d >= 1; d >>= 1)                          \
+            _Pragma("GCC unroll 3") for (int d = 4; d >= 1; d >>= 1)                              \
             {                                                                                     \
+                if (d > m / 4)                                                                    \
+                    continue;                                                                     \
+                _Pragma("GCC unroll 16") for (int a = 0; a < NV; a++) if (!(a & d) && a + d < NV) \
+                    FN(cx)(&v[a], &v[a + d]);                                                     \
+            }                                                                                     \
+        }                                                                                         \
+        _Pragma("GCC unroll 4") for (int s = 2; s <= L; s <<= 1) /* lanes a block */              \
+        {                                                                                         \
+            _Pragma("GCC unroll 4") for (int m = 16; m >= 2; m >>= 1)                             \
+            {                                                                                     \
+                if (m > P)                                                                        \
+                    continue;                                                                     \
+                _Pragma("GCC unroll 16") for (int a = 0; a < NV; a++) if (a % m >= m / 2)         \
+                    v[a] = V_PERM(V_IDX_XOR(s - 1), v[a]);                                        \
                 _Pragma("GCC unroll 16") for (int a = 0; a < NV; a++)                             \
                 {                                                                                 \
-                    int b = a + d;                                                                \
-                    if ((a & d) || b >= NV)                                                       \
-                        continue;                                                                 \
-                    __mmask8 sw = V_LT(v[b], v[a]);                                               \
-                    V lo = V_BLEND(sw, v[a], v[b]);                                               \
-                    V hi = V_BLEND(sw, v[b], v[a]);                                               \
-                    v[a] = lo;                                                                    \
-                    v[b] = hi;                                                                    \
+                    int i = a % m, b = a - i + m - 1 - i;                                         \
+                    if (i < m / 2 && b < NV)                                                      \
+                        FN(cx)(&v[a], &v[b]);                                                     \
                 }                                                                                 \
             }                                                                                     \
-            /* the half-cleaners inside each vector: l^4, l^2, l^1 */                             \
             _Pragma("GCC unroll 16") for (int a = 0; a < NV; a++)                                 \
             {                                                                                     \
-                v[a] = FN(stage)(v[a], p4, 0xF0);                                                 \
-                v[a] = FN(stage)(v[a], p2, 0xCC);                                                 \
-                v[a] = FN(stage)(v[a], p1, 0xAA);                                                 \
+                v[a] = XSTAGE(v[a], s - 1, s / 2);                                                \
+                _Pragma("GCC unroll 3") for (int d = 4; d >= 1; d >>= 1) if (d <= s / 4) v[a] =   \
+                    XSTAGE(v[a], d, d);                                                           \
             }                                                                                     \
         }                                                                                         \
     }
@@ -106,16 +142,17 @@ FLIP(10)
 FLIP(12)
 FLIP(14)
 FLIP(16)
-#undef REV
+#undef XSTAGE
+#undef UPPER
 
 #define SMALL_SORT(NV)                                                                            \
     do {                                                                                          \
         V v[NV];                                                                                  \
         _Pragma("GCC unroll 16") for (int i = 0; i < NV; i++) v[i] =                              \
-            V_MASK_LOADU(inf, lanes(n, i), a + 8 * i);                                            \
+            V_MASK_LOADU(inf, FN(lanes)(n, i), a + L * i);                                      \
         FN(flip##NV)(v);                                                                          \
         _Pragma("GCC unroll 16") for (int i = 0; i < NV; i++)                                     \
-            V_MASK_STOREU(a + 8 * i, lanes(n, i), v[i]);                                          \
+            V_MASK_STOREU(a + L * i, FN(lanes)(n, i), v[i]);                                    \
     } while (0)
 
 /* Sorts a[0..n), n <= SMALL: the network of the fewest vectors that hold
@@ -123,7 +160,7 @@ FLIP(16)
 NETWORK static void FN(small_sort)(T *a, int64_t n)
 {
     const V inf = V_SET1(T_MAX);
-    switch ((n + 7) / 8) {
+    switch ((n + L - 1) / L) {
 #define CASE(NV)                                                                                  \
     case NV:                                                                                      \
         SMALL_SORT(NV);                                                                           \
@@ -152,39 +189,55 @@ NETWORK static void FN(small_sort)(T *a, int64_t n)
  * le's compare) down from *wr, the others up from *wl, exactly. */
 #define PUT_EXACT(v, m, cnt)                                                                      \
     do {                                                                                          \
-        __mmask8 hi_ = FN(above)(v, vp, le) & (m), lo_ = (__mmask8)(~hi_ & (m));                  \
+        M hi_ = (M)(FN(above)(v, vp, le) & (m)), lo_ = (M)(~hi_ & (m));                           \
         int nh_ = __builtin_popcount(hi_);                                                        \
         V_COMPRESS(a + wl, lo_, v);                                                               \
         wl += (cnt)-nh_;                                                                          \
         wr -= nh_;                                                                                \
         V_COMPRESS(a + wr, hi_, v);                                                               \
     } while (0)
-/* The same for a whole vector, where there are 8 places of room at both
- * ends (or exactly 8 in all: the two stores are then one, the same lanes
- * at the same place): one permutation puts the lanes below the pivot
- * first, those above last, and the vector is stored whole at both ends. */
+/* The same for a whole vector, where there are L places of room at both
+ * ends (or exactly L in all: the two stores are then one, the same lanes
+ * at the same place): the lanes below the pivot are stored first, those
+ * above last.  For 8 lanes, one permutation (a table of one per mask)
+ * and the vector stored whole at both ends; for 16 (a table of 2^16
+ * would not stay in the cache), each side compressed in a register, the
+ * lanes below stored whole at the left (the lanes past them are room),
+ * then those above exactly, masked, at the right. */
+#if L == 8
 #define PUT(v)                                                                                    \
     do {                                                                                          \
-        __mmask8 hi_ = FN(above)(v, vp, le);                                                      \
+        M hi_ = FN(above)(v, vp, le);                                                             \
         __m512i ix_ = _mm512_cvtepu8_epi64(_mm_cvtsi64_si128((long long)part_perm[hi_]));         \
         V pv_ = V_PERM(ix_, v);                                                                   \
         int nh_ = __builtin_popcount(hi_);                                                        \
         V_STOREU(a + wl, pv_);                                                                    \
-        V_STOREU(a + wr - 8, pv_);                                                                \
-        wl += 8 - nh_;                                                                            \
+        V_STOREU(a + wr - L, pv_);                                                                \
+        wl += L - nh_;                                                                            \
         wr -= nh_;                                                                                \
     } while (0)
+#else
+#define PUT(v)                                                                                    \
+    do {                                                                                          \
+        M hi_ = FN(above)(v, vp, le);                                                             \
+        int nh_ = __builtin_popcount(hi_);                                                        \
+        V_STOREU(a + wl, V_MASKZ_COMPRESS((M)~hi_, v));                                           \
+        V_MASK_STOREU(a + wr - nh_, (M)((1u << nh_) - 1), V_MASKZ_COMPRESS(hi_, v));              \
+        wl += L - nh_;                                                                            \
+        wr -= nh_;                                                                                \
+    } while (0)
+#endif
 
 /* The lanes of v above the pivot: > p where le, else >= p. */
-AVX512 static inline __mmask8 FN(above)(V v, V vp, bool le)
+AVX512 static inline M FN(above)(V v, V vp, bool le)
 {
     return le ? V_GT(v, vp) : V_GE(v, vp);
 }
 
-/* Partitions a[0..n) (n > 16 U) around p: those below p (le: not above
+/* Partitions a[0..n) (n > 2 L U) around p: those below p (le: not above
  * it) first; their count.  The ends' U vectors each are read first, so
- * that the elements read and not yet written leave 16 U places of room:
- * reading U vectors from the end with less room leaves at least 8 U at
+ * that the elements read and not yet written leave 2 L U places of room:
+ * reading U vectors from the end with less room leaves at least L U at
  * both ends.  With track, *ext is the greatest element (le: the least). */
 AVX512 static inline __attribute__((always_inline)) int64_t FN(partition)(T *a, int64_t n,
                                                                       T p, bool le, bool track,
@@ -192,57 +245,57 @@ AVX512 static inline __attribute__((always_inline)) int64_t FN(partition)(T *a, 
 {
     V vp = V_SET1(p), lv[U], rv[U];
     for (int u = 0; u < U; u++) {
-        lv[u] = V_LOADU(a + 8 * u);
-        rv[u] = V_LOADU(a + n - 8 * U + 8 * u);
+        lv[u] = V_LOADU(a + L * u);
+        rv[u] = V_LOADU(a + n - L * U + L * u);
     }
     V acc = lv[0];
 #define TRACK(v) (acc = track ? (le ? V_MIN(acc, v) : V_MAX(acc, v)) : acc)
-    int64_t l = 8 * U, r = n - 8 * U, wl = 0, wr = n;
-    while (r - l >= 8 * U) {
+    int64_t l = L * U, r = n - L * U, wl = 0, wr = n;
+    while (r - l >= L * U) {
         const T *from;
         if (l - wl <= wr - r) {
             from = a + l;
-            l += 8 * U;
+            l += L * U;
             if (n >= PREFETCH_MIN)
                 _Pragma("GCC unroll 8") for (int u = 0; u < U; u++)
-                    __builtin_prefetch(ahead(from, SGL_SORT_AHEAD + 8 * u));
+                    __builtin_prefetch(ahead(from, AHEAD + 64 * u));
         } else {
-            r -= 8 * U;
+            r -= L * U;
             from = a + r;
             if (n >= PREFETCH_MIN)
                 _Pragma("GCC unroll 8") for (int u = 0; u < U; u++)
-                    __builtin_prefetch(ahead(from, 8 * u - SGL_SORT_AHEAD));
+                    __builtin_prefetch(ahead(from, 64 * u - AHEAD));
         }
         V v[U];
-        _Pragma("GCC unroll 8") for (int u = 0; u < U; u++) v[u] = V_LOADU(from + 8 * u);
+        _Pragma("GCC unroll 8") for (int u = 0; u < U; u++) v[u] = V_LOADU(from + L * u);
         _Pragma("GCC unroll 8") for (int u = 0; u < U; u++) {
             TRACK(v[u]);
             PUT(v[u]);
         }
     }
-    while (r - l >= 8) {
+    while (r - l >= L) {
         V v;
         if (l - wl <= wr - r) {
             v = V_LOADU(a + l);
-            l += 8;
+            l += L;
         } else {
-            r -= 8;
+            r -= L;
             v = V_LOADU(a + r);
         }
         TRACK(v);
         PUT(v);
     }
     if (r > l) {
-        __mmask8 m = (__mmask8)((1u << (r - l)) - 1);
+        M m = (M)((1u << (r - l)) - 1);
         /* tracked: acc's lanes past the part, no new extreme */
         V v = track ? V_MASK_LOADU(acc, m, a + l) : V_MASKZ_LOADU(m, a + l);
         TRACK(v);
         PUT_EXACT(v, m, (int)(r - l));
     }
-    /* Every element not held is written: the room left is 8 places for
-     * each vector held, so PUT's two whole stores land in it, apart while
-     * two vectors or more are left (16 places or more), the same 8
-     * places, with the same lanes, for the last. */
+    /* Every element not held is written: the room left is L places for
+     * each vector held, so PUT's two stores land in it, apart while two
+     * vectors or more are left (2 L places or more), the same L places,
+     * with the same lanes, for the last. */
     for (int u = 0; u < U; u++) {
         TRACK(lv[u]);
         TRACK(rv[u]);
@@ -251,10 +304,10 @@ AVX512 static inline __attribute__((always_inline)) int64_t FN(partition)(T *a, 
     }
 #undef TRACK
     if (track) {
-        _Alignas(64) T t[8];
+        _Alignas(64) T t[L];
         V_STOREU(t, acc);
         T e = t[0];
-        for (int k = 1; k < 8; k++)
+        for (int k = 1; k < L; k++)
             e = le ? (t[k] < e ? t[k] : e) : (t[k] > e ? t[k] : e);
         *ext = e;
     }
@@ -396,25 +449,26 @@ AVX512 static void FN(quicksort)(T *a, int64_t n, int depth)
         FN(small_sort)(a, n);
 }
 
+#ifdef WITH_INTO
 /* src[0..n) partitioned into dst around p (below p first, the others
  * down from the end): their count, or -1 where an element is a NaN. */
 AVX512 static int64_t FN(partition_into)(const T *src, T *dst, int64_t n, T p)
 {
     V vp = V_SET1(p);
     int64_t wl = 0, wr = n, i = 0;
-    __mmask8 nan = 0;
+    M nan = 0;
     const bool le = false;
     T *a = dst; /* (PUT's names) */
-    for (; i + 8 <= n && wr - wl >= 16; i += 8) { /* room for PUT's whole stores */
+    for (; i + L <= n && wr - wl >= 2 * L; i += L) { /* room for PUT's whole stores */
         V v = V_LOADU(src + i);
         nan |= V_NAN(v);
         PUT(v);
     }
-    for (; i < n; i += 8) {
-        __mmask8 m = lanes(n - i, 0);
+    for (; i < n; i += L) {
+        M m = FN(lanes)(n - i, 0);
         V v = V_MASKZ_LOADU(m, src + i);
-        nan |= (__mmask8)(V_NAN(v) & m);
-        __mmask8 hi = (__mmask8)(V_GE(v, vp) & m), lo = (__mmask8)(m & ~hi);
+        nan |= (M)(V_NAN(v) & m);
+        M hi = (M)(V_GE(v, vp) & m), lo = (M)(m & ~hi);
         V_COMPRESS(dst + wl, lo, v);
         wl += __builtin_popcount(lo);
         wr -= __builtin_popcount(hi);
@@ -441,8 +495,35 @@ AVX512 static int FN(sort_into)(const T *src, T *dst, int64_t n, int depth)
     }
     return 1;
 }
+#endif
 
 #undef FLIP
 #undef SMALL_SORT
 #undef PUT_EXACT
 #undef PUT
+/* the type's */
+#undef SUFFIX
+#undef T
+#undef V
+#undef L
+#undef M
+#undef WITH_INTO
+#undef MINMAX_CX
+#undef T_MAX
+#undef V_IDX_XOR
+#undef V_LOADU
+#undef V_STOREU
+#undef V_MASK_LOADU
+#undef V_MASKZ_LOADU
+#undef V_MASK_STOREU
+#undef V_COMPRESS
+#undef V_MASKZ_COMPRESS
+#undef V_SET1
+#undef V_PERM
+#undef V_MIN
+#undef V_MAX
+#undef V_BLEND
+#undef V_LT
+#undef V_GT
+#undef V_GE
+#undef V_NAN

@@ -285,6 +285,35 @@ static bool float_in_place(const void *in, int64_t n)
     return n >= SGL_SORT_HYBRID_MIN && sgl_sort_vec_available() && !nan && !(neg0 && pos0);
 }
 
+/* Whether the int sort of in[0..n) takes the packed quicksort
+ * (sgl_sort.c, int_packed_quick; sorts in place): on AVX-512, from
+ * SGL_SORT_PACKED_QUICK_MIN ints on, where 256 of them evenly spaced
+ * differ in more bits than the top digit's and at most 32, and every key
+ * agrees with the first's outside the 32 bits from the sample's highest
+ * down. */
+static bool quick_packs(const int64_t *in, int64_t n)
+{
+    if (n < SGL_SORT_PACKED_QUICK_MIN || !sgl_sort_vec_available())
+        return false;
+    uint64_t any = 0, all = ~(uint64_t)0;
+    for (int64_t j = 0, step = n / 256 > 0 ? n / 256 : 1; j < n; j += step) {
+        any |= sgl_sort_key_int((uint64_t)in[j]);
+        all &= sgl_sort_key_int((uint64_t)in[j]);
+    }
+    uint64_t d = any ^ all;
+    if (d == 0)
+        return false;
+    int hi = 63 - __builtin_clzll(d), w = hi - __builtin_ctzll(d) + 1;
+    if (w <= SGL_SORT_TOP_BITS || w > 32)
+        return false;
+    int lo = hi > 31 ? hi - 31 : 0;
+    uint64_t out = ~((uint64_t)0xFFFFFFFF << lo), ref = sgl_sort_key_int((uint64_t)in[0]);
+    for (int64_t i = 0; i < n; i++)
+        if ((sgl_sort_key_int((uint64_t)in[i]) ^ ref) & out)
+            return false;
+    return true;
+}
+
 /* The builtin in both forms on in[0..n), whose order is want; packs: of
  * an int input. */
 static void check_builtin_packs(const sgl_type *vt, const void *in, const void *want, int64_t n,
@@ -320,7 +349,7 @@ static void check_builtin_packs(const sgl_type *vt, const void *in, const void *
                     (radix_int && packs == PACKS_YES &&
                      (size_t)n * sizeof(uint32_t) >= SGL_BLOCK_MAP_MIN) ||
                     (radix_int && (packs == SKEWED || packs == WIDE) && sgl_sort_vec_available()) ||
-                    (radix_int && packs == FILLS);
+                    (radix_int && packs == FILLS) || (radix_int && quick_packs(in, n));
     bool known = !radix_int || packs != PACKS_UNKNOWN || reversed;
     r = sgl_sort_take(vt, &v, 1, 1);
     CHECK(same(&r, want, n), pat, n);
@@ -1361,6 +1390,64 @@ static void test_float_in_place(void)
     sgl_vec_free(&(sgl_type){.kind = SGL_T_VEC, .elem = &T_FV}, &blocks);
 }
 
+/* The packed quicksort (sgl_sort_vec_packed_i64), into a buffer and in
+ * place, on ints whose keys differ in at most 32 bits: from bit 0, above
+ * bit 0 (the low bits fixed), negative, of few values (duplicates), all
+ * 32 bits; and the same with one int that differs outside those bits,
+ * anywhere (the first, in the first or last step of 16, in the tail):
+ * -1, the input as it was (in place: unpacked back), and the int sort
+ * (sgl_sort_i64, whose sample misses it) then sorts them all the same.
+ * Under 512 ints nothing is done (0). */
+static void test_packed_quick(void)
+{
+    static const int64_t NS[] = {511, 512, 513, 527, 1000, 4099, 65553, 140001};
+    static const char *const KIND[] = {"below 10^9", "x << 20 | 5 (bits 20..49)",
+                                       "in [-10^9, 0)", "below 5000 (duplicates)",
+                                       "all 32 bits"};
+    static const int LO[] = {0, 18, 0, 0, 0};
+    for (size_t s = 0; s < sizeof NS / sizeof NS[0]; s++) {
+        int64_t n = NS[s];
+        size_t bytes = (size_t)n * 8;
+        int64_t *in = xmalloc(bytes), *want = xmalloc(bytes), *got = xmalloc(bytes);
+        int64_t at[] = {-1, 0, 1, 15, 16, n / 2, n - n % 16 - 1, n - 1};
+        for (int k = 0; k < 5; k++) {
+            for (size_t a = 0; a < sizeof at / sizeof at[0]; a++) {
+                for (int64_t i = 0; i < n; i++) {
+                    uint64_t r = next_u64();
+                    in[i] = k == 0   ? (int64_t)(r % 1000000000)
+                            : k == 1 ? (int64_t)((r % ((uint64_t)1 << 30)) << 20 | 5)
+                            : k == 2 ? -1 - (int64_t)(r % 1000000000)
+                            : k == 3 ? (int64_t)(r % 5000)
+                                     : (int64_t)(r >> 32);
+                }
+                bool fits = at[a] < 0;
+                if (!fits) /* a bit above the 32 from LO[k] */
+                    in[at[a]] ^= (int64_t)1 << 52;
+                char what[96];
+                snprintf(what, sizeof what, "%s%s", KIND[k],
+                         fits ? "" : ", one int differs above the 32 bits");
+                memcpy(want, in, bytes);
+                ref_sort(want, n, cmp_int);
+                int expect = n < 512 || !sgl_sort_vec_available() ? 0 : fits ? 1 : -1;
+                memset(got, 0, bytes);
+                int r = sgl_sort_vec_packed_i64(in, got, n, LO[k]);
+                CHECK(r == expect, what, n);
+                CHECK(r != 1 || memcmp(got, want, bytes) == 0, what, n);
+                memcpy(got, in, bytes); /* in place */
+                r = sgl_sort_vec_packed_i64(got, got, n, LO[k]);
+                CHECK(r == expect, what, n);
+                CHECK(memcmp(got, r == 1 ? want : in, bytes) == 0, what, n);
+                memcpy(got, in, bytes); /* the int sort, whatever it takes */
+                sgl_sort_i64(got, n);
+                CHECK(memcmp(got, want, bytes) == 0, what, n);
+            }
+        }
+        free(in);
+        free(want);
+        free(got);
+    }
+}
+
 /* Every int pattern, and keys of few values whose pivots' samples hold
  * the pivot twice (DUP_KIND), through check_int_vec. */
 static void test_int_vec(void)
@@ -1425,6 +1512,7 @@ int main(void)
     test_float_fast();
     test_float_vec();
     test_float_in_place();
+    test_packed_quick();
     test_int_vec();
     test_descending();
     test_ints();
