@@ -272,6 +272,10 @@ static bool skewed(const sgl_sort_split *sl)
  *   values: two values, small counts): each bucket is one value, which
  *   is written as many times as it was counted, in order (equal ints
  *   are the same value), instead of moving the elements there.
+ * - Keys that differ in at most 32 bits (the count is exact where the
+ *   sample of sgl_sort_packed_quick_i64 missed some): the packed
+ *   quicksort of sgl_sort_vec.c (sgl_sort_vec_packed_i64, from sp.lo),
+ *   skewed or not, where the CPU has AVX-512.
  * - Skewed keys, and wide ones, of more than 32 bits below the digit in
  *   the input and in the sample (not packed: an 8-byte scatter, then two
  *   LSD digits and an insertion pass per bucket, or more, cost more than

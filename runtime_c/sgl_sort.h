@@ -274,7 +274,8 @@ int sgl_sort_vec_i64_depth(const int64_t *src, int64_t *dst, int64_t n, int dept
 int sgl_sort_vec_f64_in_place(double *a, int64_t n);
 /* The ints src[0..n) into dst (or in place: src == dst) by the quicksort
  * on 16 to a vector, where their keys (sgl_sort_key_int) all agree but in
- * bits lo..lo+31 (lo <= 32): each key's 32 bits packed into dst's buffer,
+ * bits lo..lo+31 (lo < 64; from 33 on, bits lo..63): each key's 32 bits
+ * (from lo) packed into dst's buffer,
  * sorted there, and unpacked into ints, from the last.  The packing
  * checks each key against the first, 16 at a time, before it writes them.
  * 1: sorted; -1: a key differs outside those bits (in place: src as it
@@ -433,7 +434,9 @@ int sgl_sort_count_runs(bool is_float, const uint64_t *a, int64_t n, int64_t *bo
 
 /* Sorts src[0..n) (ints or floats, as bits) into dst (which may be src):
  * short inputs in place (after a copy), int inputs of a few runs by
- * merging, the others by the radix sorts.  runs and bounds: what
+ * merging, ints whose keys differ in at most 32 bits by the packed
+ * quicksort (sgl_sort_packed_quick_i64), the others by the radix sorts
+ * (or the quicksorts of sgl_sort_vec.c).  runs and bounds: what
  * sgl_sort_count_runs said of src, or -1 when it was not asked (one read
  * pass fewer for a caller that asked; floats not asked are not checked
  * for a descending input).  False when memory for scratch could not be
@@ -442,9 +445,11 @@ bool sgl_sort_into(bool is_float, const uint64_t *src, uint64_t *dst, int64_t n,
                    int64_t *bounds);
 
 /* The long int sort of a[0..n) (n >= SGL_SORT_HYBRID_MIN, not a few runs)
- * where a may be written.  Ints that sgl_sort.c's int_special sorts (that
- * differ only in the top digit's bits; skewed or wide, on AVX-512): in
- * place, nothing aside.  Where the packed sort applies (sgl_sort_packs)
+ * where a may be written.  Ints that the packed quicksort sorts
+ * (sgl_sort_packed_quick_i64, tried first), or sgl_sort.c's int_special
+ * (that differ only in the top digit's bits; in at most 32 bits, packed
+ * again once counted, or skewed or wide, on AVX-512): in place, nothing
+ * aside.  Where the packed sort applies (sgl_sort_packs)
  * and its 4 bytes an element make SGL_BLOCK_MAP_MIN bytes or more, in
  * place: those bytes go to a buffer aside, half a's, and the buckets back
  * into a (nothing copied).  Else into fresh(arg), a new buffer of n

@@ -128,7 +128,7 @@ static inline const void *ahead(const void *p, int64_t k)
 }
 #define AHEAD (SGL_SORT_AHEAD * 8) /* bytes */
 
-/* The quicksort, once for doubles and once for int64s (the same code on
+/* The quicksort, once for doubles, int64s and uint32s (the same code on
  * other instructions: for ints, no NaN; -0.0 and 0.0 do not arise). */
 #define CAT_(x, s) x##_##s
 #define CAT(x, s) CAT_(x, s)
@@ -299,6 +299,12 @@ int sgl_sort_vec_f64_in_place(double *a, int64_t n)
     return 1;
 }
 
+/* The scalar tails of pack_u32 and unpack_u32 read and write ints and
+ * packed keys in one buffer: through types that may alias (the vectors'
+ * loads and stores may already). */
+typedef int64_t alias_i64 __attribute__((may_alias));
+typedef uint32_t alias_u32 __attribute__((may_alias));
+
 /* The keys of src[0..n) from bit lo, 32 of them, into p: 16 ints a step,
  * each step first checked to agree with ref outside those bits.  The
  * count packed: n, or the first of a step that does not agree (a multiple
@@ -323,31 +329,36 @@ AVX512 static int64_t pack_u32(const int64_t *src, uint32_t *p, int64_t n, int l
         __m256i py = _mm512_cvtepi64_epi32(_mm512_srl_epi64(y, sh));
         _mm512_storeu_si512(p + i, _mm512_inserti64x4(_mm512_castsi256_si512(px), py, 1));
     }
+    const alias_i64 *s = src;
+    alias_u32 *q = p;
     for (int64_t j = i; j < n; j++)
-        if ((sgl_sort_key_int((uint64_t)src[j]) ^ ref) & out)
+        if ((sgl_sort_key_int((uint64_t)s[j]) ^ ref) & out)
             return i;
     for (; i < n; i++)
-        p[i] = (uint32_t)(sgl_sort_key_int((uint64_t)src[i]) >> lo);
+        q[i] = (uint32_t)(sgl_sort_key_int((uint64_t)s[i]) >> lo);
     return n;
 }
 
-/* The ints of the keys fixed | p[i] << lo into dst[0..n), from the last:
- * dst may be p's buffer (dst[i] lies in the bytes of p[2 i] and p[2 i +
- * 1], read before). */
+/* The ints of the keys fixed | p[i] << lo into dst[0..n), from the last
+ * (fixed and p[i] << lo share no bit: the int is their XOR with the sign
+ * bit, which either may hold): dst may be p's buffer (dst[i] lies in the
+ * bytes of p[2 i] and p[2 i + 1], read before). */
 AVX512 static void unpack_u32(const uint32_t *p, int64_t *dst, int64_t n, int lo, uint64_t fixed)
 {
     const __m512i hb = _mm512_set1_epi64((int64_t)sgl_sort_key_int(fixed));
     const __m128i sh = _mm_cvtsi32_si128(lo);
+    const alias_u32 *q = p;
+    alias_i64 *d = dst;
     int64_t i = n;
     for (; i % 16; i--)
-        dst[i - 1] = (int64_t)sgl_sort_key_int(fixed | (uint64_t)p[i - 1] << lo);
+        d[i - 1] = (int64_t)sgl_sort_key_int(fixed | (uint64_t)q[i - 1] << lo);
     for (; i > 0; i -= 16) {
         __builtin_prefetch(ahead(p + i, -AHEAD));
         __m512i v = _mm512_loadu_si512(p + i - 16);
         __m512i x = _mm512_cvtepu32_epi64(_mm512_castsi512_si256(v));
         __m512i y = _mm512_cvtepu32_epi64(_mm512_extracti64x4_epi64(v, 1));
-        _mm512_storeu_si512(dst + i - 16, _mm512_or_si512(_mm512_sll_epi64(x, sh), hb));
-        _mm512_storeu_si512(dst + i - 8, _mm512_or_si512(_mm512_sll_epi64(y, sh), hb));
+        _mm512_storeu_si512(dst + i - 16, _mm512_xor_si512(_mm512_sll_epi64(x, sh), hb));
+        _mm512_storeu_si512(dst + i - 8, _mm512_xor_si512(_mm512_sll_epi64(y, sh), hb));
     }
 }
 

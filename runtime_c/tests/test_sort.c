@@ -286,7 +286,7 @@ static bool float_in_place(const void *in, int64_t n)
 }
 
 /* Whether the int sort of in[0..n) takes the packed quicksort
- * (sgl_sort.c, int_packed_quick; sorts in place): on AVX-512, from
+ * (sgl_sort_packed.c, sgl_sort_packed_quick_i64; sorts in place): on AVX-512, from
  * SGL_SORT_PACKED_QUICK_MIN ints on, where 256 of them evenly spaced
  * differ in more bits than the top digit's and at most 32, and every key
  * agrees with the first's outside the 32 bits from the sample's highest
@@ -1403,14 +1403,15 @@ static void test_packed_quick(void)
     static const int64_t NS[] = {511, 512, 513, 527, 1000, 4099, 65553, 140001};
     static const char *const KIND[] = {"below 10^9", "x << 20 | 5 (bits 20..49)",
                                        "in [-10^9, 0)", "below 5000 (duplicates)",
-                                       "all 32 bits"};
-    static const int LO[] = {0, 18, 0, 0, 0};
+                                       "all 32 bits", "in [-1000, 1000] << 32 (bits 32..63)",
+                                       "below 2^20 << 40 (bits 40..63)"};
+    static const int LO[] = {0, 18, 0, 0, 0, 32, 40};
     for (size_t s = 0; s < sizeof NS / sizeof NS[0]; s++) {
         int64_t n = NS[s];
         size_t bytes = (size_t)n * 8;
         int64_t *in = xmalloc(bytes), *want = xmalloc(bytes), *got = xmalloc(bytes);
         int64_t at[] = {-1, 0, 1, 15, 16, n / 2, n - n % 16 - 1, n - 1};
-        for (int k = 0; k < 5; k++) {
+        for (int k = 0; k < 7; k++) {
             for (size_t a = 0; a < sizeof at / sizeof at[0]; a++) {
                 for (int64_t i = 0; i < n; i++) {
                     uint64_t r = next_u64();
@@ -1418,11 +1419,13 @@ static void test_packed_quick(void)
                             : k == 1 ? (int64_t)((r % ((uint64_t)1 << 30)) << 20 | 5)
                             : k == 2 ? -1 - (int64_t)(r % 1000000000)
                             : k == 3 ? (int64_t)(r % 5000)
-                                     : (int64_t)(r >> 32);
+                            : k == 4 ? (int64_t)(r >> 32)
+                            : k == 5 ? (int64_t)((r % 2001) - 1000) * ((int64_t)1 << 32)
+                                     : (int64_t)((r % ((uint64_t)1 << 20)) << 40) - INT64_MAX;
                 }
                 bool fits = at[a] < 0;
-                if (!fits) /* a bit above the 32 from LO[k] */
-                    in[at[a]] ^= (int64_t)1 << 52;
+                if (!fits) /* a bit outside the 32 from LO[k] */
+                    in[at[a]] ^= LO[k] >= 32 ? 1 : (int64_t)1 << 52;
                 char what[96];
                 snprintf(what, sizeof what, "%s%s", KIND[k],
                          fits ? "" : ", one int differs above the 32 bits");
@@ -1446,6 +1449,26 @@ static void test_packed_quick(void)
         free(want);
         free(got);
     }
+    /* keys of 10 bits in the sample, 15 once counted (every 390th int,
+     * which no sample holds, sets bit 54): int_special's packed sort, from
+     * bit 40, into a buffer and in place */
+    int64_t n = 100000;
+    size_t bytes = (size_t)n * 8;
+    int64_t *in = xmalloc(bytes), *want = xmalloc(bytes), *got = xmalloc(bytes);
+    for (int64_t i = 0; i < n; i++)
+        in[i] = i % 390 == 7 ? (int64_t)1 << 54 : (int64_t)(next_u64() % 1024) << 40;
+    memcpy(want, in, bytes);
+    ref_sort(want, n, cmp_int);
+    CHECK(sgl_sort_into(false, (const uint64_t *)in, (uint64_t *)got, n, -1, NULL) &&
+              memcmp(got, want, bytes) == 0,
+          "10 bits from bit 40, and bit 54 unsampled", n);
+    memcpy(got, in, bytes);
+    sgl_sort_i64(got, n);
+    CHECK(memcmp(got, want, bytes) == 0, "10 bits from bit 40, and bit 54 unsampled, in place",
+          n);
+    free(in);
+    free(want);
+    free(got);
 }
 
 /* Every int pattern, and keys of few values whose pivots' samples hold
