@@ -272,10 +272,11 @@ static bool skewed(const sgl_sort_split *sl)
  *   values: two values, small counts): each bucket is one value, which
  *   is written as many times as it was counted, in order (equal ints
  *   are the same value), instead of moving the elements there.
- * - Keys that differ in at most 32 bits (the count is exact where the
- *   sample of sgl_sort_packed_quick_i64 missed some): the packed
- *   quicksort of sgl_sort_vec.c (sgl_sort_vec_packed_i64, from sp.lo),
- *   skewed or not, where the CPU has AVX-512.
+ * - Keys that differ in at most 32 bits, where the quicksort suits them
+ *   (sgl_sort_packed_quick_suits: the count is exact where the sample of
+ *   sgl_sort_packed_quick_i64 missed some) or they are skewed: the
+ *   packed quicksort of sgl_sort_vec.c (sgl_sort_vec_packed_i64, from
+ *   sp.lo), where the CPU has AVX-512.
  * - Skewed keys, and wide ones, of more than 32 bits below the digit in
  *   the input and in the sample (not packed: an 8-byte scatter, then two
  *   LSD digits and an insertion pass per bucket, or more, cost more than
@@ -295,7 +296,8 @@ static bool int_special(const uint64_t *src, uint64_t *dst, int64_t n, const sgl
         }
         return true;
     }
-    if (sl->sp.lo <= sl->sp.hi && sl->sp.hi - sl->sp.lo < 32)
+    int w = sl->sp.hi - sl->sp.lo + 1;
+    if (sl->sp.lo <= sl->sp.hi && w <= 32 && (sgl_sort_packed_quick_suits(w, n) || skewed(sl)))
         return sgl_sort_vec_packed_i64((const int64_t *)src, (int64_t *)dst, n, sl->sp.lo) == 1;
     return (skewed(sl) || sl->wide) &&
            sgl_sort_vec_i64((const int64_t *)src, (int64_t *)dst, n) == 1;

@@ -143,9 +143,7 @@ bool sgl_sort_packed_quick_i64(const uint64_t *src, uint64_t *dst, int64_t n)
     uint64_t sall;
     sgl_sort_span g = sgl_sort_sample_i64(src, n, &sall);
     int w = g.lo > g.hi ? 0 : g.hi - g.lo + 1;
-    /* fewer bits: the top digit holds them all, and int_special writes each
-     * value as many times as it was counted */
-    if (w <= SGL_SORT_TOP_BITS || w > 32)
+    if (!sgl_sort_packed_quick_suits(w, n))
         return false;
     return sgl_sort_vec_packed_i64((const int64_t *)src, (int64_t *)dst, n,
                                    g.hi > 31 ? g.hi - 31 : 0) == 1;

@@ -288,7 +288,9 @@ static bool float_in_place(const void *in, int64_t n)
 /* Whether the int sort of in[0..n) takes the packed quicksort
  * (sgl_sort_packed.c, sgl_sort_packed_quick_i64; sorts in place): on AVX-512, from
  * SGL_SORT_PACKED_QUICK_MIN ints on, where 256 of them evenly spaced
- * differ in more bits than the top digit's and at most 32, and every key
+ * differ in more bits than the top digit's and at most 32 (from
+ * SGL_SORT_PACKED_QUICK_SPARSE ints on, in at least log2(n) bits, or
+ * at most log2(n) - 9), and every key
  * agrees with the first's outside the 32 bits from the sample's highest
  * down. */
 static bool quick_packs(const int64_t *in, int64_t n)
@@ -304,7 +306,7 @@ static bool quick_packs(const int64_t *in, int64_t n)
     if (d == 0)
         return false;
     int hi = 63 - __builtin_clzll(d), w = hi - __builtin_ctzll(d) + 1;
-    if (w <= SGL_SORT_TOP_BITS || w > 32)
+    if (!sgl_sort_packed_quick_suits(w, n))
         return false;
     int lo = hi > 31 ? hi - 31 : 0;
     uint64_t out = ~((uint64_t)0xFFFFFFFF << lo), ref = sgl_sort_key_int((uint64_t)in[0]);
@@ -951,6 +953,17 @@ static void test_packed(void)
         for (int64_t i = 0; i < n; i++)
             in[i] = (int64_t)(next_u64() % 1000000000);
         check_int_sort(in, n, "below 10^9, at the buffer aside's threshold", PACKS_YES);
+        free(in);
+    }
+    /* from SGL_SORT_PACKED_QUICK_SPARSE ints on, keys of 16 bits (each
+     * value about 32 times): the packed radix sort (a new vector), not the
+     * packed quicksort (sgl_sort_packed_quick_suits), nor int_special's */
+    if (BIG_CASES) {
+        int64_t n = SGL_SORT_PACKED_QUICK_SPARSE + 5;
+        int64_t *in = xmalloc((size_t)n * 8);
+        for (int64_t i = 0; i < n; i++)
+            in[i] = (int64_t)(next_u64() % 65536);
+        check_int_sort(in, n, "below 2^16, from the quicksort's sparse threshold", PACKS_YES);
         free(in);
     }
 }
