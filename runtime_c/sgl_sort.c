@@ -272,17 +272,14 @@ static bool skewed(const sgl_sort_split *sl)
  *   values: two values, small counts): each bucket is one value, which
  *   is written as many times as it was counted, in order (equal ints
  *   are the same value), instead of moving the elements there.
- * - Keys that differ in at most 32 bits, where the quicksort suits them
- *   (sgl_sort_packed_quick_suits: the count is exact where the sample of
- *   sgl_sort_packed_quick_i64 missed some) or they are skewed: the
- *   packed quicksort of sgl_sort_vec.c (sgl_sort_vec_packed_i64, from
- *   sp.lo), where the CPU has AVX-512.
- * - Skewed keys, and wide ones, of more than 32 bits below the digit in
- *   the input and in the sample (not packed: an 8-byte scatter, then two
- *   LSD digits and an insertion pass per bucket, or more, cost more than
- *   the quicksort; where only a few elements set the low bits, the
- *   buckets' passes are few): the quicksort of sgl_sort_vec.c, where the
- *   CPU has AVX-512. */
+ * - Keys of at most 32 bits that the packed quicksort suits or that are
+ *   skewed (exact where sgl_sort_packed_quick_i64's sample was not): it
+ *   sorts them (sgl_sort_vec_packed_i64, from sp.lo) on AVX-512.
+ * - Other skewed keys, and wide ones, of more than 32 bits below the
+ *   digit in the input and in the sample (not packed: an 8-byte scatter,
+ *   then two LSD digits and an insertion pass per bucket, or more, cost
+ *   more than the quicksort; where only a few elements set the low bits,
+ *   the buckets' passes are few): the int64 quicksort, on AVX-512. */
 static bool int_special(const uint64_t *src, uint64_t *dst, int64_t n, const sgl_sort_split *sl)
 {
     if (sl->uncounted) /* skewed by the sample (hybrid_int_count): the quicksort is there */
