@@ -12,6 +12,10 @@
  * - two runs of ints: merged into a new vector (from both ends at once),
  *   or in place, the shorter run set aside, where there is not the memory
  *   for a new vector;
+ * - ints that the packed quicksort sorts (sgl_sort_packed_quick_i64),
+ *   where they are a block of a buffer whose other blocks are alive now
+ *   (PSRS's children: the buffer stays for them anyway), in place: it
+ *   needs no memory;
  * - more runs of ints that are most of their buffer (a view sorted in
  *   place keeps all of it alive), which the packed sort sorts with a
  *   mapped buffer aside (sgl_sort_int_in_place), or which differ only in
@@ -95,6 +99,15 @@ static bool most_of_its_buffer(const sgl_vec *v)
     return v->len >= b->cap - b->cap / 4;
 }
 
+/* Whether v is a block of a buffer whose other blocks are alive now (its
+ * range handle's parent has other handles): sorted where it lies, v then
+ * keeps alive only what they keep for now. */
+static bool blocks_beside(const sgl_vec *v)
+{
+    return v->buf && v->buf->parent &&
+           atomic_load_explicit(&v->buf->parent->refs, memory_order_acquire) > 1;
+}
+
 /* A new vector for sgl_sort_int_in_place's `fresh` (its data, or NULL
  * without the memory). */
 typedef struct {
@@ -137,6 +150,10 @@ sgl_vec sgl_sort_take(const sgl_type *vt, sgl_vec *v, int line, int col)
         sgl_vec_free(vt, &r);
         return s;
     }
+    if (sgl_vec_unique(&r) && runs == 0 && vt->elem->kind == SGL_T_INT &&
+        r.len >= SGL_SORT_HYBRID_MIN && !most_of_its_buffer(&r) && blocks_beside(&r) &&
+        sgl_sort_packed_quick_i64(r.data, r.data, r.len))
+        return r; /* in place by the packed quicksort: no new memory, no page to populate */
     if (sgl_vec_unique(&r) && runs == 0 && vt->elem->kind == SGL_T_INT &&
         r.len >= SGL_SORT_HYBRID_MIN && most_of_its_buffer(&r)) {
         /* in place where the packed sort applies (a buffer aside of half
