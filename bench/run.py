@@ -173,6 +173,16 @@ def build(kernels: list[str]) -> list[list[str]]:
 
 # ---------------------------------------------------------------- running
 
+def rotated(items: list[str], r: int) -> list[str]:
+    """items starting at r (mod their count): round r of the interleaving
+    runs each variant first in turn.  The first program of a shape after
+    another shape ran slower on this VM (its second vCPU idle until then):
+    always first, sglc's checked 1x2 cells were 1.1-1.6x its unchecked
+    ones, the same code (bench/README.md, "Interleaving")."""
+    k = r % len(items)
+    return items[k:] + items[:k]
+
+
 def run_env(threads: int) -> dict[str, str]:
     env = dict(os.environ)
     env["OMP_NUM_THREADS"] = str(threads)
@@ -417,7 +427,7 @@ def main() -> int:
             except Failure as e:
                 errors.append(str(e))
             for np_, th in shapes:
-                for v in VARIANTS:
+                for v in rotated(VARIANTS, r):
                     record((k, (np_, th), v), command(v, k, np_, th, n), th)
             if k == "kmeans":
                 for np_, th in shapes:
@@ -438,7 +448,7 @@ def main() -> int:
         for r in range(runs):
             print(f"superstep k={steps}: run {r + 1}/{runs}", file=sys.stderr)
             for level, np_, th in sstep_shapes:
-                for v in VARIANTS:
+                for v in rotated(VARIANTS, r):
                     if v in ("sglc", "unchecked"):
                         cmd = [str(BUILD / v / "superstep"), "--sgl-shape", "2", str(steps)]
                         if np_ > 1:
