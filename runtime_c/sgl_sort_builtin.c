@@ -150,14 +150,15 @@ sgl_vec sgl_sort_take(const sgl_type *vt, sgl_vec *v, int line, int col)
         sgl_vec_free(vt, &r);
         return s;
     }
-    if (sgl_vec_unique(&r) && runs == 0 && vt->elem->kind == SGL_T_INT &&
-        r.len >= SGL_SORT_HYBRID_MIN && !most_of_its_buffer(&r) && blocks_beside(&r) &&
+    bool long_ints = sgl_vec_unique(&r) && runs == 0 && vt->elem->kind == SGL_T_INT &&
+                     r.len >= SGL_SORT_HYBRID_MIN;
+    if (long_ints && !most_of_its_buffer(&r) && blocks_beside(&r) &&
         sgl_sort_packed_quick_i64(r.data, r.data, r.len))
         return r; /* in place by the packed quicksort: no new memory, no page to populate */
-    if (sgl_vec_unique(&r) && runs == 0 && vt->elem->kind == SGL_T_INT &&
-        r.len >= SGL_SORT_HYBRID_MIN && most_of_its_buffer(&r)) {
-        /* in place where the packed sort applies (a buffer aside of half
-         * the bytes) or int_special does, else into a new vector */
+    if (long_ints && most_of_its_buffer(&r)) {
+        /* in place where the packed quicksort, the packed sort (a buffer
+         * aside of half the bytes) or int_special applies, else into a
+         * new vector */
         fresh_vec f = {vt->elem, r.len, {NULL, 0, NULL}};
         bool moved;
         if (!sgl_sort_int_in_place(r.data, r.len, fresh_vec_data, &f, &moved))
