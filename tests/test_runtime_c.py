@@ -21,6 +21,7 @@ import math
 import os
 import random
 import shlex
+import shutil
 import struct
 import subprocess
 import tempfile
@@ -283,6 +284,40 @@ def test_toolchain_aligns_loops_and_links_pthreads(target: str, monkeypatch) -> 
     assert not any(f.startswith("-falign-loops") for f in tc0.cflags)
     assert "-pthread" in tc0.ldflags and "-pthread" in sglc_build.toolchain(target, 2).ldflags
     assert sglc_build.toolchain(target, 2).key() != tc0.key()
+
+
+def test_toolchain_vectorizes_generated_code_with_gcc_at_o2(monkeypatch) -> None:
+    """With gcc, the generated code at -O2 gets the vectorizer with the
+    "cheap" cost model (bench/README.md); the runtime (built at -O3) and the
+    other levels keep gcc's own, and a compiler that is not gcc gets
+    nothing (clang would refuse the flag). The user's CFLAGS come after."""
+    monkeypatch.setenv("CFLAGS", "-fvect-cost-model=very-cheap")
+    flags = ["-ftree-vectorize", "-fvect-cost-model=cheap"]
+    monkeypatch.setattr(sglc_build, "is_gcc", lambda cc: True)
+    for target in ("seq", "omp"):
+        tc = sglc_build.toolchain(target, 2)
+        at = tc.cflags.index(flags[0])
+        assert tc.cflags[at:at + 2] == flags
+        assert tc.cflags.index("-fvect-cost-model=very-cheap") > at
+        assert not set(flags) & set(tc.rt_cflags())
+        assert "-fvect-cost-model=very-cheap" in tc.rt_cflags() and "-O3" in tc.rt_cflags()
+        for opt in (0, 1, 3):
+            assert not set(flags) & set(sglc_build.toolchain(target, opt).cflags)
+    monkeypatch.setattr(sglc_build, "is_gcc", lambda cc: False)
+    assert not set(flags) & set(sglc_build.toolchain("seq", 2).cflags)
+
+
+def test_is_gcc_tells_gcc_from_clang() -> None:
+    sglc_build.is_gcc.cache_clear()
+    assert not sglc_build.is_gcc(("/nonexistent/cc",))
+    assert not sglc_build.is_gcc(("false",))
+    gcc, clang = shutil.which("gcc"), shutil.which("clang")
+    if gcc is None and clang is None:
+        pytest.skip("neither gcc nor clang here")
+    if gcc is not None:
+        assert sglc_build.is_gcc((gcc,))
+    if clang is not None:
+        assert not sglc_build.is_gcc((clang,))
 
 
 def test_cache_key_covers_every_runtime_file(tmp_path: Path, monkeypatch) -> None:
