@@ -179,11 +179,18 @@ def find_tsan_cc() -> str | None:
 _GCC_VECTORIZE = ["-ftree-vectorize", "-fvect-cost-model=cheap"]
 
 
-@functools.cache
 def is_gcc(cc: tuple[str, ...]) -> bool:
     """Whether the C compiler cc (a command, e.g. mpicc, a wrapper) is gcc:
     it defines __GNUC__ and is not clang or another compiler that does too.
-    False when it cannot be run (the build then says why)."""
+    False when it cannot be run (the build then says why).  Asked once per
+    command and the variables that choose what it runs."""
+    env = tuple(os.environ.get(v, "") for v in ("PATH", "OMPI_CC", "MPICH_CC", "I_MPI_CC"))
+    return _is_gcc(cc, env)
+
+
+@functools.cache
+def _is_gcc(cc: tuple[str, ...], env: tuple[str, ...]) -> bool:
+    del env  # the cache's key only
     try:
         proc = subprocess.run([*cc, "-dM", "-E", "-x", "c", os.devnull], capture_output=True,
                               text=True, timeout=60)
@@ -240,13 +247,17 @@ def toolchain(target: str, opt: int = 2, *, debug_info: bool = False,
         # loop, only 0x10 bytes further on.
         cflags.append("-falign-loops=32")
     # gcc's vectorizer at -O2 (sglc's default) with the "cheap" cost model
-    # (-O3's "dynamic" but for loops that need run-time alias or alignment
-    # checks) instead of -O2's "very-cheap", which vectorizes a loop only
-    # when no scalar remainder is left: scan's `loc[i] += off` over 10^7
-    # ints ran scalar, 8.8 ms against 6.9 (bench/README.md).  Not for the
-    # runtime (built at -O3, with gcc's model there); clang vectorizes at
-    # -O2 already and has no such flag.
-    vectorize = _GCC_VECTORIZE if opt == 2 and is_gcc(tuple(cc)) else []
+    # (-O3's "dynamic", less the loops whose run-time checks gcc deems too
+    # costly, such as versioning for alignment) instead of -O2's
+    # "very-cheap", which vectorizes a loop only when no scalar remainder is
+    # left: scan's `loc[i] += off` over 10^7 ints ran scalar, 8.8 ms against
+    # 6.9 (bench/README.md).  Not for the runtime (built at -O3, with gcc's
+    # model there); not when the user's CFLAGS choose a level (gcc keeps an
+    # -f flag whatever -O follows it); clang vectorizes at -O2 already and
+    # has no such flag.
+    user_cflags = shlex.split(os.environ.get("CFLAGS", ""))
+    vectorize = (_GCC_VECTORIZE if opt == 2 and not any(f.startswith("-O") for f in user_cflags)
+                 and is_gcc(tuple(cc)) else [])
     vectorize_at = len(cflags)
     cflags += vectorize
     if debug_info:
@@ -265,7 +276,7 @@ def toolchain(target: str, opt: int = 2, *, debug_info: bool = False,
                              "process: build it for the omp or seq target (mpi is for "
                              "executables)")
         cflags += ["-fPIC", "-fvisibility=hidden"]
-    cflags += shlex.split(os.environ.get("CFLAGS", ""))
+    cflags += user_cflags
     # a library's runtime registers the buffers of each call, for its error
     # boundary (runtime_c/sgl_vbuf.h)
     defines: list[str] = ["-DSGL_LIBRARY"] if shared else []

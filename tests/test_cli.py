@@ -208,7 +208,7 @@ def test_runtime_library_at_o3_under_the_default(target: str,
     win in both.  -O2 and -O3 programs then share one cached runtime."""
     from sglc import build
     monkeypatch.delenv("CFLAGS", raising=False)
-    monkeypatch.setenv("MPICC", "mpicc")  # found or not: only the flags are read
+    monkeypatch.setenv("MPICC", "mpicc")  # found or not: the flags are read (and is_gcc)
     tc = {opt: build.toolchain(target, opt) for opt in range(4)}
     assert _opt_levels(tc[2].cflags) == ["-O2"]
     assert _opt_levels(tc[2].rt_cflags()) == ["-O3"]

@@ -303,21 +303,37 @@ def test_toolchain_vectorizes_generated_code_with_gcc_at_o2(monkeypatch) -> None
         assert "-fvect-cost-model=very-cheap" in tc.rt_cflags() and "-O3" in tc.rt_cflags()
         for opt in (0, 1, 3):
             assert not set(flags) & set(sglc_build.toolchain(target, opt).cflags)
+        for kw in ({"shared": True}, {"sanitize": True}):
+            t = sglc_build.toolchain(target, 2, **kw)
+            assert t.cflags[t.cflags.index(flags[0]):][:2] == flags
+            assert not set(flags) & set(t.rt_cflags())
+    # a level in CFLAGS is the user's choice: gcc would keep the -f flags past it
+    for level in ("-O3", "-O1", "-Os"):
+        monkeypatch.setenv("CFLAGS", level)
+        assert not set(flags) & set(sglc_build.toolchain("seq", 2).cflags)
+    monkeypatch.delenv("CFLAGS")
     monkeypatch.setattr(sglc_build, "is_gcc", lambda cc: False)
     assert not set(flags) & set(sglc_build.toolchain("seq", 2).cflags)
 
 
-def test_is_gcc_tells_gcc_from_clang() -> None:
-    sglc_build.is_gcc.cache_clear()
+def test_is_gcc_tells_gcc_from_clang(monkeypatch) -> None:
+    """gcc, clang, a compiler that is missing or fails, and an MPI wrapper
+    whose compiler the environment chooses (asked again when it changes)."""
     assert not sglc_build.is_gcc(("/nonexistent/cc",))
     assert not sglc_build.is_gcc(("false",))
     gcc, clang = shutil.which("gcc"), shutil.which("clang")
-    if gcc is None and clang is None:
-        pytest.skip("neither gcc nor clang here")
-    if gcc is not None:
-        assert sglc_build.is_gcc((gcc,))
-    if clang is not None:
-        assert not sglc_build.is_gcc((clang,))
+    if gcc is None or clang is None:
+        pytest.skip("needs gcc and clang")
+    version = subprocess.run([gcc, "--version"], capture_output=True, text=True).stdout
+    if "clang" in version.lower():
+        pytest.skip("gcc here is clang")
+    assert sglc_build.is_gcc((gcc,))
+    assert not sglc_build.is_gcc((clang,))
+    mpicc = shutil.which("mpicc")
+    if mpicc is not None and sglc_build.is_gcc((mpicc,)):
+        monkeypatch.setenv("OMPI_CC", clang)
+        monkeypatch.setenv("MPICH_CC", clang)
+        assert not sglc_build.is_gcc((mpicc,))
 
 
 def test_cache_key_covers_every_runtime_file(tmp_path: Path, monkeypatch) -> None:
