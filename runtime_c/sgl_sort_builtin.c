@@ -170,9 +170,9 @@ sgl_vec sgl_sort_take(const sgl_type *vt, sgl_vec *v, int line, int col)
         return f.v;
     }
     if (sgl_vec_unique(&r) && runs == 0 && vt->elem->kind == SGL_T_FLOAT &&
-        r.len >= SGL_SORT_HYBRID_MIN && most_of_its_buffer(&r) &&
+        r.len >= SGL_SORT_HYBRID_MIN && (most_of_its_buffer(&r) || blocks_beside(&r)) &&
         sgl_sort_vec_f64_in_place(r.data, r.len) == 1)
-        return r; /* the AVX-512 quicksort, in place */
+        return r; /* the AVX-512 quicksort, in place: no new memory */
     if (!sgl_vec_unique(&r) || r.len >= SGL_SORT_HYBRID_MIN) {
         /* someone else still sees these elements, or the sort needs a
          * buffer as long as them anyway (the radix sort): sort into a new

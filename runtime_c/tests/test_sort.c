@@ -1402,19 +1402,43 @@ static void test_float_in_place(void)
         free(want);
         free(got);
     }
-    int64_t h = SGL_SORT_HYBRID_MIN + 5, n = 2 * h;
-    sgl_vec v = sgl_vec_new_uninit(&T_FV, n, 1, 1);
-    double *x = v.data;
-    for (int64_t i = 0; i < n; i++)
-        x[i] = (double)(next_u64() >> 11) * 0x1p-53;
-    sgl_vec blocks = sgl_split_take(&T_FV, &v, 2, 1, 1);
-    sgl_vec *b = blocks.data, b0 = b[0];
-    void *data = b0.data;
-    b[0] = (sgl_vec){NULL, 0, NULL};
-    sgl_vec r = sgl_sort_take(&T_FV, &b0, 1, 1);
-    CHECK(r.len == h && sgl_sorted_f64(r.data, h) && r.data != data, "a float block of a split", n);
-    sgl_vec_free(&T_FV, &r);
-    sgl_vec_free(&(sgl_type){.kind = SGL_T_VEC, .elem = &T_FV}, &blocks);
+    /* a block of a split of floats: in place by the quicksort while the
+     * other block is alive (it keeps the buffer anyway), else (the other
+     * freed first, or a NaN in the block) into a new vector; the other
+     * block untouched */
+    static const char *const BLOCK[] = {"a float block, the other alive",
+                                        "a float block, the other freed first",
+                                        "a float block, the other alive, a NaN in it"};
+    for (int k = 0; k < 3; k++) {
+        int64_t h = SGL_SORT_HYBRID_MIN + 5, n = 2 * h;
+        sgl_vec v = sgl_vec_new_uninit(&T_FV, n, 1, 1);
+        double *x = v.data;
+        for (int64_t i = 0; i < n; i++)
+            x[i] = (double)(next_u64() >> 11) * 0x1p-53;
+        if (k == 2)
+            x[7] = nan_with(3, false);
+        double *rest = xmalloc((size_t)h * 8);
+        memcpy(rest, x + h, (size_t)h * 8);
+        sgl_vec blocks = sgl_split_take(&T_FV, &v, 2, 1, 1);
+        sgl_vec *b = blocks.data, b0 = b[0];
+        void *data = b0.data;
+        b[0] = (sgl_vec){NULL, 0, NULL};
+        if (k == 1)
+            sgl_vec_free(&T_FV, &b[1]);
+        sgl_vec r = sgl_sort_take(&T_FV, &b0, 1, 1);
+        const double *y = r.data;
+        bool ok = r.len == h;
+        for (int64_t i = 1; ok && i < h - (k == 2); i++)
+            ok = y[i - 1] <= y[i];
+        CHECK(ok && (k != 2 || isnan(y[h - 1])), BLOCK[k], n);
+        bool in_place = k == 0 && sgl_sort_vec_available();
+        CHECK(in_place ? r.data == data : r.data != data, BLOCK[k], n);
+        if (k != 1)
+            CHECK(memcmp(b[1].data, rest, (size_t)h * 8) == 0, BLOCK[k], n);
+        free(rest);
+        sgl_vec_free(&T_FV, &r);
+        sgl_vec_free(&(sgl_type){.kind = SGL_T_VEC, .elem = &T_FV}, &blocks);
+    }
 }
 
 /* The packed quicksort (sgl_sort_vec_packed_i64), into a buffer and in
