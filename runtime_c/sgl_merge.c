@@ -123,6 +123,54 @@ int sgl_sort_runs_i64(const int64_t *a, int64_t n, int64_t *bounds, int maxruns)
     return r;
 }
 
+/* Whether float y goes strictly before x in the builtin's order (-0.0 and
+ * 0.0 tie, as NaNs do; a NaN goes after every other value). */
+static inline bool before_f64(double y, double x)
+{
+    return (y < x) | ((x != x) & (y == y));
+}
+
+/* Whether b goes strictly before a: ints by value, or (fl) floats that are
+ * not NaNs, as their bits (sgl_merge2_f64 sets the NaNs apart); fl is a
+ * constant where it is used. */
+static inline __attribute__((always_inline)) bool before(bool fl, int64_t b, int64_t a)
+{
+    if (!fl)
+        return b < a;
+    double y, x;
+    memcpy(&y, &b, sizeof y);
+    memcpy(&x, &a, sizeof x);
+    return y < x;
+}
+
+int sgl_sort_runs_f64(const uint64_t *a, int64_t n, int64_t *bounds, int maxruns)
+{
+    const double *d = (const double *)(const void *)a;
+    int r = 0;
+    bounds[0] = 0;
+    for (int64_t i = 1; i < n; i++) {
+        /* blocks of 16 with no descent in a few compares each and no
+         * branch but the block's, then element by element */
+        while (i + 16 <= n) {
+            bool any = false;
+            for (int j = 0; j < 16; j++)
+                any |= before_f64(d[i + j], d[i + j - 1]);
+            if (any)
+                break;
+            i += 16;
+        }
+        while (i < n && !before_f64(d[i], d[i - 1]))
+            i++;
+        if (i == n)
+            break;
+        if (++r == maxruns)
+            return 0;
+        bounds[r] = i;
+    }
+    bounds[++r] = n;
+    return r;
+}
+
 /* A merge of the ascending x[0..nx) and y[0..ny) into out, stably, with
  * no branch on the comparison, from both ends: the front takes the least
  * left (x's on a tie), the back the greatest (y's), each until it wrote
@@ -146,10 +194,10 @@ typedef struct {
     ((merging){x, y, out, nx, ny, 0, 0, 0, (nx) - 1, (ny) - 1, (nx) + (ny) - 1})
 
 /* One element at each end of m: each run must have one left at both. */
-#define MERGE_STEP(m)                                                        \
+#define MERGE_STEP(m, fl)                                                    \
     do {                                                                     \
         int64_t a_ = m.x[m.i], b_ = m.y[m.j], c_ = m.x[m.ie], d_ = m.y[m.je]; \
-        bool t_ = b_ < a_, u_ = d_ < c_;                                     \
+        bool t_ = before(fl, b_, a_), u_ = before(fl, d_, c_);               \
         m.out[m.k++] = t_ ? b_ : a_;                                         \
         m.j += t_;                                                           \
         m.i += !t_;                                                          \
@@ -179,14 +227,15 @@ static inline bool wrote_in_order(const merging *m, int64_t k0, int64_t ke0)
 }
 
 /* The rest of m's merge; false (checked only) where out does not ascend. */
-static inline __attribute__((always_inline)) bool merging_finish(merging m, bool check)
+static inline __attribute__((always_inline)) bool merging_finish(merging m, bool check,
+                                                                 bool fl)
 {
     int64_t half = (m.nx + m.ny) / 2, k0 = m.k, ke0 = m.ke;
     while (m.k < half && m.i < m.nx && m.j < m.ny && m.ie >= 0 && m.je >= 0)
-        MERGE_STEP(m);
+        MERGE_STEP(m, fl);
     while (m.i <= m.ie && m.j <= m.je) {
         int64_t a = m.x[m.i], b = m.y[m.j];
-        bool t = b < a;
+        bool t = before(fl, b, a);
         m.out[m.k++] = t ? b : a;
         m.j += t;
         m.i += !t;
@@ -207,9 +256,9 @@ static inline __attribute__((always_inline)) bool merging_finish(merging m, bool
  * where x or y does not ascend (out is then written, in no order). */
 static inline __attribute__((always_inline)) bool merge2(const int64_t *x, int64_t nx,
                                                          const int64_t *y, int64_t ny,
-                                                         int64_t *out, bool check)
+                                                         int64_t *out, bool check, bool fl)
 {
-    if (nx > 0 && ny > 0 && !(y[0] < x[nx - 1])) { /* already in order */
+    if (nx > 0 && ny > 0 && !before(fl, y[0], x[nx - 1])) { /* already in order */
         memcpy(out, x, (size_t)nx * sizeof *x);
         memcpy(out + nx, y, (size_t)ny * sizeof *y);
         return !check || (sgl_sorted_i64(x, nx) && sgl_sorted_i64(y, ny));
@@ -217,7 +266,7 @@ static inline __attribute__((always_inline)) bool merge2(const int64_t *x, int64
     int64_t h = (nx + ny) / 2, lo = h > ny ? h - ny : 0, hi = h < nx ? h : nx;
     while (lo < hi) { /* the least i such that y[h - i - 1] < x[i] (or none is left) */
         int64_t i = lo + (hi - lo) / 2, j = h - i;
-        if (j > 0 && i < nx && x[i] <= y[j - 1])
+        if (j > 0 && i < nx && !before(fl, y[j - 1], x[i]))
             lo = i + 1;
         else
             hi = i;
@@ -229,35 +278,55 @@ static inline __attribute__((always_inline)) bool merge2(const int64_t *x, int64
         steps = bound[r] < steps ? bound[r] : steps;
     if (!check) {
         for (int64_t s = 0; s < steps; s++) {
-            MERGE_STEP(a);
-            MERGE_STEP(b);
+            MERGE_STEP(a, fl);
+            MERGE_STEP(b, fl);
         }
-        merging_finish(a, false);
-        merging_finish(b, false);
+        merging_finish(a, false, fl);
+        merging_finish(b, false, fl);
         return true;
     }
     for (int64_t s = 0; s < steps;) {
         int64_t e = steps - s < CHECK_CHUNK ? steps : s + CHECK_CHUNK;
         int64_t ak = a.k, ake = a.ke, bk = b.k, bke = b.ke;
         for (; s < e; s++) {
-            MERGE_STEP(a);
-            MERGE_STEP(b);
+            MERGE_STEP(a, false);
+            MERGE_STEP(b, false);
         }
         if (!wrote_in_order(&a, ak, ake) || !wrote_in_order(&b, bk, bke))
             return false;
     }
-    return merging_finish(a, true) && merging_finish(b, true) && ascends(out, h - 1, h + 1, nx + ny);
+    return merging_finish(a, true, false) && merging_finish(b, true, false) &&
+           ascends(out, h - 1, h + 1, nx + ny);
 }
 
 void sgl_merge2_i64(const int64_t *x, int64_t nx, const int64_t *y, int64_t ny, int64_t *out)
 {
-    (void)merge2(x, nx, y, ny, out, false);
+    (void)merge2(x, nx, y, ny, out, false, false);
+}
+
+/* The NaNs of an ascending run of floats: its last elements. */
+static int64_t nans_at_end(const uint64_t *x, int64_t n)
+{
+    const uint64_t mag = ~((uint64_t)1 << 63), inf = 0x7ff0000000000000u;
+    int64_t k = n;
+    while (k > 0 && (x[k - 1] & mag) > inf)
+        k--;
+    return n - k;
+}
+
+void sgl_merge2_f64(const uint64_t *x, int64_t nx, const uint64_t *y, int64_t ny, uint64_t *out)
+{
+    /* the values by `<` (-0.0 and 0.0 tie: x's first), then x's NaNs, then y's */
+    int64_t xn = nans_at_end(x, nx), yn = nans_at_end(y, ny), mx = nx - xn, my = ny - yn;
+    (void)merge2((const int64_t *)x, mx, (const int64_t *)y, my, (int64_t *)out, false, true);
+    memcpy(out + mx + my, x + mx, (size_t)xn * sizeof *x);
+    memcpy(out + mx + my + xn, y + my, (size_t)yn * sizeof *y);
 }
 
 bool sgl_merge2_checked_i64(const int64_t *x, int64_t nx, const int64_t *y, int64_t ny,
                             int64_t *out)
 {
-    return merge2(x, nx, y, ny, out, true);
+    return merge2(x, nx, y, ny, out, true, false); /* the check's reads are of ints */
 }
 
 /* Merges the ascending a[0..n1) and a[n1..n1+n2) in place, stably, with

@@ -67,21 +67,7 @@
 /* ------------------------------------------------------------------ */
 /* Keys                                                                */
 
-#define SIGN_BIT ((uint64_t)1 << 63)
-#define INF_BITS ((uint64_t)0x7ff0000000000000)
-/* the key of +inf, plus one */
-#define NAN_KEY ((INF_BITS | SIGN_BIT) + 1)
-
-/* A float's key (an int's: sgl_sort_key_int, sgl_sort.h). */
-static inline uint64_t key_float(uint64_t bits)
-{
-    uint64_t mag = bits & ~SIGN_BIT;
-    if (mag > INF_BITS)
-        return NAN_KEY;
-    if (mag == 0)
-        bits = 0; /* -0.0 is 0.0 */
-    return bits >> 63 ? ~bits : bits | SIGN_BIT;
-}
+#define key_float sgl_sort_key_float /* sgl_sort.h */
 
 uint64_t sgl_sort_key_f64(double x)
 {
@@ -695,7 +681,7 @@ static bool sort_float(const uint64_t *src, uint64_t *dst, int64_t n)
 
 int sgl_sort_count_runs(bool is_float, const uint64_t *a, int64_t n, int64_t *bounds)
 {
-    int runs = is_float ? sgl_sorted_f64((const double *)(const void *)a, n)
+    int runs = is_float ? sgl_sort_runs_f64(a, n, bounds, 2) /* only two are merged */
                         : sgl_sort_runs_i64((const int64_t *)a, n, bounds, SGL_SORT_MAX_RUNS);
     return runs == 0 && sgl_sort_descending(is_float, a, n) ? SGL_SORT_DESCENDING : runs;
 }
@@ -721,8 +707,8 @@ bool sgl_sort_into(bool is_float, const uint64_t *src, uint64_t *dst, int64_t n,
         sgl_sort_reverse(src, dst, n);
         return true;
     }
-    if (is_float)
-        runs = 0; /* 1 (in order) is the caller's to act on */
+    if (is_float && (runs != 2 || src == dst))
+        runs = 0; /* 1 (in order) is the caller's to act on; 2 merged into dst */
     if (runs == 1) {
         if (dst != src)
             memcpy(dst, src, (size_t)n * sizeof *dst);
@@ -732,6 +718,10 @@ bool sgl_sort_into(bool is_float, const uint64_t *src, uint64_t *dst, int64_t n,
         return true;
     if (n >= SGL_SORT_HYBRID_MIN && runs == 0 && src != dst)
         return is_float ? sort_float(src, dst, n) : hybrid_int(src, dst, n);
+    if (runs == 2 && is_float) {
+        sgl_merge2_f64(src, bounds[1], src + bounds[1], n - bounds[1], dst);
+        return true;
+    }
     if (runs == 2 && src != dst) { /* one merge, straight into dst */
         sgl_merge2_i64((const int64_t *)src, bounds[1], (const int64_t *)src + bounds[1],
                        n - bounds[1], (int64_t *)dst);

@@ -124,6 +124,10 @@ int sgl_sort_runs_i64(const int64_t *a, int64_t n, int64_t *bounds, int maxruns)
 int64_t sgl_first_descent_i64(const int64_t *a, int64_t i, int64_t n);
 int64_t sgl_first_descent_plain_i64(const int64_t *a, int64_t i, int64_t n);
 
+/* sgl_sort_runs_i64 for floats (as bits), in the builtin's order
+ * (sgl_sort_key_float): element by element. */
+int sgl_sort_runs_f64(const uint64_t *a, int64_t n, int64_t *bounds, int maxruns);
+
 /* Merges the nruns ascending runs of src[0..n) (as sgl_sort_runs_i64 gives
  * them; bounds is overwritten) into dst (which may be src), stably, in
  * rounds of pairwise merges between dst and tmp (n elements). */
@@ -133,6 +137,8 @@ void sgl_merge_runs_i64(const int64_t *src, int64_t *dst, int64_t *tmp, int64_t 
 /* Merges the ascending x[0..nx) and y[0..ny) into out (neither), stably
  * (x's first on a tie). */
 void sgl_merge2_i64(const int64_t *x, int64_t nx, const int64_t *y, int64_t ny, int64_t *out);
+/* The same for floats (as bits), ascending in the builtin's order. */
+void sgl_merge2_f64(const uint64_t *x, int64_t nx, const uint64_t *y, int64_t ny, uint64_t *out);
 
 /* The same for x and y in any order, checked as it goes: true where both
  * ascend (out is their merge), false where one does not (out is written,
@@ -165,6 +171,19 @@ static inline void *sgl_pass_dest(const void *src, void *dst, void *tmp, int pas
 static inline uint64_t sgl_sort_key_int(uint64_t bits)
 {
     return bits ^ ((uint64_t)1 << 63);
+}
+
+/* A float's key (its bits): unsigned order is the builtin's order, and
+ * floats equal in it have one key (-0.0 and 0.0; every NaN, after +inf). */
+static inline uint64_t sgl_sort_key_float(uint64_t bits)
+{
+    const uint64_t sign = (uint64_t)1 << 63, inf = 0x7ff0000000000000u;
+    uint64_t mag = bits & ~sign;
+    if (mag > inf)
+        return (inf | sign) + 1;
+    if (mag == 0)
+        bits = 0; /* -0.0 is 0.0 */
+    return bits >> 63 ? ~bits : bits | sign;
 }
 
 /* The widest digit of an LSD sort of n elements: wide digits pay
@@ -449,14 +468,16 @@ void sgl_sort_reverse(const uint64_t *src, uint64_t *dst, int64_t n);
 
 /* The ascending runs of an int input (as bits) of n >= SGL_SORT_RADIX_MIN
  * elements, as sgl_sort_runs_i64 gives them (0: more than
- * SGL_SORT_MAX_RUNS); a float input: 1 when it is in order, else 0; for
+ * SGL_SORT_MAX_RUNS); a float input's as sgl_sort_runs_f64 gives them,
+ * at most two (0: more, as only two are merged); for
  * either SGL_SORT_DESCENDING instead of 0 where the reverse of the input
  * is in order. */
 int sgl_sort_count_runs(bool is_float, const uint64_t *a, int64_t n, int64_t *bounds);
 
 /* Sorts src[0..n) (ints or floats, as bits) into dst (which may be src):
  * short inputs in place (after a copy), int inputs of a few runs by
- * merging, ints whose keys differ in at most 32 bits by the packed
+ * merging, float inputs of two runs by one merge (into a dst that is not
+ * src; else sorted as any), ints whose keys differ in at most 32 bits by the packed
  * quicksort (sgl_sort_packed_quick_i64), the others by the radix sorts
  * (or the quicksorts of sgl_sort_vec.c).  runs and bounds: what
  * sgl_sort_count_runs said of src, or -1 when it was not asked (one read

@@ -335,7 +335,8 @@ static void check_builtin_packs(const sgl_type *vt, const void *in, const void *
 
     /* taken, unique: sorted in place in its own buffer, the argument left
      * empty; from SGL_SORT_HYBRID_MIN on (the sort's buffer as long as the
-     * input) into a new one, but two int runs (merged in place), an input
+     * input) into a new one (two float runs: merged into it), but two int
+     * runs (merged in place), an input
      * in reverse order (reversed in place) and ints of more runs than are
      * merged that the packed sort sorts (a buffer aside of half the
      * bytes, when that is a mapped block) */
@@ -346,7 +347,8 @@ static void check_builtin_packs(const sgl_type *vt, const void *in, const void *
     bool reversed = n > 0 && sgl_sort_descending(vt->elem->kind == SGL_T_FLOAT, in, n) &&
                     (vt->elem->kind != SGL_T_INT || sgl_sort_runs_i64(in, n, bm, SGL_SORT_MAX_RUNS) == 0);
     bool in_place = n < SGL_SORT_HYBRID_MIN || reversed ||
-                    (vt->elem->kind == SGL_T_FLOAT && !in_order && float_in_place(in, n)) ||
+                    (vt->elem->kind == SGL_T_FLOAT && !in_order && float_in_place(in, n) &&
+                     sgl_sort_runs_f64(in, n, b3, 2) != 2) ||
                     (vt->elem->kind == SGL_T_INT && sgl_sort_runs_i64(in, n, b3, 2) == 2) ||
                     (radix_int && packs == PACKS_YES &&
                      (size_t)n * sizeof(uint32_t) >= SGL_BLOCK_MAP_MIN) ||
@@ -1441,6 +1443,71 @@ static void test_float_in_place(void)
     }
 }
 
+/* Floats of two ascending runs in the builtin's order (PSRS's
+ * concatenated buckets): counted by sgl_sort_runs_f64 against a count by
+ * the reference comparison, merged (sgl_sort_into, and the builtin's
+ * copy and take) stably: zeros of both signs, NaNs of many payloads,
+ * infinities and duplicates in both runs, whose bits must come out in
+ * the reference's order; runs of one element, and three runs (sorted as
+ * any). */
+static void test_float_two_runs(void)
+{
+    static const int64_t NS[] = {SGL_SORT_FLOAT_SMALL, 1000, SGL_SORT_HYBRID_MIN + 3, 300001};
+    static const char *const KIND[] = {"two runs, halves", "two runs, the second of one",
+                                       "two runs, the first of one", "three runs",
+                                       "two runs of few values"};
+    for (size_t s = 0; s < sizeof NS / sizeof NS[0]; s++) {
+        int64_t n = NS[s];
+        size_t bytes = (size_t)n * 8;
+        double *in = xmalloc(bytes), *want = xmalloc(bytes), *got = xmalloc(bytes);
+        for (int k = 0; k < 5; k++) {
+            make_floats(in, n, k == 4 ? FEW : NPATTERNS); /* the default: special values */
+            int64_t cut[2] = {k == 1 ? n - 1 : k == 2 ? 1 : n / 2 + 1, n};
+            if (k == 3) {
+                cut[0] = n / 3;
+                cut[1] = 2 * n / 3;
+            }
+            ref_sort(in, cut[0], cmp_float);
+            ref_sort(in + cut[0], cut[1] - cut[0], cmp_float);
+            if (cut[1] < n)
+                ref_sort(in + cut[1], n - cut[1], cmp_float);
+            memcpy(want, in, bytes);
+            ref_sort(want, n, cmp_float);
+            int runs_ref = 1;
+            for (int64_t i = 1; i < n; i++)
+                runs_ref += cmp_float(&in[i], &in[i - 1]) < 0;
+            int64_t bounds[4];
+            int runs = sgl_sort_runs_f64((const uint64_t *)(const void *)in, n, bounds, 3);
+            CHECK(runs == runs_ref, KIND[k], n);
+            CHECK(sgl_sort_runs_f64((const uint64_t *)(const void *)in, n, bounds, 2) ==
+                      (runs_ref <= 2 ? runs_ref : 0), KIND[k], n);
+            CHECK(runs_ref != 2 || (bounds[0] == 0 && bounds[2] == n &&
+                                    cmp_float(&in[bounds[1]], &in[bounds[1] - 1]) < 0),
+                  KIND[k], n);
+            int cr = sgl_sort_count_runs(true, (const uint64_t *)(const void *)in, n, bounds);
+            CHECK(cr == (runs_ref <= 2 ? runs_ref : 0) || cr == SGL_SORT_DESCENDING, KIND[k], n);
+            memset(got, 0, bytes);
+            CHECK(sgl_sort_into(true, (const uint64_t *)(const void *)in, (uint64_t *)(void *)got,
+                                n, cr, bounds), KIND[k], n);
+            CHECK(memcmp(got, want, bytes) == 0, KIND[k], n);
+            memcpy(got, in, bytes); /* in place: sorted as any */
+            CHECK(sgl_sort_into(true, (const uint64_t *)(void *)got, (uint64_t *)(void *)got, n,
+                                cr, bounds), KIND[k], n);
+            CHECK(memcmp(got, want, bytes) == 0, KIND[k], n);
+            if (k != 3) { /* its runs must ascend */
+                sgl_merge2_f64((const uint64_t *)(const void *)in, cut[0],
+                               (const uint64_t *)(const void *)in + cut[0], n - cut[0],
+                               (uint64_t *)(void *)got);
+                CHECK(memcmp(got, want, bytes) == 0, KIND[k], n);
+            }
+            check_builtin(&T_FV, in, want, n, KIND[k]);
+        }
+        free(in);
+        free(want);
+        free(got);
+    }
+}
+
 /* The packed quicksort (sgl_sort_vec_packed_i64), into a buffer and in
  * place, on ints whose keys differ in at most 32 bits: from bit 0, above
  * bit 0 (the low bits fixed), negative, of few values (duplicates), all
@@ -1586,6 +1653,7 @@ int main(void)
     test_float_fast();
     test_float_vec();
     test_float_in_place();
+    test_float_two_runs();
     test_packed_quick();
     test_int_vec();
     test_descending();
