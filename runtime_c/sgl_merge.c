@@ -2,7 +2,8 @@
  * sgl_merge.c: the sort of an int input made of a few ascending runs
  * (sgl_sort.c sends it here: PSRS's concatenated sorted blocks): its runs
  * found (sgl_sort_runs_i64), then merged pairwise, stably, two runs in one
- * pass, from both ends at once, with no branch on the comparison; and
+ * pass, from both ends at once, with no branch on the comparison; a float
+ * input of two runs the same way (sgl_sort_runs_f64, sgl_merge2_f64); and
  * sort(concat(vv)) as one call (sgl_sort_concat), which merges two sorted
  * runs straight from vv's parts.  And an input in reverse order
  * (sgl_sort_descending), reversed.  The scan for a run's end

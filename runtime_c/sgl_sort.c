@@ -44,7 +44,8 @@
  * An int input of at most SGL_SORT_MAX_RUNS ascending runs (the
  * concatenation of sorted blocks that PSRS sorts at each level) is
  * merged instead (sgl_merge.c), in rounds of pairwise (stable) merges
- * between the same two buffers: ceil(log2(runs)) sequential passes.
+ * between the same two buffers: ceil(log2(runs)) sequential passes; a
+ * float input of two runs, into another buffer, by one merge.
  *
  * Short inputs: ints by an introsort in place (unstable, and no program
  * can tell: equal ints are the same bits); floats by a stable insertion

@@ -11,7 +11,8 @@
  * - shorter than SGL_SORT_HYBRID_MIN: sorted in place;
  * - two runs of ints: merged into a new vector (from both ends at once),
  *   or in place, the shorter run set aside, where there is not the memory
- *   for a new vector;
+ *   for a new vector; two runs of floats: merged into a new vector, or,
+ *   without the memory for it, sorted in place as any;
  * - ints that the packed quicksort sorts (sgl_sort_packed_quick_i64),
  *   where they are a block of a buffer whose other blocks are alive now
  *   (PSRS's children: the buffer stays for them anyway), in place: it
@@ -22,8 +23,9 @@
  *   the top digit's bits, or are skewed or wide (sgl_sort.c,
  *   int_special): in place, with half the input's bytes aside for the
  *   packed sort;
- * - floats neither in order nor in reverse order that are most of their
- *   buffer, on a CPU with AVX-512, with no NaN and zeros of one sign
+ * - floats neither in order nor in reverse order nor two runs that are
+ *   most of their buffer or a block with live siblings (as the ints
+ *   above), on a CPU with AVX-512, with no NaN and zeros of one sign
  *   (read first): in place by the quicksort (sgl_sort_vec_f64_in_place),
  *   nothing aside;
  * - any other: into a new vector (a longer sort needs a buffer as long as
@@ -168,6 +170,18 @@ sgl_vec sgl_sort_take(const sgl_type *vt, sgl_vec *v, int line, int col)
             return r;
         sgl_vec_free(vt, &r);
         return f.v;
+    }
+    if (sgl_vec_unique(&r) && runs == 2 && vt->elem->kind == SGL_T_FLOAT &&
+        r.len >= SGL_SORT_HYBRID_MIN) {
+        sgl_vec s;
+        if (sgl_vec_try_alloc(vt->elem, r.len, &s)) { /* merged into it */
+            sort_data(vt, r.data, s.data, r.len, runs, bounds, line, col);
+            sgl_vec_free(vt, &r);
+            return s;
+        }
+        if (sgl_sort_vec_f64_in_place(r.data, r.len) != 1) /* no memory: in place as any */
+            sort_data(vt, r.data, r.data, r.len, runs, bounds, line, col);
+        return r;
     }
     if (sgl_vec_unique(&r) && runs == 0 && vt->elem->kind == SGL_T_FLOAT &&
         r.len >= SGL_SORT_HYBRID_MIN && (most_of_its_buffer(&r) || blocks_beside(&r)) &&
