@@ -369,8 +369,8 @@ sgl_vec sgl_sort(const sgl_type *vt, const sgl_vec *v, int line, int col);
  * and *v's reference dropped. */
 sgl_vec sgl_sort_take(const sgl_type *vt, sgl_vec *v, int line, int col);
 /* sort(concat(vv)), which sglc writes as one call (the pass `compose`):
- * vvt is vv's type ([[T]]).  Two sorted runs of ints, 65,536 elements and
- * more in all, are merged straight from vv's two non-empty parts into the
+ * vvt is vv's type ([[T]]).  Two sorted runs of ints or of floats, 65,536
+ * elements and more in all, are merged straight from vv's two non-empty parts into the
  * result (no concatenated copy, no count of its runs); anything else is
  * concatenated, then sorted as sgl_sort_take sorts. */
 sgl_vec sgl_sort_concat(const sgl_type *vvt, const sgl_vec *vv, int line, int col);

@@ -138,8 +138,6 @@ void sgl_merge_runs_i64(const int64_t *src, int64_t *dst, int64_t *tmp, int64_t 
 /* Merges the ascending x[0..nx) and y[0..ny) into out (neither), stably
  * (x's first on a tie). */
 void sgl_merge2_i64(const int64_t *x, int64_t nx, const int64_t *y, int64_t ny, int64_t *out);
-/* The same for floats (as bits), ascending in the builtin's order. */
-void sgl_merge2_f64(const uint64_t *x, int64_t nx, const uint64_t *y, int64_t ny, uint64_t *out);
 
 /* The same for x and y in any order, checked as it goes: true where both
  * ascend (out is their merge), false where one does not (out is written,
@@ -149,6 +147,14 @@ void sgl_merge2_f64(const uint64_t *x, int64_t nx, const uint64_t *y, int64_t ny
  * each checked). */
 bool sgl_merge2_checked_i64(const int64_t *x, int64_t nx, const int64_t *y, int64_t ny,
                             int64_t *out);
+
+/* The two merges for floats (as bits), ascending in the builtin's order:
+ * the values by `<` (x's first on a tie, -0.0 and 0.0 too), then x's NaNs,
+ * then y's (each run's NaNs are its last elements, or, checked, it does
+ * not ascend). */
+void sgl_merge2_f64(const uint64_t *x, int64_t nx, const uint64_t *y, int64_t ny, uint64_t *out);
+bool sgl_merge2_checked_f64(const uint64_t *x, int64_t nx, const uint64_t *y, int64_t ny,
+                            uint64_t *out);
 
 /* Merges the ascending a[0..n1) and a[n1..n1+n2) in place, stably.  False
  * (a unchanged) without memory for a buffer as long as the shorter run. */

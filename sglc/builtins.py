@@ -436,7 +436,7 @@ for _b in _ENTRIES:
 # whose arguments are the inner call's.  A program cannot name one (they
 # are not in TABLE or NAMES); their results are those of the two calls.
 _COMPOSITIONS: list[tuple[str, str, Builtin]] = [
-    # sort(concat(vv)): two sorted runs of ints are merged from vv's parts
+    # sort(concat(vv)): two sorted runs of ints or floats are merged from vv's parts
     ("sort", "concat", Builtin("sort.concat", (Form(
         (Arg("a vector of vectors", is_vec_of_vec),), ElemOf(0),
         "sgl_sort_concat({T0}, &{v0}, {loc})", take="sgl_sort_concat_take({T0}, &{m0}, {loc})"),),

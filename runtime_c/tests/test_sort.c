@@ -840,6 +840,97 @@ static void test_merge_checked(void)
     }
 }
 
+/* The float merges against the stable reference, checked and not: two
+ * ascending runs of special values (zeros of both signs, NaNs of many
+ * payloads at each run's end, infinities) merge bit for bit as the
+ * reference does; a descent anywhere (a value out of place, a NaN among
+ * the values) makes the checked merge answer false.  And
+ * sort(concat(vv)) of two long float runs (sgl_sort_concat, the merge from
+ * where they lie), also of runs that are not in order after all. */
+static void test_merge_f64(void)
+{
+    static const int64_t ns[] = {1, 2, 5, 511, 1030, 20001};
+    const int64_t nns = (int64_t)(sizeof ns / sizeof ns[0]);
+    for (int64_t a = 0; a < nns; a++)
+        for (int64_t b = 0; b < nns; b++)
+            for (int few = 0; few < 2; few++) {
+                int64_t nx = ns[a], ny = ns[b], n = nx + ny;
+                double *x = xmalloc((size_t)nx * 8), *y = xmalloc((size_t)ny * 8);
+                double *want = xmalloc((size_t)n * 8), *out = xmalloc((size_t)n * 8);
+                make_floats(x, nx, few ? FEW : NPATTERNS);
+                make_floats(y, ny, few ? EQUAL : NPATTERNS);
+                ref_sort(x, nx, cmp_float);
+                ref_sort(y, ny, cmp_float);
+                memcpy(want, x, (size_t)nx * 8);
+                memcpy(want + nx, y, (size_t)ny * 8);
+                ref_sort(want, n, cmp_float);
+                const uint64_t *bx = (const uint64_t *)(const void *)x;
+                const uint64_t *by = (const uint64_t *)(const void *)y;
+                uint64_t *bo = (uint64_t *)(void *)out;
+                sgl_merge2_f64(bx, nx, by, ny, bo);
+                CHECK(memcmp(out, want, (size_t)n * 8) == 0, "float merge", n);
+                memset(out, 0, (size_t)n * 8);
+                bool ok = sgl_merge2_checked_f64(bx, nx, by, ny, bo);
+                CHECK(ok && memcmp(out, want, (size_t)n * 8) == 0, "checked float merge", n);
+                for (int run = 0; run < 2; run++) {
+                    double *r = run ? y : x;
+                    int64_t m = run ? ny : nx;
+                    int64_t at[] = {0, m / 2, 511, 1023, m - 2,
+                                    m > 2 ? (int64_t)(next_u64() % (uint64_t)(m - 1)) : 0};
+                    for (size_t k = 0; k < sizeof at / sizeof at[0]; k++) {
+                        int64_t q = at[k];
+                        if (q < 0 || q + 1 >= m || isnan(r[q + 1]))
+                            continue;
+                        double was = r[q];
+                        r[q] = isnan(r[q]) ? r[q + 1] : r[q + 1] + 1.0; /* r[q] > r[q + 1] */
+                        if (!(r[q] > r[q + 1]))
+                            r[q] = nan_with(q, false); /* a NaN among the values */
+                        CHECK(!sgl_merge2_checked_f64(bx, nx, by, ny, bo),
+                              "checked float merge, a descent", n);
+                        r[q] = was;
+                    }
+                }
+                free(x);
+                free(y);
+                free(want);
+                free(out);
+            }
+    static const sgl_type T_FVV = {.kind = SGL_T_VEC, .elem = &T_FV};
+    for (int broken = 0; broken < 3; broken++) {
+        int64_t nx = 40001, ny = 30000, n = nx + ny;
+        double *in = xmalloc((size_t)n * 8), *want = xmalloc((size_t)n * 8);
+        make_floats(in, n, NPATTERNS);
+        ref_sort(in, nx, cmp_float);
+        ref_sort(in + nx, ny, cmp_float);
+        if (broken == 1) /* a NaN among the first run's values */
+            in[nx / 2] = nan_with(7, true);
+        if (broken == 2) { /* a value out of place in the second run (past its first 256) */
+            double t = in[nx + ny / 2];
+            in[nx + ny / 2] = in[nx + 300];
+            in[nx + 300] = t;
+        }
+        memcpy(want, in, (size_t)n * 8);
+        ref_sort(want, n, cmp_float);
+        for (int take = 0; take < 2; take++) {
+            sgl_vec vv = {NULL, 0, NULL};
+            sgl_vec px = vec_of(&T_FV, in, nx), py = vec_of(&T_FV, in + nx, ny);
+            sgl_vec_push_move(&T_FVV, &vv, &px, 1, 1);
+            sgl_vec_push_move(&T_FVV, &vv, &py, 1, 1);
+            sgl_vec r = take ? sgl_sort_concat_take(&T_FVV, &vv, 1, 1)
+                             : sgl_sort_concat(&T_FVV, &vv, 1, 1);
+            CHECK(same(&r, want, n), broken ? "sort(concat) of floats, not runs" : "sort(concat) of floats", n);
+            CHECK(take ? vv.len == 0
+                       : (vv.len == 2 && same(&((sgl_vec *)vv.data)[0], in, nx) &&
+                          same(&((sgl_vec *)vv.data)[1], in + nx, ny)),
+                  "sort(concat) of floats, the parts", n);
+            sgl_vec_free(&T_FV, &r);
+            sgl_vec_free(&T_FVV, &vv);
+        }
+        free(in);
+        free(want);
+    }
+}
+
 /* Splits long enough for the write-combining scatter (SGL_SORT_WC_MIN),
  * into outputs at every offset in a 64-byte line (the lines' partial ends),
  * with buckets of every size (few distinct: most buckets empty; outlier:
@@ -1646,6 +1737,7 @@ int main(void)
     test_blocks();
     test_two_runs();
     test_merge_checked();
+    test_merge_f64();
     test_write_combining();
     test_packed();
     test_block_in_place();

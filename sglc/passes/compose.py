@@ -2,7 +2,7 @@
 
 `sort(concat(vv))` becomes the call `sort.concat(vv)` of the composition
 in sglc.builtins.COMPOSED, which the runtime runs as one operation
-(sgl_sort_concat): where vv holds two sorted runs of ints, they are
+(sgl_sort_concat): where vv holds two sorted runs of ints or floats, they are
 merged straight from vv's parts into the result, without the
 concatenated copy and the count of its runs that the two calls make (a
 PSRS child's last step, after the pass `inline`: bench/README.md, "The
