@@ -144,26 +144,28 @@ static inline __attribute__((always_inline)) bool before(bool fl, int64_t b, int
     return y < x;
 }
 
+int64_t sgl_first_descent_f64(const double *d, int64_t i, int64_t n)
+{
+    /* blocks of 16 compares with one branch, then element by element */
+    for (; i + 16 <= n; i += 16) {
+        bool any = false;
+        for (int j = 0; j < 16; j++)
+            any |= before_f64(d[i + j], d[i + j - 1]);
+        if (any)
+            break;
+    }
+    for (; i < n; i++)
+        if (before_f64(d[i], d[i - 1]))
+            return i;
+    return n;
+}
+
 int sgl_sort_runs_f64(const uint64_t *a, int64_t n, int64_t *bounds, int maxruns)
 {
     const double *d = (const double *)(const void *)a;
     int r = 0;
     bounds[0] = 0;
-    for (int64_t i = 1; i < n; i++) {
-        /* blocks of 16 with no descent in a few compares each and no
-         * branch but the block's, then element by element */
-        while (i + 16 <= n) {
-            bool any = false;
-            for (int j = 0; j < 16; j++)
-                any |= before_f64(d[i + j], d[i + j - 1]);
-            if (any)
-                break;
-            i += 16;
-        }
-        while (i < n && !before_f64(d[i], d[i - 1]))
-            i++;
-        if (i == n)
-            break;
+    for (int64_t i = 1; (i = sgl_first_descent_f64(d, i, n)) < n; i++) {
         if (++r == maxruns)
             return 0;
         bounds[r] = i;
@@ -211,28 +213,10 @@ typedef struct {
  * at each end of each half, 16 KiB in all. */
 #define CHECK_CHUNK 512
 
-/* Whether the floats d[0..n) ascend in the builtin's order: blocks of 16
- * compares with one branch (sgl_sorted_f64 computes two keys a pair). */
-static bool sorted_f64(const double *d, int64_t n)
-{
-    int64_t i = 1;
-    for (; i + 16 <= n; i += 16) {
-        bool any = false;
-        for (int j = 0; j < 16; j++)
-            any |= before_f64(d[i + j], d[i + j - 1]);
-        if (any)
-            return false;
-    }
-    for (; i < n; i++)
-        if (before_f64(d[i], d[i - 1]))
-            return false;
-    return true;
-}
-
 /* Whether a[0..n) ascends: ints, or (fl) floats in the builtin's order. */
 static inline bool sorted_as(bool fl, const int64_t *a, int64_t n)
 {
-    return fl ? sorted_f64((const double *)(const void *)a, n) : sgl_sorted_i64(a, n);
+    return fl ? sgl_sorted_f64((const double *)(const void *)a, n) : sgl_sorted_i64(a, n);
 }
 
 /* Whether out[from..to) ascends, from and to clamped to out[0..n). */

@@ -783,9 +783,5 @@ bool sgl_sorted_i64(const int64_t *a, int64_t n)
 
 bool sgl_sorted_f64(const double *a, int64_t n)
 {
-    const uint64_t *b = (const uint64_t *)(const void *)a;
-    for (int64_t i = 1; i < n; i++)
-        if (key_float(b[i]) < key_float(b[i - 1]))
-            return false;
-    return true;
+    return n < 2 || sgl_first_descent_f64(a, 1, n) == n;
 }

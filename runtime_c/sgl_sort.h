@@ -124,10 +124,12 @@ int sgl_sort_runs_i64(const int64_t *a, int64_t n, int64_t *bounds, int maxruns)
 int64_t sgl_first_descent_i64(const int64_t *a, int64_t i, int64_t n);
 int64_t sgl_first_descent_plain_i64(const int64_t *a, int64_t i, int64_t n);
 
-/* sgl_sort_runs_i64 for floats (as bits), in the builtin's order (a NaN
- * after every other value, -0.0 equal to 0.0): in blocks of 16 compares
- * with one branch, then element by element where a block has a descent. */
+/* sgl_sort_runs_i64 and sgl_first_descent_i64 for floats (as bits, or
+ * doubles), in the builtin's order (a NaN after every other value, -0.0
+ * equal to 0.0): the scan in blocks of 16 compares with one branch, then
+ * element by element where a block has a descent. */
 int sgl_sort_runs_f64(const uint64_t *a, int64_t n, int64_t *bounds, int maxruns);
+int64_t sgl_first_descent_f64(const double *d, int64_t i, int64_t n);
 
 /* Merges the nruns ascending runs of src[0..n) (as sgl_sort_runs_i64 gives
  * them; bounds is overwritten) into dst (which may be src), stably, in
