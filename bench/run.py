@@ -11,7 +11,8 @@ mpicc -O3 -fopenmp for the hand-written hybrid C, cc -O3 for the
 sequential C, cc -O3 for the STREAM-like triad bench/triad.c) into
 bench/build/, runs the shapes np in {1, 2} x threads in {1, 2} with the
 variants interleaved (triad, then sglc, unchecked, hand for every shape,
-seq, NumPy (bench/numpy_kernels.py, single-threaded), then again), prints
+seq, NumPy (bench/numpy_kernels.py, single-threaded), then again; each
+measured run right after a discarded run of the same command), prints
 the tables and writes them to bench/results.md (a "## Findings" section
 already there is kept). Every kernel's row also gives sglc against NumPy,
 and the bytes the kernel must move (KERNEL_BYTES) per second of sglc's time
@@ -175,10 +176,9 @@ def build(kernels: list[str]) -> list[list[str]]:
 
 def rotated(items: list[str], r: int) -> list[str]:
     """items starting at r (mod their count): round r of the interleaving
-    runs each variant first in turn.  The first program of a shape after
-    another shape ran slower on this VM (its second vCPU idle until then):
-    always first, sglc's checked 1x2 cells were 1.1-1.6x its unchecked
-    ones, the same code (bench/README.md, "Interleaving")."""
+    runs each variant first in turn, so slow drift hits them alike.  (What
+    the run before leaves is taken out by the discarded run before each
+    measured one: main's `record`, bench/README.md, "Interleaving".)"""
     k = r % len(items)
     return items[k:] + items[:k]
 
@@ -349,6 +349,8 @@ def main() -> int:
     ap.add_argument("--kernels", default=",".join(KERNELS),
                     help="comma-separated subset of " + ",".join(KERNELS))
     ap.add_argument("--runs", type=int, default=None, help="runs per cell (default 5; quick 1)")
+    ap.add_argument("--warmups", type=int, default=1,
+                    help="discarded runs of a command right before each measured one (default 1)")
     ap.add_argument("--no-superstep", action="store_true", help="skip the superstep benchmark")
     ap.add_argument("--no-fsort", action="store_true", help="skip the float sort against NumPy")
     ap.add_argument("--no-build", action="store_true",
@@ -370,6 +372,8 @@ def main() -> int:
     runs = args.runs if args.runs is not None else (1 if args.quick else 5)
     if runs < 1:
         ap.error("--runs must be at least 1")
+    if args.warmups < 0:
+        ap.error("--warmups must be at least 0")
     q = 1 if args.quick else 0
     timeout = 60.0 if args.quick else 600.0
     out_path = Path(args.out) if args.out else (
@@ -397,6 +401,15 @@ def main() -> int:
     run_cmds: list[str] = []
 
     def record(key, cmd, threads, extra_env=None):
+        # Discarded runs of the same command first (--warmups): on this VM
+        # a run's page faults cost what the run before it left (bench/
+        # README.md, "Interleaving").  Their failure is the measured run's
+        # to report.
+        for _ in range(args.warmups):
+            try:
+                run_once(cmd, threads, timeout, extra_env)
+            except Failure:
+                break
         try:
             res, kt, wall, rss = run_once(cmd, threads, timeout, extra_env)
         except Failure as e:
@@ -713,7 +726,9 @@ def write_markdown(path: Path, text: str, build_cmds, run_cmds, runs, args, tota
           "", text, "## Machine", "", *machine_description(), "",
           "## Commands", "", "Build:", "",
           *("    " + rel(shlex.join(c)) for c in build_cmds), "",
-          f"Runs (each {runs} times, interleaved; mpirun runs get "
+          f"Runs (each {runs} times, interleaved, each measured run right after "
+          f"{args.warmups} discarded run{'s' if args.warmups != 1 else ''} of the same "
+          "command; mpirun runs get "
           "OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1):", "",
           *("    " + rel(c) for c in run_cmds), ""]
     if keep:
