@@ -35,4 +35,6 @@ def test_bench_quick_agrees(tmp_path: Path) -> None:
     assert "| - | - |" not in out.split("## Superstep")[0]  # NumPy ran: its columns are filled
     assert "## Float sort" in out and "| 10000 |" in out.split("## Float sort")[1]
     assert "## Peak memory" in out and "| hand C [MiB] |" in out
-    assert (tmp_path / "results.md").read_text().startswith("# sglc benchmark results")
+    md = (tmp_path / "results.md").read_text()
+    assert md.startswith("# sglc benchmark results")
+    assert "each measured run right after 1 discarded run of the same command" in md
