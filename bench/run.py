@@ -178,7 +178,7 @@ def rotated(items: list[str], r: int) -> list[str]:
     """items starting at r (mod their count): round r of the interleaving
     runs each variant first in turn, so slow drift hits them alike.  (What
     the run before leaves is taken out by the discarded run before each
-    measured one: main's `record`, bench/README.md, "Interleaving".)"""
+    measured one: main's `record`, bench/README.md, "Warm-up runs".)"""
     k = r % len(items)
     return items[k:] + items[:k]
 
@@ -403,7 +403,7 @@ def main() -> int:
     def record(key, cmd, threads, extra_env=None):
         # Discarded runs of the same command first (--warmups): on this VM
         # a run's page faults cost what the run before it left (bench/
-        # README.md, "Interleaving").  Their failure is the measured run's
+        # README.md, "Warm-up runs").  Their failure is the measured run's
         # to report.
         for _ in range(args.warmups):
             try:
