@@ -62,7 +62,7 @@ def expected_output() -> str:
     def show(v: list[float]) -> None:
         out.append(f"{len(v)} {fold_min(v)!r} {fold_max(v)!r} {fsum(v)!r}")
 
-    sizes = [1, 2, 3, 4, 5, 7, 2047, 2048, 2049, 2050, 4097, 10000]
+    sizes = [1, 2, 3, 4, 5, 7, 8, 9, 10, 15, 16, 17, 2047, 2048, 2049, 2050, 4097, 10000]
     for k, n in enumerate(sizes):
         for f in range(4):
             start = f * n // 3
