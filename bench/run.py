@@ -400,22 +400,32 @@ def main() -> int:
     errors: list[str] = []
     run_cmds: list[str] = []
 
+    def fail(message: str) -> None:
+        errors.append(message)
+        print(f"FAILED: {message}", file=sys.stderr)
+
     def record(key, cmd, threads, extra_env=None):
         # Discarded runs of the same command first (--warmups): on this VM
-        # a run's page faults cost what the run before it left (bench/
-        # README.md, "Warm-up runs").  Their failure is the measured run's
-        # to report.
+        # a run's time depends on what the run before it left (bench/
+        # README.md, "Warm-up runs").  Their times are dropped, not their
+        # results: a warm-up that fails or prints another result than the
+        # measured run is a failure of the program (and a failed warm-up
+        # skips the measured run: a hang would cost the timeout twice).
+        warm_results = []
         for _ in range(args.warmups):
             try:
-                run_once(cmd, threads, timeout, extra_env)
-            except Failure:
-                break
+                warm_results.append(run_once(cmd, threads, timeout, extra_env)[0])
+            except Failure as e:
+                fail(f"(a warm-up run) {e}")
+                return
         try:
             res, kt, wall, rss = run_once(cmd, threads, timeout, extra_env)
         except Failure as e:
-            errors.append(str(e))
-            print(f"FAILED: {e}", file=sys.stderr)
+            fail(str(e))
             return
+        for w in warm_results:
+            if w != res:
+                fail(f"result {w} in a warm-up run, {res} in the measured run: {shlex.join(cmd)}")
         samples.setdefault(key, []).append((kt, wall, rss))
         shape = key[2] if key[1] is None else f"{key[1][0]}x{key[1][1]}"
         results.setdefault(key[0], {})[f"{key[2]} {shape}"] = res
@@ -726,9 +736,10 @@ def write_markdown(path: Path, text: str, build_cmds, run_cmds, runs, args, tota
           "", text, "## Machine", "", *machine_description(), "",
           "## Commands", "", "Build:", "",
           *("    " + rel(shlex.join(c)) for c in build_cmds), "",
-          f"Runs (each {runs} times, interleaved, each measured run right after "
-          f"{args.warmups} discarded run{'s' if args.warmups != 1 else ''} of the same "
-          "command; mpirun runs get "
+          f"Runs (each {runs} times, interleaved"
+          + (f", each measured run right after {args.warmups} discarded "
+             f"run{'s' if args.warmups != 1 else ''} of the same command" if args.warmups else "")
+          + "; mpirun runs get "
           "OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1):", "",
           *("    " + rel(c) for c in run_cmds), ""]
     if keep:
