@@ -24,6 +24,7 @@
 
 from __future__ import annotations
 
+import importlib.util
 import os
 import shutil
 import signal
@@ -34,6 +35,7 @@ from collections.abc import Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
+from types import ModuleType
 
 import pytest
 
@@ -64,6 +66,17 @@ def sglc_command() -> list[str]:
     if script.exists():
         return [str(script)]
     return [sys.executable, "-m", "sglc.cli"]
+
+
+def load_script(path: Path, name: str) -> ModuleType:
+    """The Python file path (a script, not a package module) loaded as the
+    module name: bench/run.py, bench/loops.py, tests/sanitize.py."""
+    spec = importlib.util.spec_from_file_location(name, path)
+    assert spec is not None and spec.loader is not None
+    mod = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = mod
+    spec.loader.exec_module(mod)
+    return mod
 
 
 def require_shared() -> Path:

@@ -5,19 +5,14 @@ runner's comparison of result lines itself."""
 
 from __future__ import annotations
 
-import importlib.util
 import sys
 
 import pytest
-from conftest import REPO, run_checked, run_env
+from conftest import REPO, load_script, run_checked, run_env
 
 
 def _runner():  # type: ignore[no-untyped-def]
-    spec = importlib.util.spec_from_file_location("bench_loops", REPO / "bench" / "loops.py")
-    assert spec is not None and spec.loader is not None
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod
+    return load_script(REPO / "bench" / "loops.py", "bench_loops")
 
 
 def test_results_compare_as_ints_or_as_the_same_double() -> None:

@@ -8,21 +8,20 @@ subprocess timeout only."""
 
 from __future__ import annotations
 
-import importlib.util
 import sys
 from pathlib import Path
 
 import pytest
-from conftest import HAVE_MPI, MPI_MISSING_REASON, REPO, run_checked, run_env
-
-pytestmark = [pytest.mark.slow, pytest.mark.mpi,
-              pytest.mark.skipif(not HAVE_MPI, reason=MPI_MISSING_REASON)]
+from conftest import HAVE_MPI, MPI_MISSING_REASON, REPO, load_script, run_checked, run_env
 
 HEADER = ("| kernel | n | shape (np x thr) | sglc [s] | sglc --unchecked [s] | hand C [s] "
           "| sglc/hand | unchecked/hand | sglc/NumPy | sglc % of bw | speedup sglc vs seq "
           "| seq C [s] | NumPy [s] |")
 
 
+@pytest.mark.slow
+@pytest.mark.mpi
+@pytest.mark.skipif(not HAVE_MPI, reason=MPI_MISSING_REASON)
 def test_bench_quick_agrees(tmp_path: Path) -> None:
     cmd = [sys.executable, str(REPO / "bench" / "run.py"), "--quick",
            "--build-dir", str(tmp_path / "build"), "--out", str(tmp_path / "results.md")]
@@ -41,14 +40,6 @@ def test_bench_quick_agrees(tmp_path: Path) -> None:
     assert "each measured run right after 1 discarded run of the same command" in md
 
 
-def _run_py():  # type: ignore[no-untyped-def]
-    spec = importlib.util.spec_from_file_location("bench_run", REPO / "bench" / "run.py")
-    assert spec is not None and spec.loader is not None
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod
-
-
 def _fake_bench(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, warm: str,
                 *argv: str) -> tuple[int, list[list[str]], str]:
     """run.py's main() on reduce with run_measured faked: the triad gives a
@@ -56,7 +47,7 @@ def _fake_bench(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, warm: str,
     warm-up runs (the first of each pair of calls with the same command),
     what `warm` says: "same" (result 7, time 999), "other" (result 8) or
     "fail" (exit 1).  Returns (exit status, the program calls, results.md)."""
-    run = _run_py()
+    run = load_script(REPO / "bench" / "run.py", "bench_run")
     calls: list[list[str]] = []
 
     def fake(cmd, env, timeout):  # type: ignore[no-untyped-def]

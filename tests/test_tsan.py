@@ -13,7 +13,6 @@ same for joins three levels deep, with the environment of its runs."""
 
 from __future__ import annotations
 
-import importlib.util
 import os
 import subprocess
 import sys
@@ -21,6 +20,7 @@ from pathlib import Path
 from types import ModuleType
 
 import pytest
+from conftest import load_script
 
 REPO = Path(__file__).resolve().parent.parent
 SUBSET = ["views_threads", "split_by_blocks", "gather_concat", "moves_supersteps",
@@ -69,12 +69,7 @@ int main(void)
 
 
 def _sanitize() -> ModuleType:
-    spec = importlib.util.spec_from_file_location("sgl_sanitize", REPO / "tests" / "sanitize.py")
-    assert spec is not None and spec.loader is not None
-    mod = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = mod
-    spec.loader.exec_module(mod)
-    return mod
+    return load_script(REPO / "tests" / "sanitize.py", "sgl_sanitize")
 
 
 SAN = _sanitize()
