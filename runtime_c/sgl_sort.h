@@ -13,6 +13,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "sgl_prefetch.h"
+
 /* Below this length the introsort uses insertion sort. */
 #define SGL_SORT_SMALL 24
 /* From this length on, ints are sorted by the LSD radix sort (or merged,
@@ -77,6 +79,8 @@ static inline bool sgl_sort_packed_quick_suits(int w, int64_t n)
 #ifndef SGL_SORT_AHEAD
 #define SGL_SORT_AHEAD 512
 #endif
+/* The address SGL_SORT_AHEAD elements past p, to prefetch. */
+#define SGL_SORT_AHEAD_OF(p) sgl_ahead((p), SGL_SORT_AHEAD * (int64_t)sizeof *(p))
 /* Buckets of the top digit up to this length are sorted by the LSD radix
  * sort (in the cache); longer ones are split again by their own top
  * digit (sgl_sort_float.c: sorted by sgl_sort_i64). */
@@ -355,7 +359,7 @@ bool sgl_sort_float_short(const double *src, double *dst, uint64_t *tmp, int64_t
         memset(c1_, 0, 3 * (nb) * sizeof *c1_);                                                   \
         for (; i_ + 4 <= (n); i_ += 4) {                                                          \
             if ((i_ & 7) == 0)                                                                    \
-                __builtin_prefetch((from) + i_ + SGL_SORT_AHEAD);                                 \
+                __builtin_prefetch(SGL_SORT_AHEAD_OF((from) + i_));                               \
             uint64_t k0_ = KEY((from)[i_]), k1_ = KEY((from)[i_ + 1]);                            \
             uint64_t k2_ = KEY((from)[i_ + 2]), k3_ = KEY((from)[i_ + 3]);                        \
             EACH(k0_);                                                                            \
@@ -423,7 +427,7 @@ static inline void sgl_sort_wc_line(void *dst, const void *line)
         int64_t *pos_ = (sl).pos;                                                               \
         for (int64_t i = 0; i < (n); i++) {                                                     \
             if ((i & 7) == 0)                                                                   \
-                __builtin_prefetch((from) + i + SGL_SORT_AHEAD);                                \
+                __builtin_prefetch(SGL_SORT_AHEAD_OF((from) + i));                              \
             uint64_t x = (from)[i];                                                             \
             size_t b = BUCKET(KEY, sl, x);                                                      \
             int64_t p = pos_[b]++, slot = (p + a0) & ((L) - 1);                                 \

@@ -185,7 +185,7 @@ bool sgl_sort_float_short(const double *src_d, double *dst_d, uint64_t *tmp, int
         bool bad = false;                                                                       \
         int64_t i = 0;                                                                          \
         for (; i + 8 <= n; i += 8) {                                                            \
-            __builtin_prefetch(src + i + SGL_SORT_AHEAD);                                       \
+            __builtin_prefetch(SGL_SORT_AHEAD_OF(src + i));                                     \
             for (int j = 0; j < 8; j++) {                                                       \
                 uint64_t x = src[i + j];                                                        \
                 bad |= NAN(x);                                                                  \

@@ -119,13 +119,6 @@ static void part_perm_init(void)
 /* What a pivot's sample says of its duplicates (dup_of) */
 enum { NO_DUP, DUP_LEAST, DUP };
 
-/* The address k bytes from p, which may lie outside p's array (for a
- * prefetch, which never faults: computed as an integer, not by pointer
- * arithmetic past the array). */
-static inline const void *ahead(const void *p, int64_t k)
-{
-    return (const void *)((uintptr_t)p + (uintptr_t)k);
-}
 #define AHEAD (SGL_SORT_AHEAD * 8) /* bytes */
 
 /* The quicksort, once for doubles, int64s and uint32s (the same code on
@@ -260,10 +253,10 @@ AVX512 static bool unsortable_in_place_f64(const double *a, int64_t n)
     __mmask8 neg0 = 0, pos0 = 0;
     int64_t i = 0;
     for (; i + 32 <= n; i += 32) {
-        __builtin_prefetch(ahead(a + i, AHEAD));
-        __builtin_prefetch(ahead(a + i, AHEAD + 64));
-        __builtin_prefetch(ahead(a + i, AHEAD + 128));
-        __builtin_prefetch(ahead(a + i, AHEAD + 192));
+        __builtin_prefetch(sgl_ahead(a + i, AHEAD));
+        __builtin_prefetch(sgl_ahead(a + i, AHEAD + 64));
+        __builtin_prefetch(sgl_ahead(a + i, AHEAD + 128));
+        __builtin_prefetch(sgl_ahead(a + i, AHEAD + 192));
         __mmask8 nan = 0;
         for (int k = 0; k < 4; k++) {
             __m512d v = _mm512_loadu_pd(a + i + 8 * k);
@@ -318,8 +311,8 @@ AVX512 static int64_t pack_u32(const int64_t *src, uint32_t *p, int64_t n, int l
     const __m128i sh = _mm_cvtsi32_si128(lo);
     int64_t i = 0;
     for (; i + 16 <= n; i += 16) {
-        __builtin_prefetch(ahead(src + i, AHEAD));
-        __builtin_prefetch(ahead(src + i, AHEAD + 64));
+        __builtin_prefetch(sgl_ahead(src + i, AHEAD));
+        __builtin_prefetch(sgl_ahead(src + i, AHEAD + 64));
         __m512i x = _mm512_xor_si512(_mm512_loadu_si512(src + i), sign);
         __m512i y = _mm512_xor_si512(_mm512_loadu_si512(src + i + 8), sign);
         if (_mm512_test_epi64_mask(_mm512_xor_si512(x, vref), vout) |
@@ -353,7 +346,7 @@ AVX512 static void unpack_u32(const uint32_t *p, int64_t *dst, int64_t n, int lo
     for (; i % 16; i--)
         d[i - 1] = (int64_t)sgl_sort_key_int(fixed | (uint64_t)q[i - 1] << lo);
     for (; i > 0; i -= 16) {
-        __builtin_prefetch(ahead(p + i, -AHEAD));
+        __builtin_prefetch(sgl_ahead(p + i, -AHEAD));
         __m512i v = _mm512_loadu_si512(p + i - 16);
         __m512i x = _mm512_cvtepu32_epi64(_mm512_castsi512_si256(v));
         __m512i y = _mm512_cvtepu32_epi64(_mm512_extracti64x4_epi64(v, 1));

@@ -258,13 +258,13 @@ AVX512 static inline __attribute__((always_inline)) int64_t FN(partition)(T *a, 
             l += L * U;
             if (n >= PREFETCH_MIN)
                 _Pragma("GCC unroll 8") for (int u = 0; u < U; u++)
-                    __builtin_prefetch(ahead(from, AHEAD + 64 * u));
+                    __builtin_prefetch(sgl_ahead(from, AHEAD + 64 * u));
         } else {
             r -= L * U;
             from = a + r;
             if (n >= PREFETCH_MIN)
                 _Pragma("GCC unroll 8") for (int u = 0; u < U; u++)
-                    __builtin_prefetch(ahead(from, 64 * u - AHEAD));
+                    __builtin_prefetch(sgl_ahead(from, 64 * u - AHEAD));
         }
         V v[U];
         _Pragma("GCC unroll 8") for (int u = 0; u < U; u++) v[u] = V_LOADU(from + L * u);

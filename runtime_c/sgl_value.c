@@ -12,6 +12,7 @@
  * a vector element is a sgl_vec struct owning its own storage.
  */
 #include "sgl.h"
+#include "sgl_prefetch.h"
 #include "sgl_vbuf.h"
 
 #include <math.h>
@@ -592,17 +593,17 @@ sgl_vec sgl_range(sgl_int a, sgl_int b, int line, int col)
  * run in four independent chains (the same result as one): gcc vectorizes
  * the four lanes at -O2 (two SSE2 paddq), where the one-chain loop stays
  * scalar, one dependent add per element.  Eight elements (a line, where
- * they are aligned) per step, with the line SGL_STREAM_AHEAD elements
- * (8 KiB) ahead prefetched: the hardware's prefetchers stop at each 4 KiB
+ * they are aligned) per step, with the line SGL_STREAM_AHEAD bytes (1024
+ * elements) ahead prefetched: the hardware's prefetchers stop at each 4 KiB
  * page (bench/README.md, "Reductions").  min and max read so too. */
-#define SGL_STREAM_AHEAD 1024
+#define SGL_STREAM_AHEAD 8192 /* bytes: 1024 elements */
 sgl_int sgl_sum_int(const sgl_vec *v)
 {
     const sgl_int *d = v->data;
     int64_t n = v->len, i = 0;
     uint64_t s0 = 0, s1 = 0, s2 = 0, s3 = 0;
     for (; i + 8 <= n; i += 8) {
-        __builtin_prefetch(d + i + SGL_STREAM_AHEAD);
+        __builtin_prefetch(sgl_ahead(d + i, SGL_STREAM_AHEAD));
         s0 += (uint64_t)d[i] + (uint64_t)d[i + 4];
         s1 += (uint64_t)d[i + 1] + (uint64_t)d[i + 5];
         s2 += (uint64_t)d[i + 2] + (uint64_t)d[i + 6];
@@ -645,7 +646,7 @@ sgl_float sgl_sum_float(const sgl_vec *v)
         int64_t n = v->len, i = 1;                                           \
         sgl_int m0 = d[0], m1 = d[0], m2 = d[0], m3 = d[0];                  \
         for (; i + 8 <= n; i += 8) {                                         \
-            __builtin_prefetch(d + i + SGL_STREAM_AHEAD);                    \
+            __builtin_prefetch(sgl_ahead(d + i, SGL_STREAM_AHEAD));          \
             m0 = d[i] better m0 ? d[i] : m0;                                 \
             m1 = d[i + 1] better m1 ? d[i + 1] : m1;                         \
             m2 = d[i + 2] better m2 ? d[i + 2] : m2;                         \
@@ -692,7 +693,7 @@ SGL_EXTREMUM_INT(sgl_max_int, >, "max")
             sgl_float m0 = start, m1 = start, m2 = start, m3 = start;        \
             int64_t i = b;                                                   \
             for (; i + 8 <= e; i += 8) {                                     \
-                __builtin_prefetch(d + i + SGL_STREAM_AHEAD);                \
+                __builtin_prefetch(sgl_ahead(d + i, SGL_STREAM_AHEAD));      \
                 m0 = d[i] better m0 ? d[i] : m0;                             \
                 m1 = d[i + 1] better m1 ? d[i + 1] : m1;                     \
                 m2 = d[i + 2] better m2 ? d[i + 2] : m2;                     \
