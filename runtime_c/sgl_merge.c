@@ -316,9 +316,8 @@ void sgl_merge2_i64(const int64_t *x, int64_t nx, const int64_t *y, int64_t ny, 
 /* The NaNs of an ascending run of floats: its last elements. */
 static int64_t nans_at_end(const uint64_t *x, int64_t n)
 {
-    const uint64_t mag = ~((uint64_t)1 << 63), inf = 0x7ff0000000000000u;
     int64_t k = n;
-    while (k > 0 && (x[k - 1] & mag) > inf)
+    while (k > 0 && sgl_sort_is_nan(x[k - 1]))
         k--;
     return n - k;
 }

@@ -186,15 +186,20 @@ static inline uint64_t sgl_sort_key_int(uint64_t bits)
     return bits ^ ((uint64_t)1 << 63);
 }
 
+/* Whether a float (its bits) is a NaN: its magnitude above +inf's. */
+static inline bool sgl_sort_is_nan(uint64_t bits)
+{
+    return (bits << 1) > ((uint64_t)0x7ff0000000000000u << 1);
+}
+
 /* A float's key (its bits): unsigned order is the builtin's order, and
  * floats equal in it have one key (-0.0 and 0.0; every NaN, after +inf). */
 static inline uint64_t sgl_sort_key_float(uint64_t bits)
 {
     const uint64_t sign = (uint64_t)1 << 63, inf = 0x7ff0000000000000u;
-    uint64_t mag = bits & ~sign;
-    if (mag > inf)
+    if (sgl_sort_is_nan(bits))
         return (inf | sign) + 1;
-    if (mag == 0)
+    if ((bits & ~sign) == 0)
         bits = 0; /* -0.0 is 0.0 */
     return bits >> 63 ? ~bits : bits | sign;
 }

@@ -63,12 +63,6 @@ static inline uint64_t key_of(uint64_t b)
     return b ^ ((uint64_t)((int64_t)b >> 63) | SIGN);
 }
 
-/* A NaN (its magnitude above +inf's). */
-static inline bool is_nan(uint64_t b)
-{
-    return (b << 1) > (INF_BITS << 1);
-}
-
 /* The bucket of a key shifted left by cp (the bits all keys share): its
  * group (the top 12 bits of kk) gives a first bucket (the entry's low 32
  * bits) and how many of the bits below the group to add to it (63 minus
@@ -163,7 +157,7 @@ bool sgl_sort_float_short(const double *src_d, double *dst_d, uint64_t *tmp, int
     uint64_t *dst = (uint64_t *)(void *)dst_d;
     bool nan = false, neg0 = false, pos0 = false;
     for (int64_t i = 0; i < n; i++) {
-        nan |= is_nan(src[i]);
+        nan |= sgl_sort_is_nan(src[i]);
         neg0 |= src[i] == SIGN;
         pos0 |= src[i] == 0;
     }
@@ -269,7 +263,7 @@ bool sgl_sort_float_radix_f64(const double *src_d, double *dst_d, int64_t n)
             any |= SIGN;
             all |= SIGN;
         } else {
-            COUNT(key_of, ANY_BUCKET, is_nan);
+            COUNT(key_of, ANY_BUCKET, sgl_sort_is_nan);
         }
         if (nan || any == all || __builtin_clzll(any ^ all) >= cp)
             break;
